@@ -1,0 +1,125 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+/// Every Swift target is built in the Swift 6 language mode with `any` spelled out.
+let swiftSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+]
+
+let package = Package(
+    name: "StoreRelay",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "storerelay", targets: ["storerelay"]),
+    ],
+    targets: [
+        // MARK: C libraries (system) and the one C shim target
+        .systemLibrary(
+            name: "COpenSSL",
+            pkgConfig: "openssl",
+            providers: [.apt(["libssl-dev"]), .brew(["openssl@3"])]
+        ),
+        .systemLibrary(
+            name: "CZlib",
+            pkgConfig: "zlib",
+            providers: [.apt(["zlib1g-dev"]), .brew(["zlib"])]
+        ),
+        .target(name: "CStoreRelayShims", dependencies: ["COpenSSL", "CZlib"]),
+
+        // MARK: One module per concern
+        .target(name: "StoreRelayJSON", swiftSettings: swiftSettings),
+        .target(
+            name: "StoreRelaySupport",
+            dependencies: ["StoreRelayJSON", "CStoreRelayShims"],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "StoreRelayHTTP",
+            dependencies: ["StoreRelaySupport", "CStoreRelayShims"],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "StoreRelayCrypto",
+            dependencies: ["COpenSSL", "CStoreRelayShims", "StoreRelaySupport"],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "StoreRelayAppStore",
+            dependencies: ["StoreRelayCrypto", "StoreRelayJSON", "StoreRelaySupport"],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "StoreRelayEvents",
+            dependencies: ["StoreRelayAppStore", "StoreRelayCrypto", "StoreRelayJSON", "StoreRelaySupport"],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "StoreRelayConfig",
+            dependencies: ["StoreRelaySupport"],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "StoreRelayJournal",
+            dependencies: ["StoreRelaySupport", "StoreRelayJSON", "CStoreRelayShims", "CZlib"],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "StoreRelayGateway",
+            dependencies: [
+                "StoreRelayHTTP", "StoreRelayCrypto", "StoreRelayAppStore", "StoreRelayEvents",
+                "StoreRelayConfig", "StoreRelayJournal", "StoreRelayJSON", "StoreRelaySupport",
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "storerelay",
+            dependencies: ["StoreRelayGateway", "StoreRelayConfig", "StoreRelaySupport"],
+            swiftSettings: swiftSettings
+        ),
+
+        // MARK: Tests
+        .target(
+            name: "StoreRelayTestSupport",
+            dependencies: ["StoreRelaySupport", "StoreRelayJSON"],
+            path: "Tests/StoreRelayTestSupport",
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(name: "JSONTests", dependencies: ["StoreRelayJSON"], swiftSettings: swiftSettings),
+        .testTarget(name: "SupportTests", dependencies: ["StoreRelaySupport"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "HTTPTests",
+            dependencies: ["StoreRelayHTTP", "StoreRelayTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "CryptoTests",
+            dependencies: ["StoreRelayCrypto", "StoreRelayTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "AppStoreTests",
+            dependencies: ["StoreRelayAppStore", "StoreRelayCrypto", "StoreRelayJSON", "StoreRelayTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "EventsTests",
+            dependencies: ["StoreRelayEvents", "StoreRelayAppStore", "StoreRelayJSON", "StoreRelayTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "ConfigTests",
+            dependencies: ["StoreRelayConfig", "StoreRelayTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "JournalTests",
+            dependencies: ["StoreRelayJournal", "StoreRelayTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "EndToEndTests",
+            dependencies: ["StoreRelayTestSupport", "StoreRelayJSON"],
+            swiftSettings: swiftSettings
+        ),
+    ]
+)

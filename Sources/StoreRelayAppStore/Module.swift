@@ -1,0 +1,1 @@
+// StoreRelayAppStore: see the module's files.

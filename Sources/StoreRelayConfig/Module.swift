@@ -1,0 +1,1 @@
+// StoreRelayConfig: see the module's files.

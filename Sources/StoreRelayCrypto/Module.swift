@@ -1,0 +1,1 @@
+// StoreRelayCrypto: see the module's files.

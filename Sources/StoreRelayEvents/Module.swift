@@ -1,0 +1,1 @@
+// StoreRelayEvents: see the module's files.

@@ -1,0 +1,1 @@
+// StoreRelayGateway: see the module's files.

@@ -1,0 +1,1 @@
+// StoreRelayHTTP: see the module's files.

@@ -1,0 +1,1 @@
+// StoreRelayJSON: see the module's files.

@@ -1,0 +1,1 @@
+// StoreRelayJournal: see the module's files.
