@@ -118,7 +118,7 @@ let package = Package(
         ),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["StoreRelayTestSupport", "StoreRelayJSON"],
+            dependencies: ["StoreRelayTestSupport", "StoreRelayJSON", "StoreRelaySupport"],
             swiftSettings: swiftSettings
         ),
     ]

@@ -1,0 +1,118 @@
+import Foundation
+import Testing
+import StoreRelayJSON
+import StoreRelayTestSupport
+
+/// The `storerelay` command line as a user runs it.
+@Suite("Command line")
+struct CommandLineTests {
+    @Test func versionAndHelp() throws {
+        let version = try CommandRunner.storerelay(["version"])
+        #expect(version.status == 0)
+        #expect(version.stdout.hasPrefix("storerelay "))
+        let help = try CommandRunner.storerelay(["--help"])
+        #expect(help.status == 0)
+        for command in ["serve", "check", "verify", "version"] {
+            #expect(help.stdout.contains(command))
+            let commandHelp = try CommandRunner.storerelay([command, "--help"])
+            #expect(commandHelp.status == 0, "\(command) --help")
+            #expect(commandHelp.stdout.contains("Usage: storerelay \(command)"))
+        }
+    }
+
+    @Test func usageErrorsExitTwo() throws {
+        for arguments in [[], ["frobnicate"], ["check", "--bogus"], ["verify", "a", "b"], ["serve", "--config"]] {
+            let result = try CommandRunner.storerelay(arguments)
+            #expect(result.status == 2, "\(arguments)")
+            #expect(!result.stderr.isEmpty)
+        }
+    }
+
+    @Test func verifyPrintsTheNormalizedEvent() throws {
+        guard let jws = Vectors.realNotification("12_sandbox_DID_CHANGE_RENEWAL_STATUS") else {
+            print(TestPaths.vectorsMissing); return
+        }
+        let directory = try TestPaths.makeTemporaryDirectory()
+        let file = directory.appendingPathComponent("body.json")
+        try appleBody(signedPayload: jws).write(to: file, atomically: true, encoding: .utf8)
+        let result = try CommandRunner.storerelay(["verify", file.path], directory: directory)
+        #expect(result.status == 0, "\(result.stderr)")
+        let event = try JSONValue.parse(result.stdout)
+        #expect(event["id"]?.stringValue == "ebb7519a-1f8b-4038-8228-5b1250ab998d")
+        #expect(event["type"]?.stringValue == "DID_CHANGE_RENEWAL_STATUS")
+        #expect(event["subtype"]?.stringValue == "AUTO_RENEW_DISABLED")
+        #expect(event["environment"]?.stringValue == "sandbox")
+        #expect(event["app"]?["bundleId"]?.stringValue == "com.loki-project.loki-messenger")
+
+        // The same body on standard input, and a bare JWS.
+        let stdin = try CommandRunner.storerelay(["verify", "-"], stdin: Array(appleBody(signedPayload: jws).utf8),
+                                                 directory: directory)
+        #expect(stdin.status == 0)
+        #expect(stdin.stdout == result.stdout)
+    }
+
+    @Test func verifyRejectsWithAReason() throws {
+        guard let tampered = Vectors.files(in: "negative").first.flatMap({ Vectors.text($0) }) else {
+            print(TestPaths.vectorsMissing); return
+        }
+        let directory = try TestPaths.makeTemporaryDirectory()
+        let result = try CommandRunner.storerelay(["verify", "-"], stdin: Array(appleBody(signedPayload: tampered).utf8),
+                                                  directory: directory)
+        #expect(result.status == 1)
+        #expect(result.stdout.isEmpty)
+        #expect(result.stderr.lowercased().contains("signature"))
+        let garbage = try CommandRunner.storerelay(["verify", "-"], stdin: Array("hello".utf8), directory: directory)
+        #expect(garbage.status == 1)
+        let missing = try CommandRunner.storerelay(["verify", "/nonexistent/body.json"], directory: directory)
+        #expect(missing.status == 1)
+        #expect(missing.stderr.contains("/nonexistent/body.json"))
+    }
+
+    @Test func checkPrintsTheRouteTableOrTheErrors() throws {
+        let directory = try TestPaths.makeTemporaryDirectory()
+        let config = directory.appendingPathComponent("routes.conf")
+        try """
+            listen 127.0.0.1:8080
+            destination ledger file ./data/queues/ledger
+            destination refunds file ./data/queues/refunds
+            route production * REFUND,REVOKE -> refunds
+            route * * * -> ledger
+            """.write(to: config, atomically: true, encoding: .utf8)
+        let ok = try CommandRunner.storerelay(["check", "--config", config.path])
+        #expect(ok.status == 0, "\(ok.stderr)")
+        #expect(ok.stdout.contains("REFUND"))
+        #expect(ok.stdout.contains("refunds"))
+        #expect(ok.stdout.contains("ledger"))
+
+        try """
+            listen 127.0.0.1:8080
+            route * * * -> nowhere
+            retries 5
+            """.write(to: config, atomically: true, encoding: .utf8)
+        let bad = try CommandRunner.storerelay(["check", "--config", config.path])
+        #expect(bad.status == 1)
+        #expect(bad.stderr.contains("routes.conf:2:"))
+        #expect(bad.stderr.contains("routes.conf:3:1"))
+
+        // STORERELAY_CONFIG names the file when --config is absent.
+        var environment = ProcessInfo.processInfo.environment
+        environment["STORERELAY_CONFIG"] = config.path
+        let fromEnvironment = try CommandRunner.storerelay(["check"], environment: environment, directory: directory)
+        #expect(fromEnvironment.status == 1)
+        let missing = try CommandRunner.storerelay(["check", "--config", "/nonexistent.conf"])
+        #expect(missing.status == 1)
+        #expect(missing.stderr.contains("/nonexistent.conf"))
+    }
+
+    /// With no file, `check` and `serve` use the embedded default configuration, which is the
+    /// repository's own routes.conf.
+    @Test func embeddedDefaultIsTheRepositoryRoutesConf() throws {
+        let directory = try TestPaths.makeTemporaryDirectory()
+        let embedded = try CommandRunner.storerelay(["check"], directory: directory)
+        #expect(embedded.status == 0, "\(embedded.stderr)")
+        let repository = try CommandRunner.storerelay(
+            ["check", "--config", TestPaths.packageRoot.appendingPathComponent("routes.conf").path], directory: directory)
+        #expect(repository.status == 0)
+        #expect(embedded.stdout == repository.stdout)
+    }
+}

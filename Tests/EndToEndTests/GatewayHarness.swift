@@ -1,0 +1,62 @@
+import Foundation
+import StoreRelayTestSupport
+
+/// A running gateway in a fresh directory, with helpers to post to it.
+struct Gateway {
+    let process: GatewayProcess
+    let port: Int
+    let directory: URL
+
+    static let path = "/appstore/notifications"
+
+    /// A minimal configuration: loopback on an ephemeral port, data in the test directory,
+    /// everything routed to one file queue. `extra` is appended verbatim.
+    static func config(_ extra: String = "") -> String {
+        """
+        listen 127.0.0.1:0
+        path \(path)
+        data ./data
+        read-timeout 2s
+        destination all file ./data/queues/all
+        route * * * -> all
+        \(extra)
+        """
+    }
+
+    init(
+        config: String = Gateway.config(), directory: URL? = nil, environment: [String: String] = [:],
+        shellPrefix: String? = nil
+    ) throws {
+        let directory = try directory ?? TestPaths.makeTemporaryDirectory("storerelay-e2e")
+        self.directory = directory
+        process = try GatewayProcess(
+            config: config, directory: directory, environment: environment, shellPrefix: shellPrefix)
+        port = try process.waitForPort()
+    }
+
+    var baseURL: String { "http://127.0.0.1:\(port)" }
+    var notificationURL: String { baseURL + Gateway.path }
+
+    func post(signedPayload: String, path: String = Gateway.path) throws -> CurlResponse {
+        try Curl.post(baseURL + path, json: appleBody(signedPayload: signedPayload))
+    }
+
+    func post(json: String, path: String = Gateway.path) throws -> CurlResponse {
+        try Curl.post(baseURL + path, json: json)
+    }
+
+    /// The journal's segment files.
+    var journalSegments: [URL] {
+        let dir = directory.appendingPathComponent("data/journal")
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: dir.path)) ?? []
+        return names.filter { $0.hasSuffix(".log") }.sorted().map { dir.appendingPathComponent($0) }
+    }
+
+    /// True when some journal segment contains `text` (event ids are stored as text).
+    func journalContains(_ text: String) -> Bool {
+        journalSegments.contains { url in
+            guard let data = try? Data(contentsOf: url) else { return false }
+            return data.range(of: Data(text.utf8)) != nil
+        }
+    }
+}

@@ -1,0 +1,54 @@
+import Foundation
+import Testing
+import StoreRelayJSON
+import StoreRelaySupport
+import StoreRelayTestSupport
+
+/// Shutdown, and a journal that cannot write.
+@Suite("Lifecycle end to end", .serialized)
+struct LifecycleTests {
+    @Test(arguments: [SIGTERM, SIGINT])
+    func signalStopsGracefullyWithExitZero(_ signal: Int32) throws {
+        let gateway = try Gateway()
+        #expect(try Curl.get(gateway.baseURL + "/healthz").status == 200)
+        gateway.process.send(signal)
+        #expect(gateway.process.waitForExit() == 0)
+        #expect(gateway.process.logRecords.contains { $0["message"]?.stringValue == "stopped" })
+    }
+
+    /// A file-size limit makes every journal write past it fail with EFBIG, as a full disk
+    /// would: the gateway answers 503, readiness fails, and nothing answered 200 is missing.
+    @Test func fullJournalAnswers503AndAcknowledgesNothingItDidNotStore() throws {
+        let files = Vectors.files(in: "real/v2-notifications").filter { !$0.contains("/01_") }
+        guard !files.isEmpty else { print(TestPaths.vectorsMissing); return }
+        // dash counts `ulimit -f` in 512-byte blocks: 48 KiB holds a few notifications only.
+        let gateway = try Gateway(shellPrefix: "ulimit -f 96;")
+        var acknowledged: [String] = []
+        var unavailable = 0
+        for file in files {
+            let response = try gateway.post(signedPayload: try #require(Vectors.text(file)))
+            if response.status == 200, let id = response.json?["id"]?.stringValue {
+                acknowledged.append(id)
+            } else {
+                #expect(response.status == 503, "\(file): \(response.body)")
+                #expect(response.json?["error"]?.stringValue == "unavailable")
+                unavailable += 1
+            }
+        }
+        #expect(!acknowledged.isEmpty)
+        #expect(unavailable > 0)
+        #expect(try Curl.get(gateway.baseURL + "/readyz").status == 503)
+        #expect(try Curl.get(gateway.baseURL + "/healthz").status == 200)
+        gateway.process.send(SIGKILL)
+        _ = gateway.process.waitForExit()
+
+        // Without the limit, everything acknowledged is there and the rest is accepted now.
+        let restarted = try Gateway(config: Gateway.config(), directory: gateway.directory)
+        for id in acknowledged { #expect(restarted.journalContains(id), "\(id) lost") }
+        #expect(try Curl.get(restarted.baseURL + "/readyz").status == 200)
+        for file in files {
+            let response = try restarted.post(signedPayload: try #require(Vectors.text(file)))
+            #expect(response.status == 200)
+        }
+    }
+}

@@ -1,0 +1,75 @@
+import Foundation
+import StoreRelaySupport
+
+/// The result of running a program to completion.
+public struct CommandResult: Sendable {
+    public var status: Int32
+    public var stdout: String
+    public var stderr: String
+}
+
+/// Runs programs as real child processes, for tests that drive `storerelay`, `openssl`,
+/// `curl` or `python3` as a user would.
+public enum CommandRunner {
+    /// Runs `executable` with `arguments` and waits for it, feeding `stdin` when given.
+    @discardableResult
+    public static func run(
+        _ executable: String,
+        _ arguments: [String],
+        stdin: [UInt8]? = nil,
+        environment: [String: String]? = nil,
+        directory: URL? = nil
+    ) throws -> CommandResult {
+        let process = Process()
+        if executable.hasPrefix("/") {
+            process.executableURL = URL(fileURLWithPath: executable)
+            process.arguments = arguments
+        } else {
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            process.arguments = [executable] + arguments
+        }
+        if let environment { process.environment = environment }
+        if let directory { process.currentDirectoryURL = directory }
+        let outPipe = Pipe(), errPipe = Pipe(), inPipe = Pipe()
+        process.standardOutput = outPipe
+        process.standardError = errPipe
+        process.standardInput = inPipe
+        try process.run()
+        // Read both pipes concurrently so a chatty child never blocks on a full pipe.
+        let out = Locked(Data()), err = Locked(Data())
+        let group = DispatchGroup()
+        for (pipe, box) in [(outPipe, out), (errPipe, err)] {
+            group.enter()
+            DispatchQueue.global().async {
+                let data = pipe.fileHandleForReading.readDataToEndOfFile()
+                box.withLock { $0 = data }
+                group.leave()
+            }
+        }
+        if let stdin { try? inPipe.fileHandleForWriting.write(contentsOf: Data(stdin)) }
+        try? inPipe.fileHandleForWriting.close()
+        process.waitUntilExit()
+        group.wait()
+        return CommandResult(
+            status: process.terminationStatus,
+            stdout: String(decoding: out.current, as: UTF8.self),
+            stderr: String(decoding: err.current, as: UTF8.self)
+        )
+    }
+
+    /// Runs the built `storerelay` binary.
+    @discardableResult
+    public static func storerelay(
+        _ arguments: [String],
+        stdin: [UInt8]? = nil,
+        environment: [String: String]? = nil,
+        directory: URL? = nil
+    ) throws -> CommandResult {
+        try run(TestPaths.binary.path, arguments, stdin: stdin, environment: environment, directory: directory)
+    }
+
+    /// True when `program` is on the PATH.
+    public static func isAvailable(_ program: String) -> Bool {
+        (try? run("/bin/sh", ["-c", "command -v \(program)"]).status) == 0
+    }
+}

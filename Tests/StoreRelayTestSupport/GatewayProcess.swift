@@ -1,0 +1,127 @@
+import Foundation
+import StoreRelaySupport
+import StoreRelayJSON
+
+/// A real `storerelay serve` child process on loopback, for end-to-end tests.
+///
+/// The gateway logs one JSON object per line on stderr; the process is ready when it logs
+/// `listening` for its public listener, whose address carries the port the kernel chose
+/// (configs in tests say `listen 127.0.0.1:0`).
+public final class GatewayProcess: @unchecked Sendable {
+    // Invariant: `process` is set once in init; mutable state lives in the Locked boxes.
+    public let directory: URL
+    public let configPath: URL
+    private let process: Process
+    private let stderrLines = Locked<[String]>([])
+    private let partialLine = Locked<[UInt8]>([])
+
+    /// Writes `config` to `directory/routes.conf` and starts `storerelay serve` there.
+    /// `shellPrefix` runs first in `/bin/sh` (for example `ulimit -f 64;`) before it execs the gateway.
+    public init(
+        config: String, directory: URL, environment: [String: String] = [:], arguments: [String] = [],
+        shellPrefix: String? = nil
+    ) throws {
+        self.directory = directory
+        configPath = directory.appendingPathComponent("routes.conf")
+        try config.write(to: configPath, atomically: true, encoding: .utf8)
+        process = Process()
+        let serveArguments = ["serve", "--config", configPath.path] + arguments
+        if let shellPrefix {
+            process.executableURL = URL(fileURLWithPath: "/bin/sh")
+            process.arguments = ["-c", shellPrefix + " exec \"$0\" \"$@\"", TestPaths.binary.path] + serveArguments
+        } else {
+            process.executableURL = TestPaths.binary
+            process.arguments = serveArguments
+        }
+        process.currentDirectoryURL = directory
+        var env = ProcessInfo.processInfo.environment
+        for (key, value) in environment { env[key] = value }
+        process.environment = env
+        let errPipe = Pipe()
+        process.standardError = errPipe
+        process.standardOutput = FileHandle.nullDevice
+        process.standardInput = FileHandle.nullDevice
+        errPipe.fileHandleForReading.readabilityHandler = { [stderrLines, partialLine] handle in
+            let data = handle.availableData
+            if data.isEmpty { handle.readabilityHandler = nil; return }
+            let complete: [String] = partialLine.withLock { partial in
+                partial.append(contentsOf: data)
+                var lines: [String] = []
+                while let newline = partial.firstIndex(of: 0x0A) {
+                    lines.append(String(decoding: partial[..<newline], as: UTF8.self))
+                    partial.removeSubrange(...newline)
+                }
+                return lines
+            }
+            if !complete.isEmpty { stderrLines.withLock { $0.append(contentsOf: complete) } }
+        }
+        try process.run()
+    }
+
+    deinit {
+        if process.isRunning { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() }
+    }
+
+    public var pid: Int32 { process.processIdentifier }
+    public var isRunning: Bool { process.isRunning }
+
+    /// Every line the gateway wrote to stderr so far.
+    public var logLines: [String] { stderrLines.current }
+
+    /// The log lines parsed as JSON objects (lines that are not JSON are skipped).
+    public var logRecords: [JSONValue] {
+        logLines.compactMap { try? JSONValue.parse($0) }
+    }
+
+    /// Waits until a log record satisfies `predicate`; returns it, or nil at the deadline or
+    /// when the process exits first.
+    public func waitForLog(timeout: Double = 20, where predicate: (JSONValue) -> Bool) -> JSONValue? {
+        let deadline = Date().addingTimeInterval(timeout)
+        var seen = 0
+        while Date() < deadline {
+            let lines = logLines
+            for line in lines[seen...] {
+                if let record = try? JSONValue.parse(line), predicate(record) { return record }
+            }
+            seen = lines.count
+            if !process.isRunning {
+                // Drain what the pipe still holds once, then give up.
+                Thread.sleep(forTimeInterval: 0.05)
+                if logLines.count == seen { return nil }
+                continue
+            }
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        return nil
+    }
+
+    /// Waits for the `listening` line of `listener` ("public" or "admin") and returns its port.
+    public func waitForPort(listener: String = "public", timeout: Double = 20) throws -> Int {
+        guard let record = waitForLog(timeout: timeout, where: {
+            $0["message"]?.stringValue == "listening" && $0["listener"]?.stringValue == listener
+        }), let address = record["address"]?.stringValue,
+            let port = address.split(separator: ":").last.flatMap({ Int($0) })
+        else {
+            throw GatewayProcessError(message: "gateway did not start listening; stderr:\n" + logLines.joined(separator: "\n"))
+        }
+        return port
+    }
+
+    /// Sends `signal` to the gateway.
+    public func send(_ signal: Int32) { kill(process.processIdentifier, signal) }
+
+    /// Waits for the process to exit and returns its status, or nil at the deadline.
+    public func waitForExit(timeout: Double = 20) -> Int32? {
+        let deadline = Date().addingTimeInterval(timeout)
+        while process.isRunning {
+            if Date() > deadline { return nil }
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        return process.terminationStatus
+    }
+}
+
+public struct GatewayProcessError: Error, CustomStringConvertible {
+    public let message: String
+    public var description: String { message }
+}

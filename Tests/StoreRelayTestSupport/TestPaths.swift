@@ -1,0 +1,42 @@
+import Foundation
+
+/// Where tests find the package, the shared test vectors and the built `storerelay` binary.
+public enum TestPaths {
+    /// The package root, derived from this file's location (Tests/StoreRelayTestSupport/...).
+    public static let packageRoot: URL = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    /// `../shared/vectors` beside the package, or nil in a user's own clone without it.
+    public static var vectors: URL? {
+        let url = packageRoot.deletingLastPathComponent().appendingPathComponent("shared/vectors")
+        return FileManager.default.fileExists(atPath: url.appendingPathComponent("manifest.json").path) ? url : nil
+    }
+
+    /// Message for tests skipped because the shared vectors are absent.
+    public static let vectorsMissing = "../shared/vectors is absent (a user's own clone): vector tests skipped"
+
+    /// The `storerelay` executable built by `swift test` next to the test bundle, or the
+    /// one named by `STORERELAY_BINARY`.
+    public static var binary: URL {
+        if let override = ProcessInfo.processInfo.environment["STORERELAY_BINARY"] {
+            return URL(fileURLWithPath: override)
+        }
+        let testExecutable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        var directory = testExecutable.deletingLastPathComponent()
+        // On Linux the test binary is `.build/<triple>/debug/StoreRelayPackageTests.xctest`.
+        for _ in 0..<3 {
+            let candidate = directory.appendingPathComponent("storerelay")
+            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+            directory = directory.deletingLastPathComponent()
+        }
+        return packageRoot.appendingPathComponent(".build/debug/storerelay")
+    }
+
+    /// A fresh empty directory under the system temporary directory.
+    public static func makeTemporaryDirectory(_ label: String = "storerelay-test") throws -> URL {
+        let url = FileManager.default.temporaryDirectory
+            .appendingPathComponent("\(label)-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        return url
+    }
+}
