@@ -70,6 +70,12 @@ extension Journal {
         try result.get()
     }
 
+    /// Test seam: like `redirectWritesForTesting`, but queued behind the batches already
+    /// handed to the writer, so a test can fail one batch and let the next succeed.
+    package func queueWriteRedirectForTesting(to path: String?) {
+        writer.queue.async { self.writer.access { w in _ = try? w.redirectWrites(to: path) } }
+    }
+
     /// Test seam: holds the writer so that appends pile up into one batch.
     package func suspendWriterForTesting() { writer.queue.suspend() }
     package func resumeWriterForTesting() { writer.queue.resume() }
