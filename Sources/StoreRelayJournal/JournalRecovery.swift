@@ -21,7 +21,7 @@ struct JournalRecovery {
     var salvaged: [DecodedRecord] = []
     var segments: Set<UInt64> = []
     var highestSequence: UInt64 = 0
-    /// The last segment, truncated to its last good record, to continue appending to.
+    /// The newest good segment, truncated to its last good record, to continue appending to.
     var continuing: (sequence: UInt64, length: Int)?
 
     init(directory: String, options: JournalOptions, logger: Logger) {
@@ -94,7 +94,8 @@ struct JournalRecovery {
                                         droppedBytes: dropped, forensicCopy: copy, salvagedRecords: scan.salvaged.count,
                                         detail: damage.problem.rawValue))
         }
-        if isLast { continuing = (sequence, scan.goodLength) }
+        // The newest readable segment is continued, even when a later one was set aside.
+        continuing = (sequence, scan.goodLength)
     }
 
     /// A segment without a valid header holds no record we can trust. A short last one is a
