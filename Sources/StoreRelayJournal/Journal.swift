@@ -61,8 +61,11 @@ public final class Journal: Sendable {
                                        continuing: recovery.continuing, lastSequence: recovery.highestSequence)
         var segments = recovery.segments
         var rewrite: [DecodedRecord] = []
+        var rewriting: Set<String> = []
         for record in recovery.salvaged where isNew(record) && recovery.snapshot[record.id] == nil {
-            if !rewrite.contains(where: { $0.id == record.id && $0.kind == record.kind }) { rewrite.append(record) }
+            if record.kind != JournalRecordKind.event.rawValue || rewriting.insert(record.id).inserted {
+                rewrite.append(record)
+            }
         }
         if !rewrite.isEmpty {
             // Salvaged records were acknowledged once; they must be durable again before
