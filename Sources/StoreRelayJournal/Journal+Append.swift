@@ -1,0 +1,156 @@
+import Dispatch
+
+extension Journal {
+    /// Stores `payload` under the event id `id` and calls `completion` (on the journal's
+    /// callback queue) once the outcome is known: `.stored` only after the record's bytes are
+    /// written and fdatasync'ed; `.duplicate` if `id` was stored before (by this process, an
+    /// earlier one, or a retired segment within the dedupe retention); `.failed` when nothing
+    /// was stored. An append of an id whose first append is still in flight waits for it: it
+    /// becomes `.duplicate` if that one is stored, or a fresh append if it failed.
+    public func append(id: String, payload: [UInt8], completion: @escaping @Sendable (AppendOutcome) -> Void) {
+        let idLength = id.utf8.count
+        guard idLength > 0, idLength <= RecordFrame.maxIDBytes else {
+            let error = JournalError(.invalidID, message: "an event id must be 1 to \(RecordFrame.maxIDBytes) bytes of UTF-8")
+            callbackQueue.async { completion(.failed(error)) }
+            return
+        }
+        guard payload.count <= options.maxPayloadBytes else {
+            let error = JournalError(.recordTooLarge, message: "a payload of \(payload.count) bytes exceeds the journal's limit of \(options.maxPayloadBytes)")
+            callbackQueue.async { completion(.failed(error)) }
+            return
+        }
+        let request = PendingAppend(id: id, payload: payload, firstSeen: 0, completion: completion)
+        state.queue.async { self.enqueue(request) }
+    }
+
+    /// Calls `completion` once every append made before this call has its outcome.
+    public func flush(completion: @escaping @Sendable () -> Void) {
+        state.queue.async {
+            self.state.access { s in
+                let target = s.pending.isEmpty ? s.batchesStarted : s.batchesStarted + 1
+                if target <= s.batchesFinished {
+                    self.callbackQueue.async(execute: completion)
+                } else {
+                    s.flushWaiters.append((target, completion))
+                }
+            }
+        }
+    }
+
+    /// Stops accepting appends (later ones fail with `.closed`), waits for those in flight,
+    /// closes the segment, then calls `completion`.
+    public func close(completion: @escaping @Sendable () -> Void) {
+        state.queue.async { self.state.access { $0.closed = true } }
+        flush {
+            self.writer.queue.async {
+                self.writer.access { $0.close() }
+                self.callbackQueue.async(execute: completion)
+            }
+        }
+    }
+
+    /// Blocking `close(completion:)`. Never call it from a journal completion.
+    public func close() {
+        let done = DispatchSemaphore(value: 0)
+        close { done.signal() }
+        done.wait()
+    }
+
+    private func enqueue(_ request: PendingAppend) {
+        state.access { s in
+            if s.closed {
+                s.stats.failures += 1
+                deliver(request.completion, .failed(.closed))
+            } else if s.live[request.id] != nil || s.snapshot[request.id] != nil {
+                s.stats.duplicates += 1
+                deliver(request.completion, .duplicate)
+            } else if s.inFlight[request.id] != nil {
+                s.inFlight[request.id]!.append(request)
+            } else {
+                var request = request
+                request.firstSeen = options.clock.now().milliseconds
+                s.inFlight[request.id] = []
+                s.pending.append(request)
+            }
+        }
+        startBatchIfIdle()
+    }
+
+    /// Hands the whole pending batch to the writer unless it is busy; whatever arrives
+    /// meanwhile forms the next batch.
+    private func startBatchIfIdle() {
+        let batch: [PendingAppend]? = state.access { s in
+            guard !s.writerBusy, !s.pending.isEmpty else { return nil }
+            s.writerBusy = true
+            s.batchesStarted += 1
+            defer { s.pending = [] }
+            return s.pending
+        }
+        guard let batch else { return }
+        let records = batch.map {
+            OutgoingRecord(kind: JournalRecordKind.event.rawValue, id: Array($0.id.utf8), firstSeen: $0.firstSeen, body: $0.payload)
+        }
+        writer.queue.async {
+            let report = self.writer.access { $0.write(records) }
+            self.state.queue.async { self.finish(batch, report) }
+        }
+    }
+
+    private func finish(_ batch: [PendingAppend], _ report: BatchReport) {
+        state.access { s in
+            s.batchesFinished += 1
+            s.stats.batches += 1
+            if report.syncAttempted { s.stats.syncs += 1 }
+            if let created = report.createdSegment {
+                s.segments.insert(created)
+                s.stats.segmentsCreated += 1
+            }
+            s.activeSegment = report.activeSegment
+            switch report.result {
+            case .success(let written):
+                if !s.writable { logger.notice("journal writable again", [("journal.directory", directory)]) }
+                s.writable = true
+                s.stats.bytesWritten += written.bytes
+                for (request, offset) in zip(batch, written.offsets) {
+                    s.live[request.id] = LiveEntry(segment: written.segment, firstSeen: request.firstSeen)
+                    s.stats.appends += 1
+                    deliver(request.completion, .stored(RecordPosition(segment: written.segment, offset: offset)))
+                    for waiter in s.inFlight.removeValue(forKey: request.id) ?? [] {
+                        s.stats.duplicates += 1
+                        deliver(waiter.completion, .duplicate)
+                    }
+                }
+            case .failure(let error):
+                if s.writable || s.stats.failures % 1000 == 0 {
+                    logger.error("journal batch failed; appends answered failed",
+                                 [("journal.directory", directory), ("journal.records", String(batch.count)),
+                                  ("error", error.message)])
+                }
+                s.writable = false
+                for request in batch {
+                    s.stats.failures += 1
+                    deliver(request.completion, .failed(error))
+                    var waiters = s.inFlight.removeValue(forKey: request.id) ?? []
+                    if !waiters.isEmpty {
+                        // The first waiter becomes a fresh append; the others wait on it.
+                        var retry = waiters.removeFirst()
+                        retry.firstSeen = options.clock.now().milliseconds
+                        s.inFlight[request.id] = waiters
+                        s.pending.append(retry)
+                    }
+                }
+            }
+            s.writerBusy = false
+            let finished = s.batchesFinished
+            for waiter in s.flushWaiters where waiter.target <= finished {
+                callbackQueue.async(execute: waiter.completion)
+            }
+            s.flushWaiters.removeAll { $0.target <= finished }
+        }
+        startBatchIfIdle()
+    }
+
+    private func deliver(_ completion: @escaping @Sendable (AppendOutcome) -> Void, _ outcome: AppendOutcome) {
+        callbackQueue.async { completion(outcome) }
+    }
+}

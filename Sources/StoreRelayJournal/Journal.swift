@@ -1,0 +1,121 @@
+import Dispatch
+import StoreRelaySupport
+
+/// StoreRelay's durable journal: accepted notifications are appended to checksummed segment
+/// files and acknowledged only once fdatasync'ed, with many appends sharing one sync.
+///
+/// Index, batch and counters live on one serial state queue; file I/O happens on a separate
+/// serial writer queue, so appends arriving while a batch syncs form the next batch.
+/// Completions run on a third serial queue and may block without stalling the journal.
+public final class Journal: Sendable {
+    /// The journal directory (for example `DATA/journal`).
+    public let directory: String
+    public let options: JournalOptions
+    /// What recovery found and repaired when this journal was opened.
+    public let recoveryIssues: [RecoveryIssue]
+
+    let logger: Logger
+    let state: QueueConfined<JournalState>
+    let writer: QueueConfined<SegmentWriter>
+    let callbackQueue = DispatchQueue(label: "storerelay.journal.callbacks")
+    private let recovered: Locked<[JournalRecord]>
+
+    private init(directory: String, options: JournalOptions, logger: Logger, state: JournalState,
+                 writer: SegmentWriter, recovered: [JournalRecord], issues: [RecoveryIssue]) {
+        self.directory = directory
+        self.options = options
+        self.logger = logger
+        self.state = QueueConfined(state, queue: DispatchQueue(label: "storerelay.journal.state"))
+        self.writer = QueueConfined(writer, queue: DispatchQueue(label: "storerelay.journal.writer"))
+        self.recovered = Locked(recovered)
+        self.recoveryIssues = issues
+    }
+
+    /// Opens (creating if needed) the journal in `directory` and recovers it: every segment is
+    /// read in order, checked record by record, repaired (see `RecoveryIssue`), and every id it
+    /// holds, plus those of the `seen-ids` snapshot, enters the dedupe index.
+    public static func open(directory: String, options: JournalOptions = JournalOptions(),
+                            logger: Logger) throws(JournalError) -> Journal {
+        try FileIO.createDirectory(directory)
+        var recovery = JournalRecovery(directory: directory, options: options, logger: logger)
+        try recovery.run()
+
+        var live: [String: LiveEntry] = [:]
+        var records: [JournalRecord] = []
+        func admit(_ record: DecodedRecord, at position: RecordPosition) {
+            if record.kind == JournalRecordKind.event.rawValue {
+                live[record.id] = LiveEntry(segment: position.segment, firstSeen: record.firstSeen)
+            }
+            records.append(JournalRecord(kind: .init(rawValue: record.kind), id: record.id,
+                                         firstSeen: Timestamp(milliseconds: record.firstSeen),
+                                         payload: record.body, position: position))
+        }
+        func isNew(_ record: DecodedRecord) -> Bool {
+            record.kind != JournalRecordKind.event.rawValue || live[record.id] == nil
+        }
+        for (segment, record) in recovery.records where isNew(record) {
+            admit(record, at: RecordPosition(segment: segment, offset: record.offset))
+        }
+
+        let writer = try SegmentWriter(directory: directory, sizeLimit: options.segmentSizeLimit, logger: logger,
+                                       continuing: recovery.continuing, lastSequence: recovery.highestSequence)
+        var segments = recovery.segments
+        var rewrite: [DecodedRecord] = []
+        var rewriting: Set<String> = []
+        for record in recovery.salvaged where isNew(record) && recovery.snapshot[record.id] == nil {
+            if record.kind != JournalRecordKind.event.rawValue || rewriting.insert(record.id).inserted {
+                rewrite.append(record)
+            }
+        }
+        if !rewrite.isEmpty {
+            // Salvaged records were acknowledged once; they must be durable again before
+            // their damaged copies are the only ones left.
+            let report = writer.write(rewrite.map {
+                OutgoingRecord(kind: $0.kind, id: Array($0.id.utf8), firstSeen: $0.firstSeen, body: $0.body)
+            })
+            let written = try report.result.get()
+            segments.insert(written.segment)
+            for (record, offset) in zip(rewrite, written.offsets) {
+                admit(record, at: RecordPosition(segment: written.segment, offset: offset))
+            }
+        }
+
+        let state = JournalState(live: live, snapshot: recovery.snapshot, segments: segments,
+                                 activeSegment: writer.sequence)
+        logger.info("journal opened", [("journal.directory", directory), ("journal.segments", String(segments.count)),
+                                       ("journal.records", String(records.count)),
+                                       ("journal.issues", String(recovery.issues.count))])
+        return Journal(directory: directory, options: options, logger: logger, state: state, writer: writer,
+                       recovered: records, issues: recovery.issues)
+    }
+
+    /// The records found at open (plus salvaged ones, at their new positions), in journal
+    /// order, for the caller to resume work. Empty after `releaseRecoveredRecords()`.
+    public var recoveredRecords: [JournalRecord] { recovered.current }
+
+    /// Drops the recovered records (payloads included) once the caller has taken them over.
+    public func releaseRecoveredRecords() { recovered.withLock { $0 = [] } }
+
+    /// Whether `id` is stored or being stored (in the pending or writing batch).
+    public func contains(id: String) -> Bool {
+        state.queue.sync { state.access { $0.knows(id) } }
+    }
+
+    public var stats: JournalStats {
+        state.queue.sync { state.access { s in
+            var stats = s.stats
+            stats.segments = s.segments.count
+            return stats
+        } }
+    }
+
+    /// False after a failed write or sync, until a later batch succeeds: the gateway answers
+    /// 503 and `/readyz` reports not ready meanwhile. Appends are still attempted for real.
+    public var isWritable: Bool { state.queue.sync { state.access { $0.writable && !$0.closed } } }
+
+    /// Sequences of the segment files on disk, oldest first.
+    public var segments: [UInt64] { state.queue.sync { state.access { $0.segments.sorted() } } }
+
+    /// The segment being appended to; `retireSegments` never removes it.
+    public var activeSegment: UInt64 { state.queue.sync { state.access { $0.activeSegment } } }
+}

@@ -1,0 +1,65 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Why a journal operation failed, with the context an operator needs: the system call, its
+/// errno and the file it was about.
+///
+/// Compare on `code`; the backing enum is private so new codes can be added without breaking
+/// callers that switch over the public ones.
+public struct JournalError: Error, Sendable, CustomStringConvertible {
+    /// The kind of failure. Compare with `==`.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        fileprivate enum Backing: Hashable, Sendable {
+            case io, closed, invalidID, recordTooLarge, corruptSegment
+        }
+        fileprivate let backing: Backing
+
+        /// A system call on a journal file failed (write, fdatasync, open, rename...).
+        public static let io = Code(backing: .io)
+        /// The journal was closed; nothing more is accepted.
+        public static let closed = Code(backing: .closed)
+        /// The event id is empty or longer than `RecordFrame.maxIDBytes` bytes of UTF-8.
+        public static let invalidID = Code(backing: .invalidID)
+        /// The payload is larger than `JournalOptions.maxRecordBytes`.
+        public static let recordTooLarge = Code(backing: .recordTooLarge)
+        /// Damage that recovery could not repair in place.
+        public static let corruptSegment = Code(backing: .corruptSegment)
+
+        public var description: String { "\(backing)" }
+    }
+
+    public let code: Code
+    /// The failed system call (`write`, `fdatasync`, `open`...), when there was one.
+    public let operation: String?
+    /// `errno` from that call.
+    public let errno: Int32?
+    /// The file or directory concerned.
+    public let path: String?
+    /// One sentence for humans and logs.
+    public let message: String
+
+    init(_ code: Code, operation: String? = nil, errno: Int32? = nil, path: String? = nil, message: String) {
+        self.code = code
+        self.operation = operation
+        self.errno = errno
+        self.path = path
+        self.message = message
+    }
+
+    /// A failed system call; reads the current `errno` unless one is given.
+    static func system(_ operation: String, path: String, errno code: Int32 = currentErrno()) -> JournalError {
+        let reason = String(cString: strerror(code))
+        return JournalError(.io, operation: operation, errno: code, path: path,
+                            message: "\(operation) failed on \(path): \(reason)")
+    }
+
+    static let closed = JournalError(.closed, message: "the journal is closed")
+
+    public var description: String { message }
+}
+
+/// `errno` of the calling thread, read where a member named `errno` would shadow it.
+func currentErrno() -> Int32 { errno }

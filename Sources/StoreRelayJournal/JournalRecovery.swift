@@ -1,0 +1,121 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import StoreRelaySupport
+
+/// Reads a journal directory back after a restart or crash: loads the dedupe snapshot, scans
+/// every segment in order, repairs torn tails and damage, and gathers what `Journal` needs to
+/// resume. Runs once, inside `Journal.open`, before any other access to the directory.
+struct JournalRecovery {
+    let directory: String
+    let options: JournalOptions
+    let logger: Logger
+
+    var issues: [RecoveryIssue] = []
+    var snapshot: [String: Int64] = [:]
+    /// Good records in segment order: (segment, record).
+    var records: [(UInt64, DecodedRecord)] = []
+    /// Good records found after damage, to be written again.
+    var salvaged: [DecodedRecord] = []
+    var segments: Set<UInt64> = []
+    var highestSequence: UInt64 = 0
+    /// The newest good segment, truncated to its last good record, to continue appending to.
+    var continuing: (sequence: UInt64, length: Int)?
+
+    init(directory: String, options: JournalOptions, logger: Logger) {
+        self.directory = directory
+        self.options = options
+        self.logger = logger
+    }
+
+    mutating func run() throws(JournalError) {
+        try FileIO.removeFile(directory + "/" + DedupeSnapshot.temporaryName)
+        try loadSnapshot()
+        let sequences = try FileIO.listDirectory(directory).compactMap(SegmentName.sequence(of:)).sorted()
+        highestSequence = sequences.last ?? 0
+        for sequence in sequences {
+            try recoverSegment(sequence, isLast: sequence == sequences.last)
+        }
+    }
+
+    private mutating func loadSnapshot() throws(JournalError) {
+        let path = directory + "/" + DedupeSnapshot.fileName
+        guard access(path, F_OK) == 0 else { return }
+        let bytes = try FileIO.readAll(path)
+        if let entries = DedupeSnapshot.decode(bytes) {
+            let cutoff = options.clock.now().milliseconds - options.dedupeRetentionMilliseconds
+            snapshot = entries.filter { $0.value >= cutoff }
+            return
+        }
+        let aside = path + ".corrupt-\(options.clock.now().milliseconds)"
+        try FileIO.renameFile(path, aside)
+        try FileIO.syncDirectory(directory)
+        logger.error("journal dedupe snapshot is damaged; moved aside, ids of retired segments are forgotten",
+                     [("journal.file", aside)])
+        issues.append(RecoveryIssue(kind: .corruptSnapshot, path: path, offset: 0, droppedBytes: bytes.count,
+                                    forensicCopy: aside, salvagedRecords: 0, detail: "checksum or layout mismatch"))
+    }
+
+    private mutating func recoverSegment(_ sequence: UInt64, isLast: Bool) throws(JournalError) {
+        let path = SegmentName.path(sequence, in: directory)
+        let bytes = try FileIO.readAll(path)
+        let scan = SegmentScanner.scan(bytes, sequence: sequence, maxPayloadBytes: options.maxPayloadBytes)
+        if let problem = scan.headerProblem {
+            try setAside(path, bytes: bytes, problem: problem, isLast: isLast)
+            return
+        }
+        segments.insert(sequence)
+        records.append(contentsOf: scan.records.map { (sequence, $0) })
+        if let damage = scan.damages.first {
+            let torn = isLast && scan.salvaged.isEmpty
+            let dropped = bytes.count - scan.goodLength
+            var copy: String?
+            if torn {
+                logger.warning("journal dropped a torn write at the end of the last segment",
+                               [("journal.segment", path), ("journal.offset", String(damage.offset)),
+                                ("journal.bytes", String(dropped)), ("reason", damage.problem.rawValue)])
+            } else {
+                copy = path + ".corrupt-\(damage.offset)"
+                try FileIO.writeFile(copy!, Array(bytes[damage.offset...]))
+                logger.error("journal segment is damaged; tail copied aside and truncated",
+                             [("journal.segment", path), ("journal.offset", String(damage.offset)),
+                              ("journal.copy", copy!), ("journal.salvaged", String(scan.salvaged.count)),
+                              ("reason", damage.problem.rawValue)])
+            }
+            let fd = try FileIO.openFile(path, O_WRONLY)
+            defer { closeDescriptor(fd) }
+            try FileIO.truncate(fd, to: scan.goodLength, path: path)
+            try FileIO.syncData(fd, path: path)
+            if copy != nil { try FileIO.syncDirectory(directory) }
+            salvaged.append(contentsOf: scan.salvaged)
+            issues.append(RecoveryIssue(kind: torn ? .tornTail : .corruption, path: path, offset: damage.offset,
+                                        droppedBytes: dropped, forensicCopy: copy, salvagedRecords: scan.salvaged.count,
+                                        detail: damage.problem.rawValue))
+        }
+        // The newest readable segment is continued, even when a later one was set aside.
+        continuing = (sequence, scan.goodLength)
+    }
+
+    /// A segment without a valid header holds no record we can trust. A short last one is a
+    /// crash while it was being created and is removed; anything else is moved aside whole.
+    private mutating func setAside(_ path: String, bytes: [UInt8], problem: SegmentScan.HeaderProblem,
+                                   isLast: Bool) throws(JournalError) {
+        if isLast && problem == .short {
+            try FileIO.removeFile(path)
+            try FileIO.syncDirectory(directory)
+            logger.warning("journal removed a segment torn while it was created", [("journal.segment", path)])
+            issues.append(RecoveryIssue(kind: .tornTail, path: path, offset: 0, droppedBytes: bytes.count,
+                                        forensicCopy: nil, salvagedRecords: 0, detail: "short segment header"))
+            return
+        }
+        let aside = path + ".corrupt-0"
+        try FileIO.renameFile(path, aside)
+        try FileIO.syncDirectory(directory)
+        logger.error("journal segment has an unreadable header; moved aside",
+                     [("journal.segment", path), ("journal.copy", aside), ("reason", "\(problem)")])
+        issues.append(RecoveryIssue(kind: .unreadableSegment, path: path, offset: 0, droppedBytes: bytes.count,
+                                    forensicCopy: aside, salvagedRecords: 0, detail: "\(problem)"))
+    }
+}

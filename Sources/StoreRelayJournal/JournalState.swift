@@ -1,0 +1,43 @@
+import StoreRelaySupport
+
+/// One `append` waiting to be written, or waiting on an earlier append of the same id.
+struct PendingAppend: Sendable {
+    var id: String
+    var payload: [UInt8]
+    var firstSeen: Int64
+    var completion: @Sendable (AppendOutcome) -> Void
+}
+
+/// Where a stored id lives, and when it was first seen (for dedupe retention).
+struct LiveEntry: Sendable {
+    var segment: UInt64
+    var firstSeen: Int64
+}
+
+/// Everything the journal knows, confined to its state queue.
+struct JournalState: Sendable {
+    /// Ids stored in live segments.
+    var live: [String: LiveEntry]
+    /// Ids of retired segments (the `seen-ids` snapshot, plus what the latest retire moved).
+    var snapshot: [String: Int64]
+    /// Ids in the pending or writing batch, each with later appends of the same id waiting
+    /// for its outcome. Part of the index, which makes dedupe atomic.
+    var inFlight: [String: [PendingAppend]] = [:]
+    /// The next batch.
+    var pending: [PendingAppend] = []
+    var writerBusy = false
+    var batchesStarted = 0
+    var batchesFinished = 0
+    var flushWaiters: [(target: Int, completion: @Sendable () -> Void)] = []
+    var closed = false
+    var writable = true
+    /// Segment files on disk.
+    var segments: Set<UInt64>
+    /// The segment the writer appends to; never retired.
+    var activeSegment: UInt64
+    var stats = JournalStats()
+
+    func knows(_ id: String) -> Bool {
+        live[id] != nil || snapshot[id] != nil || inFlight[id] != nil
+    }
+}

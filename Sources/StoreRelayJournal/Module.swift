@@ -1,1 +1,0 @@
-// StoreRelayJournal: see the module's files.
