@@ -64,6 +64,21 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(
+            name: "StoreRelayTLS",
+            dependencies: ["COpenSSL", "CStoreRelayShims", "StoreRelaySupport"],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "StoreRelayHTTPClient",
+            dependencies: ["StoreRelayTLS", "StoreRelayHTTP", "StoreRelaySupport", "CStoreRelayShims"],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "StoreRelayFileQueue",
+            dependencies: ["StoreRelaySupport", "CZlib", "CStoreRelayShims"],
+            swiftSettings: swiftSettings
+        ),
+        .target(
             name: "StoreRelayGateway",
             dependencies: [
                 "StoreRelayHTTP", "StoreRelayCrypto", "StoreRelayAppStore", "StoreRelayEvents",
@@ -114,6 +129,21 @@ let package = Package(
         .testTarget(
             name: "JournalTests",
             dependencies: ["StoreRelayJournal", "StoreRelayTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "TLSTests",
+            dependencies: ["StoreRelayTLS", "StoreRelayTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "HTTPClientTests",
+            dependencies: ["StoreRelayHTTPClient", "StoreRelayTLS", "StoreRelayHTTP", "StoreRelayTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "FileQueueTests",
+            dependencies: ["StoreRelayFileQueue", "StoreRelayTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

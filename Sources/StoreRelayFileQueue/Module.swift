@@ -1,0 +1,1 @@
+// StoreRelayFileQueue: see the module's files.

@@ -1,1 +1,0 @@
-// StoreRelayGateway: see the module's files.

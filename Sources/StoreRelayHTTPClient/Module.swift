@@ -1,0 +1,1 @@
+// StoreRelayHTTPClient: see the module's files.

@@ -1,0 +1,1 @@
+// StoreRelayTLS: see the module's files.
