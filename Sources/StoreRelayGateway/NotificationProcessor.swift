@@ -1,0 +1,91 @@
+import StoreRelayAppStore
+import StoreRelayEvents
+import StoreRelaySupport
+
+/// A notification that passed verification, normalized, with the policy's verdict.
+struct ProcessedNotification: Sendable {
+    var event: NormalizedEvent
+    var disposition: AcceptancePolicy.Disposition
+    /// Apple's body byte for byte, for `format apple` and `include-raw`.
+    var body: [UInt8]
+    var receivedAt: Timestamp
+}
+
+/// Verifies, normalizes and judges one notification body; no I/O.
+///
+/// Shared by the public listener and `storerelay verify`, so the offline answer is exactly
+/// the one the gateway would give.
+struct NotificationProcessor: Sendable {
+    let verifier: NotificationVerifier
+    let policy: AcceptancePolicy
+
+    func process(
+        body: [UInt8], pathEnvironment: AppStoreEnvironment?, receivedAt: Timestamp
+    ) throws(IntakeRejection) -> ProcessedNotification {
+        let event: NormalizedEvent
+        let facts: AcceptancePolicy.Facts
+        switch try NotificationBody.classify(body) {
+        case .v2(let signedPayload):
+            (event, facts) = try processV2(signedPayload: signedPayload, receivedAt: receivedAt)
+        case .v1:
+            (event, facts) = try processV1(body: body, receivedAt: receivedAt)
+        }
+        return ProcessedNotification(
+            event: event,
+            disposition: policy.disposition(of: facts, pathEnvironment: pathEnvironment),
+            body: body,
+            receivedAt: receivedAt
+        )
+    }
+
+    private func processV2(
+        signedPayload: String, receivedAt: Timestamp
+    ) throws(IntakeRejection) -> (NormalizedEvent, AcceptancePolicy.Facts) {
+        let verified: VerifiedNotification
+        do {
+            verified = try verifier.verify(signedPayload: signedPayload)
+        } catch {
+            throw error.code == .malformed ? .malformed(error.message) : .signature(error.message)
+        }
+        guard let payload = verified.payload.objectValue else {
+            throw .malformed("The signed payload is not a JSON object.")
+        }
+        let content = NotificationContent(
+            payload: payload,
+            transaction: verified.transaction.map { .object($0.payload) },
+            renewal: verified.renewal.map { .object($0.payload) },
+            appTransaction: verified.appTransaction.map { .object($0.payload) },
+            environment: verified.environment
+        )
+        let event: NormalizedEvent
+        do {
+            event = try NormalizedEvent(content: content, receivedAt: receivedAt)
+        } catch {
+            throw .malformed("The notification cannot be normalized: \(error.reason)")
+        }
+        let facts = AcceptancePolicy.Facts(
+            environment: verified.environment, bundleId: verified.bundleId, appAppleId: verified.appAppleId)
+        return (event, facts)
+    }
+
+    private func processV1(
+        body: [UInt8], receivedAt: Timestamp
+    ) throws(IntakeRejection) -> (NormalizedEvent, AcceptancePolicy.Facts) {
+        let notification: V1Notification
+        do {
+            notification = try V1Notification.parse(body)
+        } catch {
+            throw .malformed("The V1 notification is invalid: \(error.reason)")
+        }
+        let secrets = policy.sharedSecrets(forBundle: notification.bundleId)
+        guard !secrets.isEmpty else {
+            throw .signature("No shared secret is configured for V1 notifications of \(notification.bundleId ?? "this app").")
+        }
+        guard V1SharedSecret.matches(password: notification.password ?? "", secrets: secrets) else {
+            throw .signature("The V1 notification's password does not match the shared secret.")
+        }
+        let facts = AcceptancePolicy.Facts(
+            environment: notification.environment, bundleId: notification.bundleId, appAppleId: nil)
+        return (notification.normalized(receivedAt: receivedAt), facts)
+    }
+}

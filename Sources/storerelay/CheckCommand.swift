@@ -1,0 +1,36 @@
+import StoreRelayConfig
+
+/// `storerelay check`: validates the configuration and prints what it resolves to.
+enum CheckCommand: CommandDescribing {
+    static let name = "check"
+    static let summary = "validate the configuration and print the resolved route table"
+    static let help = """
+        Usage: storerelay check [--config FILE]
+
+        Parses and validates the configuration, then prints the listeners, environments, apps,
+        destinations (secrets shown as <set>) and the route table in order. On errors, prints
+        every one of them as file:line:column and exits 1.
+
+        Options:
+          --config FILE   the configuration (default: $STORERELAY_CONFIG, ./routes.conf, or
+                          the embedded default)
+        """
+
+    static func run(_ arguments: [String]) -> Int32 {
+        let parsed: ParsedArguments
+        do {
+            parsed = try ArgumentSpec(valueOptions: ["config"]).parse(arguments)
+        } catch {
+            writeStandardError("storerelay check: \(error)")
+            return ExitCode.usage
+        }
+        do {
+            let configuration = try ConfigurationLoader.load(option: parsed.option("config"))
+            writeStandardOutput(configuration.checkReport())
+            return ExitCode.ok
+        } catch {
+            writeStandardError(error.description)
+            return ExitCode.failure
+        }
+    }
+}

@@ -1,0 +1,66 @@
+import Dispatch
+import StoreRelayConfig
+import StoreRelayGateway
+import StoreRelaySupport
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// `storerelay serve`: runs the gateway until SIGTERM or SIGINT.
+enum ServeCommand: CommandDescribing {
+    static let name = "serve"
+    static let summary = "run the gateway"
+    static let help = """
+        Usage: storerelay serve [--config FILE] [--log-level LEVEL]
+
+        Runs the gateway: verifies Apple's notifications on the public listener and answers
+        200 once each is durably journaled under the data directory. Logs are JSON lines on
+        stderr. SIGTERM or SIGINT stops accepting, answers requests in flight, flushes the
+        journal and exits 0.
+
+        Options:
+          --config FILE       the configuration (default: $STORERELAY_CONFIG, ./routes.conf,
+                              or the embedded default)
+          --log-level LEVEL   trace, debug, info (default), notice, warning, error, critical
+        """
+
+    static func run(_ arguments: [String]) -> Int32 {
+        let parsed: ParsedArguments
+        let level: LogLevel
+        do {
+            parsed = try ArgumentSpec(valueOptions: ["config", "log-level"]).parse(arguments)
+            let name = parsed.option("log-level") ?? "info"
+            guard let known = LogLevel(name: name) else {
+                throw UsageError("unknown log level '\(name)' (expected one of: "
+                    + LogLevel.allCases.map(\.name).joined(separator: ", ") + ")")
+            }
+            level = known
+        } catch {
+            writeStandardError("storerelay serve: \(error)")
+            return ExitCode.usage
+        }
+        let logger = Logger(label: "storerelay", level: level)
+        let configuration: GatewayConfiguration
+        do {
+            configuration = try ConfigurationLoader.load(option: parsed.option("config"))
+        } catch {
+            writeStandardError(error.description)
+            return ExitCode.failure
+        }
+        ProcessSetup.prepare(logger: logger)
+        let gateway: Gateway
+        do {
+            gateway = try Gateway(configuration: configuration, logger: logger)
+        } catch {
+            logger.critical("cannot start", [("error", error.description)])
+            writeStandardError("storerelay serve: \(error.description)")
+            return ExitCode.failure
+        }
+        ProcessSetup.onTermination(logger: logger) {
+            gateway.stop { exit(ExitCode.ok) }
+        }
+        dispatchMain()
+    }
+}
