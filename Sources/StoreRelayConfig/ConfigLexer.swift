@@ -26,7 +26,7 @@ struct ConfigLexer {
         var text = String.UnicodeScalarView()
         var start = 0
         var substituted = false
-        var damaged = false
+        var damaged = line.isDamaged
         var i = 0
 
         func report(_ index: Int, _ message: String, _ code: ConfigError.Code = .syntax) {

@@ -8,6 +8,8 @@ enum ConfigSource {
     struct Line {
         var number: Int
         var scalars: [Unicode.Scalar]
+        /// The line held invalid UTF-8 (already reported).
+        var isDamaged = false
     }
 
     /// The lines of `bytes`; `\n` and `\r\n` both end a line. Each invalid UTF-8 sequence is
@@ -24,7 +26,7 @@ enum ConfigSource {
             case .scalarValue(let scalar):
                 if scalar == "\n" {
                     if current.last == "\r" { current.removeLast() }
-                    lines.append(Line(number: lineNumber, scalars: current))
+                    lines.append(Line(number: lineNumber, scalars: current, isDamaged: reportedOnLine))
                     current = []
                     lineNumber += 1
                     reportedOnLine = false
@@ -44,7 +46,7 @@ enum ConfigSource {
             }
         }
         if current.last == "\r" { current.removeLast() }
-        if !current.isEmpty { lines.append(Line(number: lineNumber, scalars: current)) }
+        if !current.isEmpty { lines.append(Line(number: lineNumber, scalars: current, isDamaged: reportedOnLine)) }
         return lines
     }
 }
