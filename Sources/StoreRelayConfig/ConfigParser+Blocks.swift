@@ -86,8 +86,7 @@ extension ConfigParser {
         case .ignored: return
         }
         guard known.contains(head.text) else {
-            let hint = Self.directives.contains(head.text) ? "; is the block's '}' missing?" : ""
-            report(.unknownOption, at: head, "unknown option '\(head.text)' in \(block.label) (expected one of: \(known.joined(separator: ", "))\(hint))")
+            report(.unknownOption, at: head, "unknown option '\(head.text)' in \(block.label) (expected one of: \(known.joined(separator: ", ")))")
             return
         }
         if head.text != "header" {

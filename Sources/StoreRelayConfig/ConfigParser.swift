@@ -4,6 +4,17 @@ import StoreRelaySupport
 /// error rather than stopping at the first. No I/O; ``GatewayConfiguration/parse(text:fileName:environment:)``
 /// drives it.
 ///
+/// The grammar is SPEC.md's "routes.conf" plus two directives of our own for the public HTTP
+/// listener, which the SPEC asks for ("idle and read timeouts") without naming:
+/// - `read-timeout DURATION` (default 10s): the longest a client may take to send one
+///   request, headers and body; a slower client gets 408.
+/// - `idle-timeout DURATION` (default 60s): how long an idle keep-alive connection is kept.
+///
+/// Directives take their arguments on one line; `app` and `destination` may end their line
+/// with `{` to open a block of options, one per line, closed by `}` alone on a line. Blocks do
+/// not nest. Single-valued directives and options may appear once; `path`, `trust-root`,
+/// `app`, `destination`, `route` and the `header` option repeat.
+///
 /// Its state is whether a block is open (and which); everything else accumulates the
 /// directives seen so far, checked against each other in ``finish()``.
 struct ConfigParser {
@@ -88,8 +99,9 @@ struct ConfigParser {
                 close(block)
                 return
             }
-            if let last = line.tokens.last, last.isSyntax("{") {
-                // Blocks do not nest: the previous block must have lost its `}`.
+            if let last = line.tokens.last, last.isSyntax("{") || startsTopLevelDirective(line, in: block) {
+                // Blocks do not nest, and a directive is not an option: the block must have
+                // lost its `}`. Say so once, then read the line as the directive it is.
                 report(.unclosedBlock, at: block.opener, "block of \(block.label) is not closed (expected '}' on its own line before line \(line.number))")
                 close(block)
                 topLevel(line)
@@ -109,6 +121,18 @@ struct ConfigParser {
             close(block)
         }
         return resolve()
+    }
+
+    /// Whether `line` begins with a top-level directive that is not an option of `block`.
+    private func startsTopLevelDirective(_ line: ConfigLine, in block: Block) -> Bool {
+        let head = line.tokens[0]
+        guard head.isPlain, Self.directives.contains(head.text) else { return false }
+        switch block.kind {
+        case .app: return !Self.appOptions.contains(head.text)
+        case .webhook: return !Self.webhookOptions.contains(head.text)
+        case .file: return !Self.fileOptions.contains(head.text)
+        case .ignored: return !(Self.appOptions + Self.webhookOptions + Self.fileOptions).contains(head.text)
+        }
     }
 
     mutating func report(_ code: ConfigError.Code, at token: ConfigToken, _ message: String) {

@@ -24,6 +24,9 @@ enum ConfigSource {
         decoding: while true {
             switch decoder.decode(&iterator) {
             case .scalarValue(let scalar):
+                if scalar == "\u{FEFF}", lineNumber == 1, current.isEmpty {
+                    continue  // a byte order mark some editors write: not part of the text
+                }
                 if scalar == "\n" {
                     if current.last == "\r" { current.removeLast() }
                     lines.append(Line(number: lineNumber, scalars: current, isDamaged: reportedOnLine))

@@ -10,14 +10,19 @@ public struct WebhookOptions: Sendable, Hashable {
         case apple
     }
 
-    /// An extra request header (`header NAME VALUE`).
-    public struct Header: Sendable, Hashable {
+    /// An extra request header (`header NAME VALUE`). Its value often is a credential, so
+    /// descriptions and mirrors show `<set>` instead.
+    public struct Header: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
         public var name: String
         public var value: String
         public init(name: String, value: String) {
             self.name = name
             self.value = value
         }
+
+        public var description: String { "\(name): <set>" }
+        public var debugDescription: String { description }
+        public var customMirror: Mirror { Mirror(self, children: ["name": name], displayStyle: .struct) }
     }
 
     /// Where to POST.

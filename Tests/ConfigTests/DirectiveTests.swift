@@ -179,5 +179,8 @@ import StoreRelaySupport
         #expect("\(c)".contains("tok-123") == false)
         #expect("\(String(reflecting: c))".contains("sec-456") == false)
         #expect(c.adminToken?.description == "<set>")
+        let h = try parsed("destination d webhook http://h/ {\n  header Authorization \"Bearer xyz\"\n}\n")
+        #expect("\(h)".contains("xyz") == false)
+        #expect(try webhook(h, "d").headers.first?.value == "Bearer xyz")
     }
 }

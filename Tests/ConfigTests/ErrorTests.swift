@@ -128,6 +128,14 @@ import Testing
         let found = errors("destination a webhook http://h/ {\n  timeout 1s\ndestination b file ./b {\n  compress gzip\n}\nroute * * * -> a, b\n")
         #expect(found.count == 1)
         #expect(found.first?.code == .unclosedBlock && found.first?.line == 1 && found.first?.column == 33)
+        // A top-level directive inside a block also means the '}' was lost: one error, and
+        // the directive is read as such (here its unknown destination is the second error).
+        let lost = errors("destination a webhook http://h/ {\n  timeout 1s\nroute * * * -> a, nope\n")
+        #expect(lost.map(\.code) == [.unclosedBlock, .unknownDestination])
+        #expect(lost.first?.message.contains("before line 3") == true)
+        #expect(lost.last?.line == 3 && lost.last?.column == 19)
+        // shared-secret is both a directive and an app option: inside an app block it is the option.
+        #expect(errors("app com.a {\n  shared-secret s\n}\n").isEmpty)
         // A quoted or substituted brace is a value, not syntax.
         expectError("app \"{\"\n", .invalidValue, line: 1, column: 5)
     }
@@ -176,6 +184,9 @@ import Testing
         // An undefined variable in a block header: the block is skipped silently.
         let second = errors("destination a webhook ${URL} {\n  nonsense here\n}\nroute * * * -> a\n")
         #expect(second.map(\.code) == [.undefinedVariable])
+        // Same for an app block: its shared-secret option is not mistaken for the directive.
+        let third = errors("app ${BUNDLE} {\n  shared-secret x\n}\n")
+        #expect(third.map(\.code) == [.undefinedVariable])
     }
 
     @Test func unreadableFile() {

@@ -79,6 +79,11 @@ import Testing
         }
     }
 
+    @Test func byteOrderMarkIsIgnored() throws {
+        let c = try parsed("\u{FEFF}listen 127.0.0.1:1\n")
+        #expect(c.listen.port == 1)
+    }
+
     @Test func columnsCountScalarsNotBytes() {
         // 'é' is two bytes in UTF-8 but one column.
         expectError("# é\ndata \"é\" x\n", .unexpectedArgument, line: 2, column: 10)
