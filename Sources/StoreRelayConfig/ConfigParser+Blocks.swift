@@ -1,0 +1,166 @@
+import StoreRelaySupport
+
+/// `app` and `destination`: their header lines, the options of their blocks, and closing.
+extension ConfigParser {
+    static let appOptions = ["apple-id", "shared-secret"]
+    static let webhookOptions = [
+        "signing-secret", "format", "include-raw", "header", "ca-file", "timeout", "concurrency",
+        "max-attempts", "backoff", "max-age",
+    ]
+    static let fileOptions = ["rotate", "compress"]
+
+    mutating func beginApp(_ head: ConfigToken, _ arguments: [ConfigToken], opener: ConfigToken?) {
+        var isValid = arity(head, arguments, 1...1, "app BUNDLE-ID { ... }")
+        var bundleId = arguments.first?.text ?? ""
+        if isValid {
+            let token = arguments[0]
+            if let first = appLines[token.text] {
+                report(.duplicate, at: token, "duplicate app '\(token.text)' (already declared at line \(first); each app may be declared once)")
+                isValid = false
+            } else if let id = value(token, "bundle id", Self.bundleId) {
+                bundleId = id
+                appLines[id] = token.line
+            } else {
+                isValid = false
+            }
+        }
+        let app = AppConfiguration(bundleId: bundleId)
+        let block = Block(kind: .app(app), name: bundleId, label: "app '\(bundleId)'", opener: opener ?? head, isValid: isValid)
+        if opener != nil { state = .block(block) } else { close(block) }
+    }
+
+    mutating func beginDestination(_ head: ConfigToken, _ arguments: [ConfigToken], opener: ConfigToken?) {
+        let syntax = "destination NAME webhook URL or destination NAME file DIRECTORY"
+        if let name = arguments.first, destinationLines[name.text] == nil { destinationLines[name.text] = name.line }
+        var isValid = arity(head, arguments, 3...3, syntax)
+        let name = arguments.first?.text ?? ""
+        var kind = Block.Kind.ignored
+        if arguments.count == 3 {
+            let (nameToken, kindToken, target) = (arguments[0], arguments[1], arguments[2])
+            if let first = destinationLines[name], first != nameToken.line {
+                report(.duplicate, at: nameToken, "duplicate destination '\(name)' (already declared at line \(first); names must be unique)")
+                isValid = false
+            } else if value(nameToken, "destination name", Self.destinationName) == nil {
+                isValid = false
+            }
+            switch kindToken.text {
+            case "webhook":
+                let url = value(target, "webhook URL", WebhookURL.parse)
+                isValid = isValid && url != nil
+                kind = .webhook(WebhookOptions(url: url ?? Self.placeholderURL))
+            case "file":
+                let directory = pathValue(target, "file queue directory")
+                isValid = isValid && directory != nil
+                kind = .file(FileQueueOptions(directory: directory ?? ""))
+            default:
+                report(.invalidValue, at: kindToken, "unknown destination kind '\(kindToken.text)' (expected webhook or file)")
+                isValid = false
+            }
+        }
+        let block = Block(kind: kind, name: name, label: "destination '\(name)'", opener: opener ?? head, isValid: isValid)
+        if opener != nil { state = .block(block) } else { close(block) }
+    }
+
+    /// Ends `block`: keeps what it declared if its header line was valid.
+    mutating func close(_ block: Block) {
+        state = .topLevel
+        guard block.isValid else { return }
+        switch block.kind {
+        case .app(let app): apps.append(app)
+        case .webhook(let options): destinations.append(DestinationConfiguration(name: block.name, kind: .webhook(options)))
+        case .file(let options): destinations.append(DestinationConfiguration(name: block.name, kind: .file(options)))
+        case .ignored: break
+        }
+    }
+
+    /// One option line inside the open block.
+    mutating func option(_ line: ConfigLine) {
+        guard case .block(var block) = state else { return }
+        let head = line.tokens[0]
+        let arguments = Array(line.tokens.dropFirst())
+        let known: [String]
+        switch block.kind {
+        case .app: known = Self.appOptions
+        case .webhook: known = Self.webhookOptions
+        case .file: known = Self.fileOptions
+        case .ignored: return
+        }
+        guard known.contains(head.text) else {
+            report(.unknownOption, at: head, "unknown option '\(head.text)' in \(block.label) (expected one of: \(known.joined(separator: ", ")))")
+            return
+        }
+        if head.text != "header" {
+            if let first = block.seenOptions[head.text] {
+                report(.duplicate, at: head, "duplicate option '\(head.text)' in \(block.label) (already given at line \(first); it may appear once)")
+                return
+            }
+            block.seenOptions[head.text] = head.line
+        }
+        switch block.kind {
+        case .app(var app):
+            appOption(head, arguments, &app)
+            block.kind = .app(app)
+        case .webhook(var options):
+            webhookOption(head, arguments, &options)
+            block.kind = .webhook(options)
+        case .file(var options):
+            fileOption(head, arguments, &options)
+            block.kind = .file(options)
+        case .ignored:
+            break
+        }
+        state = .block(block)
+    }
+
+    private mutating func appOption(_ head: ConfigToken, _ arguments: [ConfigToken], _ app: inout AppConfiguration) {
+        switch head.text {
+        case "apple-id":
+            guard arity(head, arguments, 1...1, "apple-id NUMBER") else { return }
+            if let id = value(arguments[0], "apple-id", { text throws(ConfigValueError) in try ConfigValue.integer(text, in: 1...Int.max) }) {
+                app.appleId = UInt64(id)
+            }
+        default:
+            guard arity(head, arguments, 1...1, "shared-secret SECRET") else { return }
+            app.sharedSecret = secretValue(arguments[0], "shared-secret")
+        }
+    }
+
+    private mutating func fileOption(_ head: ConfigToken, _ arguments: [ConfigToken], _ options: inout FileQueueOptions) {
+        switch head.text {
+        case "rotate":
+            guard arity(head, arguments, 2...2, "rotate SIZE DURATION") else { return }
+            if let size = value(arguments[0], "rotate size", Self.positiveSize) { options.rotateSize = size }
+            if let interval = value(arguments[1], "rotate interval", Self.positiveDuration) { options.rotateInterval = interval }
+        default:
+            guard arity(head, arguments, 1...1, "compress gzip|none") else { return }
+            if let compression = value(arguments[0], "compress", { text throws(ConfigValueError) in
+                guard let value = FileQueueOptions.Compression(rawValue: text) else { throw ConfigValueError("'\(text)' is not gzip or none") }
+                return value
+            }) {
+                options.compression = compression
+            }
+        }
+    }
+
+    /// `com.acme.journal`: letters, digits, `.` and `-` (Apple's bundle id alphabet).
+    static func bundleId(_ text: String) throws(ConfigValueError) -> String {
+        guard !text.isEmpty, text.unicodeScalars.allSatisfy({ ConfigLexer.isASCIILetter($0) || ("0"..."9").contains($0) || $0 == "." || $0 == "-" }) else {
+            throw ConfigValueError("'\(text)' is not a bundle id (expected letters, digits, '.' and '-', e.g. com.example.app)")
+        }
+        return text
+    }
+
+    /// Destination names become directory names and metric labels: keep them tame.
+    static func destinationName(_ text: String) throws(ConfigValueError) -> String {
+        guard !text.isEmpty, text.count <= 64, text != ".", text != "..",
+              text.unicodeScalars.allSatisfy({ ConfigLexer.isASCIILetter($0) || ("0"..."9").contains($0) || $0 == "." || $0 == "-" || $0 == "_" })
+        else {
+            throw ConfigValueError("'\(text)' is not a destination name (expected up to 64 letters, digits, '-', '_' and '.')")
+        }
+        return text
+    }
+
+    /// Stands in for an invalid URL so the block's options can still be checked.
+    static let placeholderURL = WebhookURL(
+        scheme: "https", host: "invalid", hostKind: .hostname, port: 443, target: "/", absoluteString: "https://invalid/")
+}

@@ -1,0 +1,158 @@
+import StoreRelaySupport
+
+/// Top-level directives: dispatch, and the ones that take no block.
+extension ConfigParser {
+    mutating func topLevel(_ line: ConfigLine) {
+        var tokens = line.tokens
+        let head = tokens[0]
+        if head.isSyntax("}") {
+            report(.strayBrace, at: head, "unexpected '}' (no block is open)")
+            return
+        }
+        var opener: ConfigToken?
+        if tokens.count > 1, let last = tokens.last, last.isSyntax("{") {
+            opener = tokens.removeLast()
+        }
+        if line.isDamaged {
+            // Follow the structure only; remember the destination name so routes naming it
+            // do not add errors of their own.
+            if head.text == "destination", tokens.count > 1, destinationLines[tokens[1].text] == nil {
+                destinationLines[tokens[1].text] = head.line
+            }
+            if let opener { state = .block(Block(kind: .ignored, label: "'\(head.text)'", opener: opener, isValid: false)) }
+            return
+        }
+        if head.isSyntax("{") {
+            report(.invalidBlock, at: head, "unexpected '{' (expected a block to open at the end of its directive's line, e.g. 'app com.example.app {')")
+            state = .block(Block(kind: .ignored, label: "'{'", opener: head, isValid: false))
+            return
+        }
+        if let brace = tokens.first(where: { $0.isSyntax("{") || $0.isSyntax("}") }) {
+            report(.invalidBlock, at: brace, "unexpected '\(brace.text)' inside a line (expected '{' at the end of a directive and '}' alone on a line)")
+            if let opener { state = .block(Block(kind: .ignored, label: "'\(head.text)'", opener: opener, isValid: false)) }
+            return
+        }
+        let arguments = Array(tokens.dropFirst())
+        switch head.text {
+        case "app":
+            beginApp(head, arguments, opener: opener)
+            return
+        case "destination":
+            beginDestination(head, arguments, opener: opener)
+            return
+        default:
+            break
+        }
+        guard Self.directives.contains(head.text) else {
+            report(.unknownDirective, at: head, "unknown directive '\(head.text)' (expected one of: \(Self.directives.joined(separator: ", ")))")
+            if let opener { state = .block(Block(kind: .ignored, label: "'\(head.text)'", opener: opener, isValid: false)) }
+            return
+        }
+        if let opener {
+            report(.invalidBlock, at: opener, "'\(head.text)' does not take a block (expected '{' only after app or destination)")
+            state = .block(Block(kind: .ignored, label: "'\(head.text)'", opener: opener, isValid: false))
+            return
+        }
+        simpleDirective(head, arguments)
+    }
+
+    /// A directive that may appear once; reports the duplicate otherwise.
+    private mutating func once(_ head: ConfigToken) -> Bool {
+        if let first = seenDirectives[head.text] {
+            report(.duplicate, at: head, "duplicate '\(head.text)' (already given at line \(first); it may appear once)")
+            return false
+        }
+        seenDirectives[head.text] = head.line
+        return true
+    }
+
+    private mutating func simpleDirective(_ head: ConfigToken, _ arguments: [ConfigToken]) {
+        switch head.text {
+        case "listen", "admin":
+            guard once(head), arity(head, arguments, 1...1, "\(head.text) HOST:PORT") else { return }
+            let address = value(arguments[0], head.text) { text throws(ConfigValueError) in try ListenAddress.parse(text) }
+            if head.text == "listen" { listen = address } else { admin = address }
+        case "path":
+            guard arity(head, arguments, 1...2, "path PATH [ENVIRONMENT]") else { return }
+            pathDirective(arguments)
+        case "tls":
+            guard once(head), arity(head, arguments, 2...2, "tls CERT-FILE KEY-FILE") else { return }
+            if let certificate = pathValue(arguments[0], "tls certificate file"), let key = pathValue(arguments[1], "tls key file") {
+                tls = TLSFiles(certificateFile: certificate, privateKeyFile: key)
+            }
+        case "admin-token":
+            guard once(head), arity(head, arguments, 1...1, "admin-token TOKEN") else { return }
+            adminToken = secretValue(arguments[0], "admin-token")
+        case "data":
+            guard once(head), arity(head, arguments, 1...1, "data DIRECTORY") else { return }
+            dataDirectory = pathValue(arguments[0], "data")
+        case "max-body":
+            guard once(head), arity(head, arguments, 1...1, "max-body SIZE") else { return }
+            maxBodySize = value(arguments[0], "max-body") { text throws(ConfigValueError) in try Self.positiveSize(text) }
+        case "read-timeout", "idle-timeout":
+            guard once(head), arity(head, arguments, 1...1, "\(head.text) DURATION") else { return }
+            let duration = value(arguments[0], head.text) { text throws(ConfigValueError) in try Self.positiveDuration(text) }
+            if head.text == "read-timeout" { readTimeout = duration } else { idleTimeout = duration }
+        case "trust-root":
+            guard arity(head, arguments, 1...1, "trust-root PEM-FILE") else { return }
+            if let file = pathValue(arguments[0], "trust-root") { trustRoots.append(file) }
+        case "environments":
+            guard once(head), arity(head, arguments, 1...Int.max, "environments ENVIRONMENT...") else { return }
+            var accepted: [AppStoreEnvironment] = []
+            for token in arguments {
+                guard let environment = value(token, "environment", ConfigValue.environment) else { continue }
+                if accepted.contains(environment) {
+                    report(.duplicate, at: token, "duplicate environment '\(token.text)' (expected each environment once)")
+                } else {
+                    accepted.append(environment)
+                }
+            }
+            environments = accepted
+        case "shared-secret":
+            guard once(head), arity(head, arguments, 1...1, "shared-secret SECRET") else { return }
+            sharedSecret = secretValue(arguments[0], "shared-secret")
+        case "route":
+            routeDirective(head, arguments)
+        default:
+            preconditionFailure("directive '\(head.text)' listed but not handled")
+        }
+    }
+
+    private mutating func pathDirective(_ arguments: [ConfigToken]) {
+        let token = arguments[0]
+        let reserved = ["/healthz", "/readyz"]
+        let parsed = value(token, "path") { text throws(ConfigValueError) -> String in
+            guard text.hasPrefix("/") else { throw ConfigValueError("'\(text)' does not start with '/' (expected a path like /appstore/notifications)") }
+            if text.contains(where: { $0 == "?" || $0 == "#" || $0 == " " || $0 == "%" }) {
+                throw ConfigValueError("'\(text)' contains '?', '#', '%' or a space (expected a plain path)")
+            }
+            if reserved.contains(text) { throw ConfigValueError("'\(text)' is reserved for health checks (expected another path)") }
+            return text
+        }
+        var environment: AppStoreEnvironment?
+        if arguments.count == 2 {
+            guard let bound = value(arguments[1], "path environment", ConfigValue.environment) else { return }
+            environment = bound
+        }
+        guard let path = parsed else { return }
+        if let first = pathLines[path] {
+            report(.duplicate, at: token, "duplicate path '\(path)' (already given at line \(first); each path may appear once)")
+            return
+        }
+        pathLines[path] = token.line
+        paths.append(NotificationPath(path: path, environment: environment))
+        if let environment { boundPaths.append((path, environment, arguments[1])) }
+    }
+
+    static func positiveSize(_ text: String) throws(ConfigValueError) -> Int {
+        let size = try ConfigValue.size(text)
+        guard size > 0 else { throw ConfigValueError("'\(text)' is zero (expected at least 1 byte)") }
+        return size
+    }
+
+    static func positiveDuration(_ text: String) throws(ConfigValueError) -> Duration {
+        let duration = try ConfigValue.duration(text)
+        guard duration > .zero else { throw ConfigValueError("'\(text)' is zero (expected a duration above zero)") }
+        return duration
+    }
+}

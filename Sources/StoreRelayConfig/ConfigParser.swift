@@ -1,0 +1,187 @@
+import StoreRelaySupport
+
+/// The routes.conf parser: a state machine fed one lexed line at a time, collecting every
+/// error rather than stopping at the first. No I/O; ``GatewayConfiguration/parse(text:fileName:environment:)``
+/// drives it.
+///
+/// The grammar is SPEC.md's "routes.conf" plus two directives of our own for the public HTTP
+/// listener, which the SPEC asks for ("idle and read timeouts") without naming:
+/// - `read-timeout DURATION` (default 10s): the longest a client may take to send one
+///   request, headers and body; a slower client gets 408.
+/// - `idle-timeout DURATION` (default 60s): how long an idle keep-alive connection is kept.
+///
+/// Directives take their arguments on one line; `app` and `destination` may end their line
+/// with `{` to open a block of options, one per line, closed by `}` alone on a line. Blocks do
+/// not nest. Single-valued directives and options may appear once; `path`, `trust-root`,
+/// `app`, `destination`, `route` and the `header` option repeat.
+///
+/// Its state is whether a block is open (and which); everything else accumulates the
+/// directives seen so far, checked against each other in ``finish()``.
+struct ConfigParser {
+    /// An open `{ ... }` block.
+    struct Block {
+        enum Kind {
+            case app(AppConfiguration)
+            case webhook(WebhookOptions)
+            case file(FileQueueOptions)
+            /// The block's header line was unusable; its options are skipped, its `}` still closes it.
+            case ignored
+        }
+        var kind: Kind
+        /// The app's bundle id or the destination's name.
+        var name = ""
+        /// What the block belongs to, for messages: `destination 'billing'`.
+        var label: String
+        /// The `{` token, where an unclosed block is reported.
+        var opener: ConfigToken
+        /// Whether the header line was valid; an invalid block is checked but not kept.
+        var isValid: Bool
+        /// Option name to the line it was first given on (single-valued options).
+        var seenOptions: [String: Int] = [:]
+    }
+
+    enum State {
+        case topLevel
+        case block(Block)
+    }
+
+    /// A comma-list item of a route line, with its position.
+    struct Item {
+        var text: String
+        var line: Int
+        var column: Int
+    }
+
+    static let directives = [
+        "listen", "path", "tls", "admin", "admin-token", "data", "max-body", "read-timeout",
+        "idle-timeout", "trust-root", "environments", "app", "shared-secret", "destination", "route",
+    ]
+
+    let file: String
+    var state = State.topLevel
+    var errors: [ConfigError] = []
+
+    // Directives seen so far; nil or empty means "not given, use the default".
+    var seenDirectives: [String: Int] = [:]
+    var listen: ListenAddress?
+    var paths: [NotificationPath] = []
+    var pathLines: [String: Int] = [:]
+    var boundPaths: [(path: String, environment: AppStoreEnvironment, token: ConfigToken)] = []
+    var tls: TLSFiles?
+    var admin: ListenAddress?
+    var adminToken: ConfigSecret?
+    var dataDirectory: String?
+    var maxBodySize: Int?
+    var readTimeout: Duration?
+    var idleTimeout: Duration?
+    var trustRoots: [String] = []
+    var environments: [AppStoreEnvironment]?
+    var apps: [AppConfiguration] = []
+    var appLines: [String: Int] = [:]
+    var sharedSecret: ConfigSecret?
+    var destinations: [DestinationConfiguration] = []
+    /// Every destination name declared, valid or not, so a broken declaration does not also
+    /// make every route naming it an error.
+    var destinationLines: [String: Int] = [:]
+    var routes: [RouteRule] = []
+    var routeDestinationItems: [[Item]] = []
+
+    init(file: String) { self.file = file }
+
+    /// Feeds one line.
+    mutating func consume(_ line: ConfigLine) {
+        guard let first = line.tokens.first else { return }
+        if case .block(let block) = state {
+            if first.isSyntax("}") {
+                if line.tokens.count > 1 {
+                    report(.unexpectedArgument, at: line.tokens[1], "unexpected '\(line.tokens[1].text)' after '}' (expected '}' alone on its line)")
+                }
+                close(block)
+                return
+            }
+            if let last = line.tokens.last, last.isSyntax("{") || startsTopLevelDirective(line, in: block) {
+                // Blocks do not nest, and a directive is not an option: the block must have
+                // lost its `}`. Say so once, then read the line as the directive it is.
+                report(.unclosedBlock, at: block.opener, "block of \(block.label) is not closed (expected '}' on its own line before line \(line.number))")
+                close(block)
+                topLevel(line)
+                return
+            }
+            if line.isDamaged { return }
+            option(line)
+            return
+        }
+        topLevel(line)
+    }
+
+    /// Ends the file: reports an unclosed block and checks directives against each other.
+    mutating func finish() -> Result<GatewayConfiguration, ConfigErrors> {
+        if case .block(let block) = state {
+            report(.unclosedBlock, at: block.opener, "block of \(block.label) is not closed (expected '}' on its own line before the end of the file)")
+            close(block)
+        }
+        return resolve()
+    }
+
+    /// Whether `line` begins with a top-level directive that is not an option of `block`.
+    private func startsTopLevelDirective(_ line: ConfigLine, in block: Block) -> Bool {
+        let head = line.tokens[0]
+        guard head.isPlain, Self.directives.contains(head.text) else { return false }
+        switch block.kind {
+        case .app: return !Self.appOptions.contains(head.text)
+        case .webhook: return !Self.webhookOptions.contains(head.text)
+        case .file: return !Self.fileOptions.contains(head.text)
+        case .ignored: return !(Self.appOptions + Self.webhookOptions + Self.fileOptions).contains(head.text)
+        }
+    }
+
+    mutating func report(_ code: ConfigError.Code, at token: ConfigToken, _ message: String) {
+        report(code, line: token.line, column: token.column, message)
+    }
+
+    mutating func report(_ code: ConfigError.Code, line: Int, column: Int, _ message: String) {
+        errors.append(ConfigError(code: code, file: file, line: line, column: column, message: message))
+    }
+
+    /// Checks the argument count of `head`; reports a missing argument where it should have
+    /// been, or the first extra one.
+    mutating func arity(_ head: ConfigToken, _ arguments: [ConfigToken], _ range: ClosedRange<Int>, _ syntax: String) -> Bool {
+        if arguments.count < range.lowerBound {
+            let end = (arguments.last ?? head).endColumn
+            report(.missingArgument, line: head.line, column: end, "incomplete '\(head.text)' (expected \(syntax))")
+            return false
+        }
+        if arguments.count > range.upperBound {
+            let extra = arguments[range.upperBound]
+            report(.unexpectedArgument, at: extra, "unexpected '\(extra.text)' (expected \(syntax); quote a value that contains spaces)")
+            return false
+        }
+        return true
+    }
+
+    /// Parses `token` with `parse`, reporting `invalid WHAT: reason` on failure.
+    mutating func value<T>(_ token: ConfigToken, _ what: String, _ parse: (String) throws(ConfigValueError) -> T) -> T? {
+        do {
+            return try parse(token.text)
+        } catch {
+            report(.invalidValue, at: token, "invalid \(what): \(error.message)")
+            return nil
+        }
+    }
+
+    /// A file or directory path argument: anything non-empty, kept as written.
+    mutating func pathValue(_ token: ConfigToken, _ what: String) -> String? {
+        value(token, what) { text throws(ConfigValueError) in
+            guard !text.isEmpty else { throw ConfigValueError("empty path (expected a file or directory)") }
+            return text
+        }
+    }
+
+    /// A secret argument: anything non-empty (an empty secret would match an empty password).
+    mutating func secretValue(_ token: ConfigToken, _ what: String) -> ConfigSecret? {
+        value(token, what) { text throws(ConfigValueError) in
+            guard !text.isEmpty else { throw ConfigValueError("empty value (expected a non-empty secret; is its variable empty?)") }
+            return ConfigSecret(text)
+        }
+    }
+}

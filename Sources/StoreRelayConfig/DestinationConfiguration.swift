@@ -1,0 +1,20 @@
+/// One downstream that routes can name.
+public struct DestinationConfiguration: Sendable, Hashable {
+    /// What the destination is and how to deliver to it.
+    public enum Kind: Sendable, Hashable {
+        /// HTTP POST to a URL, with retries.
+        case webhook(WebhookOptions)
+        /// Append to JSON-lines segments in a directory.
+        case file(FileQueueOptions)
+    }
+
+    /// The name routes use; letters, digits, `-`, `_`, `.` (safe in file names and metric labels).
+    public var name: String
+    /// The kind and its options.
+    public var kind: Kind
+
+    public init(name: String, kind: Kind) {
+        self.name = name
+        self.kind = kind
+    }
+}

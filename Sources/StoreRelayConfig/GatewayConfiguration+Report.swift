@@ -1,0 +1,71 @@
+/// The text `storerelay check` prints: the resolved configuration, every default filled in.
+///
+/// Secrets are shown as `<set>`, never their value, and so are header values (they often
+/// carry credentials) and URL queries, so the output can be pasted into a ticket or a CI log.
+extension GatewayConfiguration {
+    public func checkReport() -> String {
+        var out: [String] = ["Configuration \(sourceFile): OK", ""]
+        out.append("Listeners")
+        let tlsText = tls.map { "TLS with \($0.certificateFile) and \($0.privateKeyFile)" } ?? "plain HTTP (TLS terminated by a proxy, if any)"
+        out.append("  public  \(listen)  \(tlsText)")
+        out.append("  admin   \(admin)  token \(adminToken == nil ? "generated at start into \(dataDirectory)/admin.token" : "<set>")")
+        out.append("  max-body \(ConfigFormat.size(maxBodySize)), read-timeout \(ConfigFormat.duration(readTimeout)), idle-timeout \(ConfigFormat.duration(idleTimeout))")
+        out.append("")
+        out.append("Paths")
+        let width = paths.map(\.path.count).max() ?? 0
+        for path in paths {
+            let bound = path.environment.map { "\($0.rawValue) only" } ?? "any accepted environment"
+            out.append("  POST \(Self.pad(path.path, width))  \(bound)")
+        }
+        out.append("")
+        out.append("Accepted environments: \(environments.map(\.rawValue).joined(separator: ", "))")
+        out.append("Data directory: \(dataDirectory)")
+        out.append("Trust roots: \((["Apple Root CA - G3 (built in)"] + trustRoots).joined(separator: ", "))")
+        out.append("Primary shared secret: \(sharedSecret == nil ? "<not set>" : "<set>")")
+        out.append("")
+        out.append("Apps")
+        if apps.isEmpty { out.append("  every bundle id is accepted (no app is declared)") }
+        for app in apps {
+            let appleId = app.appleId.map { "apple-id \($0)" } ?? "apple-id not checked"
+            out.append("  \(app.bundleId)  \(appleId), shared-secret \(app.sharedSecret == nil ? "<not set>" : "<set>")")
+        }
+        out.append("")
+        out.append("Destinations")
+        if destinations.isEmpty { out.append("  none") }
+        let routed = Set(routes.destinationNames)
+        for destination in destinations {
+            let unused = routed.contains(destination.name) ? "" : "  (no route names it)"
+            switch destination.kind {
+            case .webhook(let options):
+                out.append("  \(destination.name)  webhook \(Self.redactedURL(options.url))\(unused)")
+                out.append("    signing-secret \(options.signingSecret == nil ? "<not set>" : "<set>"), format \(options.format.rawValue), include-raw \(options.includeRaw ? "yes" : "no")")
+                out.append("    timeout \(ConfigFormat.duration(options.timeout)), concurrency \(options.concurrency), max-attempts \(options.maxAttempts), backoff \(ConfigFormat.duration(options.backoffInitial)) \(ConfigFormat.duration(options.backoffMaximum)), max-age \(ConfigFormat.duration(options.maxAge))")
+                if let caFile = options.caFile { out.append("    ca-file \(caFile)") }
+                for header in options.headers { out.append("    header \(header.name) <set>") }
+            case .file(let options):
+                out.append("  \(destination.name)  file \(options.directory)\(unused)")
+                out.append("    rotate \(ConfigFormat.size(options.rotateSize)) \(ConfigFormat.duration(options.rotateInterval)), compress \(options.compression.rawValue)")
+            }
+        }
+        out.append("")
+        out.append("Routes (every matching route adds its destinations; no match: dead letter 'unrouted')")
+        if routes.rules.isEmpty { out.append("  none: every event is dead-lettered as unrouted") }
+        let rows = routes.rules.map { rule in [rule.line > 0 ? "line \(rule.line)" : ""] + rule.columnsDescription }
+        let widths = (0..<4).map { column in rows.map { $0[column].count }.max() ?? 0 }
+        for (rule, row) in zip(routes.rules, rows) {
+            let cells = zip(row, widths).map { Self.pad($0, $1) }.joined(separator: "  ")
+            out.append("  \(cells)  -> \(rule.destinations.joined(separator: ", "))")
+        }
+        return out.joined(separator: "\n") + "\n"
+    }
+
+    private static func pad(_ text: String, _ width: Int) -> String {
+        text + String(repeating: " ", count: max(0, width - text.count))
+    }
+
+    /// The URL without its query, which may carry a token.
+    private static func redactedURL(_ url: WebhookURL) -> String {
+        guard let query = url.absoluteString.firstIndex(of: "?") else { return url.absoluteString }
+        return url.absoluteString[..<query] + "?<redacted>"
+    }
+}

@@ -1,0 +1,104 @@
+import StoreRelaySupport
+
+/// The whole resolved configuration of one StoreRelay process: what routes.conf says, with
+/// every default filled in.
+///
+/// A value: parse a new one on SIGHUP and swap it in whole; nothing here changes afterwards.
+/// Relative paths are kept exactly as written; they are relative to the working directory.
+public struct GatewayConfiguration: Sendable {
+    /// Default values, in one place so documentation, parser and tests agree.
+    public enum Defaults {
+        public static let listen = ListenAddress(host: "0.0.0.0", port: 8080, kind: .ipv4)
+        public static let path = "/appstore/notifications"
+        public static let admin = ListenAddress(host: "127.0.0.1", port: 9090, kind: .ipv4)
+        public static let dataDirectory = "./data"
+        public static let maxBodySize = 1 << 20
+        public static let readTimeout: Duration = .seconds(10)
+        public static let idleTimeout: Duration = .seconds(60)
+        public static let environments: [AppStoreEnvironment] = [.production, .sandbox]
+    }
+
+    /// The file this configuration was read from, as named to the parser.
+    public var sourceFile: String
+    /// Public listener address (`listen`); default 0.0.0.0:8080.
+    public var listen: ListenAddress
+    /// POST paths of the public listener (`path`), in file order; default
+    /// `/appstore/notifications` for every accepted environment.
+    public var paths: [NotificationPath]
+    /// TLS files for the public listener (`tls`); nil: plain HTTP behind a proxy.
+    public var tls: TLSFiles?
+    /// Admin listener address (`admin`); default 127.0.0.1:9090.
+    public var admin: ListenAddress
+    /// Admin bearer token (`admin-token`); nil: generated at start into `DATA/admin.token`.
+    public var adminToken: ConfigSecret?
+    /// Directory of the journal, file queues and dead letters (`data`); default ./data.
+    public var dataDirectory: String
+    /// Largest accepted request body in bytes (`max-body`); default 1MiB.
+    public var maxBodySize: Int
+    /// Longest a client may take to send a request's headers and body (`read-timeout`);
+    /// default 10s. Slower clients get 408.
+    public var readTimeout: Duration
+    /// Longest an idle keep-alive connection is kept open (`idle-timeout`); default 60s.
+    public var idleTimeout: Duration
+    /// Extra trusted root certificate files (`trust-root`), in file order; Apple Root CA - G3
+    /// is always trusted in addition.
+    public var trustRoots: [String]
+    /// Accepted environments (`environments`), in file order; default production, sandbox.
+    public var environments: [AppStoreEnvironment]
+    /// Declared apps (`app`), in file order; empty: every bundle id is accepted.
+    public var apps: [AppConfiguration]
+    /// The primary shared secret for V1 notifications of every app (`shared-secret`).
+    public var sharedSecret: ConfigSecret?
+    /// Declared destinations, in file order.
+    public var destinations: [DestinationConfiguration]
+    /// The frozen route table.
+    public var routes: RouteTable
+
+    public init(
+        sourceFile: String = "routes.conf",
+        listen: ListenAddress = Defaults.listen,
+        paths: [NotificationPath] = [NotificationPath(path: Defaults.path)],
+        tls: TLSFiles? = nil,
+        admin: ListenAddress = Defaults.admin,
+        adminToken: ConfigSecret? = nil,
+        dataDirectory: String = Defaults.dataDirectory,
+        maxBodySize: Int = Defaults.maxBodySize,
+        readTimeout: Duration = Defaults.readTimeout,
+        idleTimeout: Duration = Defaults.idleTimeout,
+        trustRoots: [String] = [],
+        environments: [AppStoreEnvironment] = Defaults.environments,
+        apps: [AppConfiguration] = [],
+        sharedSecret: ConfigSecret? = nil,
+        destinations: [DestinationConfiguration] = [],
+        routes: RouteTable = RouteTable(rules: [])
+    ) {
+        self.sourceFile = sourceFile
+        self.listen = listen
+        self.paths = paths
+        self.tls = tls
+        self.admin = admin
+        self.adminToken = adminToken
+        self.dataDirectory = dataDirectory
+        self.maxBodySize = maxBodySize
+        self.readTimeout = readTimeout
+        self.idleTimeout = idleTimeout
+        self.trustRoots = trustRoots
+        self.environments = environments
+        self.apps = apps
+        self.sharedSecret = sharedSecret
+        self.destinations = destinations
+        self.routes = routes
+    }
+
+    /// Whether notifications of `environment` are accepted (others are quarantined).
+    public func accepts(_ environment: AppStoreEnvironment) -> Bool { environments.contains(environment) }
+
+    /// The declared app with this bundle id, if any.
+    public func app(bundleId: String) -> AppConfiguration? { apps.first { $0.bundleId == bundleId } }
+
+    /// The destination with this name, if any.
+    public func destination(named name: String) -> DestinationConfiguration? { destinations.first { $0.name == name } }
+
+    /// The configured path entry for a request path, if it is one of ours.
+    public func notificationPath(_ path: String) -> NotificationPath? { paths.first { $0.path == path } }
+}

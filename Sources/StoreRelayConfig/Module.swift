@@ -1,1 +1,0 @@
-// StoreRelayConfig: see the module's files.

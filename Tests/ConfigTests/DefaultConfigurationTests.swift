@@ -1,0 +1,51 @@
+import Foundation
+import Testing
+import StoreRelaySupport
+@testable import StoreRelayConfig
+
+/// The embedded default is the repository's routes.conf, byte for byte, and it works alone.
+@Suite struct DefaultConfigurationTests {
+    @Test func embeddedTextEqualsTopLevelRoutesConf() throws {
+        let url = packageRoot().appendingPathComponent("routes.conf")
+        let file = try Data(contentsOf: url)
+        #expect([UInt8](file) == Array(DefaultConfiguration.text.utf8))
+    }
+
+    @Test func topLevelRoutesConfLoadsCleanly() throws {
+        let path = packageRoot().appendingPathComponent("routes.conf").path
+        let c = try GatewayConfiguration.load(path: path, environment: [:])
+        #expect(c.sourceFile == path)
+        #expect(c.checkReport().hasPrefix("Configuration \(path): OK"))
+    }
+
+    @Test func defaultAcceptsEveryAppAndQueuesEverythingToFiles() throws {
+        let c = DefaultConfiguration.configuration()
+        #expect(c.listen.description == "0.0.0.0:8080")
+        #expect(c.paths == [NotificationPath(path: "/appstore/notifications")])
+        #expect(c.admin.description == "127.0.0.1:9090")
+        #expect(c.adminToken == nil)
+        #expect(c.dataDirectory == "./data")
+        #expect(c.environments == [.production, .sandbox])
+        #expect(c.apps.isEmpty)
+        #expect(c.tls == nil)
+        for destination in c.destinations {
+            guard case .file(let options) = destination.kind else {
+                Issue.record("\(destination.name) is not a file queue")
+                continue
+            }
+            #expect(options.directory.hasPrefix("./data/queues/"))
+        }
+        #expect(try fileQueue(c, "production").directory == "./data/queues/production")
+        #expect(try fileQueue(c, "sandbox").directory == "./data/queues/sandbox")
+        for environment in c.environments {
+            for type in ["TEST", "DID_RENEW", "SOME_FUTURE_TYPE"] {
+                let routed = c.routes.destinations(environment: environment, bundleId: "com.any.app", type: type, subtype: "X")
+                #expect(routed == [environment.rawValue])
+            }
+        }
+    }
+
+    @Test func defaultParsesWithoutAnyEnvironmentVariable() {
+        #expect(errors(DefaultConfiguration.text, environment: [:]).isEmpty)
+    }
+}

@@ -1,0 +1,186 @@
+import Testing
+import StoreRelaySupport
+@testable import StoreRelayConfig
+
+/// Every directive and option, and every default.
+@Suite struct DirectiveTests {
+    @Test func emptyFileGivesAllDefaults() throws {
+        let c = try parsed("# nothing but a comment\n\n")
+        #expect(c.listen.description == "0.0.0.0:8080")
+        #expect(c.admin.description == "127.0.0.1:9090")
+        #expect(c.paths == [NotificationPath(path: "/appstore/notifications", environment: nil)])
+        #expect(c.tls == nil)
+        #expect(c.adminToken == nil)
+        #expect(c.dataDirectory == "./data")
+        #expect(c.maxBodySize == 1 << 20)
+        #expect(c.readTimeout == .seconds(10))
+        #expect(c.idleTimeout == .seconds(60))
+        #expect(c.trustRoots.isEmpty)
+        #expect(c.environments == [.production, .sandbox])
+        #expect(c.apps.isEmpty)
+        #expect(c.sharedSecret == nil)
+        #expect(c.destinations.isEmpty)
+        #expect(c.routes.rules.isEmpty)
+    }
+
+    @Test func topLevelDirectives() throws {
+        let c = try parsed("""
+            listen [::1]:8443
+            path /apple/prod production
+            path /apple/sandbox sandbox
+            path /apple/any
+            tls ./certs/cert.pem /etc/key.pem
+            admin localhost:0
+            admin-token "s3cr3t token"
+            data /var/lib/storerelay
+            max-body 64KiB
+            read-timeout 2s
+            idle-timeout 5m
+            trust-root ./dev-ca/root.pem
+            trust-root extra.pem
+            environments sandbox xcode localtesting production
+            shared-secret primary
+            """)
+        #expect(c.listen == ListenAddress(host: "::1", port: 8443, kind: .ipv6))
+        #expect(c.listen.description == "[::1]:8443")
+        #expect(c.paths == [
+            NotificationPath(path: "/apple/prod", environment: .production),
+            NotificationPath(path: "/apple/sandbox", environment: .sandbox),
+            NotificationPath(path: "/apple/any", environment: nil),
+        ])
+        #expect(c.tls == TLSFiles(certificateFile: "./certs/cert.pem", privateKeyFile: "/etc/key.pem"))
+        #expect(c.admin == ListenAddress(host: "localhost", port: 0, kind: .hostname))
+        #expect(c.adminToken?.value == "s3cr3t token")
+        #expect(c.dataDirectory == "/var/lib/storerelay")
+        #expect(c.maxBodySize == 65536)
+        #expect(c.readTimeout == .seconds(2))
+        #expect(c.idleTimeout == .seconds(300))
+        #expect(c.trustRoots == ["./dev-ca/root.pem", "extra.pem"])
+        #expect(c.environments == [.sandbox, .xcode, .localtesting, .production])
+        #expect(c.sharedSecret?.value == "primary")
+        #expect(c.notificationPath("/apple/sandbox")?.environment == .sandbox)
+        #expect(c.accepts(.xcode))
+    }
+
+    @Test func appBlocks() throws {
+        let c = try parsed("""
+            app com.acme.journal {
+                apple-id 1234567890
+                shared-secret journal-secret
+            }
+            app com.acme.other
+            app com.acme.third {
+            }
+            """)
+        #expect(c.apps.map(\.bundleId) == ["com.acme.journal", "com.acme.other", "com.acme.third"])
+        #expect(c.app(bundleId: "com.acme.journal")?.appleId == 1234567890)
+        #expect(c.app(bundleId: "com.acme.journal")?.sharedSecret?.value == "journal-secret")
+        #expect(c.app(bundleId: "com.acme.other")?.appleId == nil)
+        #expect(c.app(bundleId: "com.acme.missing") == nil)
+    }
+
+    @Test func webhookDefaults() throws {
+        let c = try parsed("destination hook webhook http://10.0.0.5:8081/in?x=1\nroute * * * -> hook\n")
+        let o = try webhook(c, "hook")
+        #expect(o.url.scheme == "http" && o.url.host == "10.0.0.5" && o.url.port == 8081 && o.url.target == "/in?x=1")
+        #expect(!o.url.usesTLS)
+        #expect(o.url.hostHeader == "10.0.0.5:8081")
+        #expect(o.signingSecret == nil && o.signingKey == nil)
+        #expect(o.format == .normalized)
+        #expect(o.includeRaw == false)
+        #expect(o.headers.isEmpty)
+        #expect(o.caFile == nil)
+        #expect(o.timeout == .seconds(10))
+        #expect(o.concurrency == 4)
+        #expect(o.maxAttempts == 12)
+        #expect(o.backoffInitial == .seconds(1) && o.backoffMaximum == .seconds(3600))
+        #expect(o.maxAge == .seconds(72 * 3600))
+    }
+
+    @Test func webhookOptions() throws {
+        let c = try parsed("""
+            destination billing webhook https://billing.internal/appstore {
+                signing-secret whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
+                format apple
+                include-raw yes
+                header X-Team billing
+                header Authorization "Bearer abc def"
+                ca-file ./internal-ca.pem
+                timeout 2500ms
+                concurrency 8
+                max-attempts 3
+                backoff 500ms 2m
+                max-age 1d
+            }
+            """)
+        let o = try webhook(c, "billing")
+        #expect(o.url.usesTLS && o.url.port == 443 && o.url.host == "billing.internal" && o.url.target == "/appstore")
+        #expect(o.url.hostHeader == "billing.internal")
+        #expect(o.signingSecret?.value == "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw")
+        #expect(o.signingKey?.count == 24)
+        #expect(o.format == .apple)
+        #expect(o.includeRaw)
+        #expect(o.headers == [.init(name: "X-Team", value: "billing"), .init(name: "Authorization", value: "Bearer abc def")])
+        #expect(o.caFile == "./internal-ca.pem")
+        #expect(o.timeout == .milliseconds(2500))
+        #expect(o.concurrency == 8)
+        #expect(o.maxAttempts == 3)
+        #expect(o.backoffInitial == .milliseconds(500) && o.backoffMaximum == .seconds(120))
+        #expect(o.maxAge == .seconds(86400))
+    }
+
+    @Test func fileQueueOptionsAndDefaults() throws {
+        let c = try parsed("""
+            destination ledger file ./data/queues/ledger {
+                rotate 1GiB 30m
+                compress gzip
+            }
+            destination plain file queues/plain
+            """)
+        let ledger = try fileQueue(c, "ledger")
+        #expect(ledger.directory == "./data/queues/ledger")
+        #expect(ledger.rotateSize == 1 << 30 && ledger.rotateInterval == .seconds(1800))
+        #expect(ledger.compression == .gzip)
+        let plain = try fileQueue(c, "plain")
+        #expect(plain.directory == "queues/plain")
+        #expect(plain.rotateSize == 64 << 20 && plain.rotateInterval == .seconds(3600))
+        #expect(plain.compression == .none)
+        #expect(c.destinations.map(\.name) == ["ledger", "plain"])
+    }
+
+    @Test func routeLines() throws {
+        let c = try parsed("""
+            destination a file ./a
+            destination b file ./b
+            route production com.x.y * -> a, b
+            route production,sandbox * REFUND, REVOKE -> b
+            route * com.x.y,com.x.z DID_RENEW/BILLING_RECOVERY,SUBSCRIBED/* -> a ,b
+            """)
+        let rules = c.routes.rules
+        #expect(rules.count == 3)
+        #expect(rules[0] == RouteRule(environments: [.production], bundleIds: ["com.x.y"], types: nil, destinations: ["a", "b"], line: 3))
+        #expect(rules[1].environments == [.production, .sandbox])
+        #expect(rules[1].bundleIds == nil)
+        #expect(rules[1].types == [.init(type: "REFUND"), .init(type: "REVOKE")])
+        #expect(rules[1].destinations == ["b"])
+        #expect(rules[2].environments == nil)
+        #expect(rules[2].bundleIds == ["com.x.y", "com.x.z"])
+        #expect(rules[2].types == [.init(type: "DID_RENEW", subtype: "BILLING_RECOVERY"), .init(type: "SUBSCRIBED", subtype: nil)])
+        #expect(rules[2].destinations == ["a", "b"])
+    }
+
+    @Test func routesMayNameDestinationsDeclaredLater() throws {
+        let c = try parsed("route * * * -> late\ndestination late file ./late\n")
+        #expect(c.routes.destinations(environment: .sandbox, bundleId: "x", type: "TEST", subtype: nil) == ["late"])
+    }
+
+    @Test func secretsAreRedactedInDescriptions() throws {
+        let c = try parsed("admin-token tok-123\nshared-secret sec-456\n")
+        #expect("\(c)".contains("tok-123") == false)
+        #expect("\(String(reflecting: c))".contains("sec-456") == false)
+        #expect(c.adminToken?.description == "<set>")
+        let h = try parsed("destination d webhook http://h/ {\n  header Authorization \"Bearer xyz\"\n}\n")
+        #expect("\(h)".contains("xyz") == false)
+        #expect(try webhook(h, "d").headers.first?.value == "Bearer xyz")
+    }
+}
