@@ -100,11 +100,10 @@ public struct HTTPRequestParser: Sendable {
             case .head:
                 skipLeadingEmptyLines()
                 if leadingBytes >= limits.maxHeaderBytes { throw Self.headersTooLarge() }
-                guard let end = try scan(from: readIndex, untilBlankLine: true) else {
-                    if leadingBytes + buffer.count - readIndex >= limits.maxHeaderBytes { throw Self.headersTooLarge() }
-                    return nil
-                }
-                guard leadingBytes + end - readIndex <= limits.maxHeaderBytes else { throw Self.headersTooLarge() }
+                guard let end = try scan(
+                    from: readIndex, untilBlankLine: true, within: limits.maxHeaderBytes - leadingBytes,
+                    orThrow: Self.headersTooLarge()
+                ) else { return nil }
                 let head = try Self.parseHead(buffer[readIndex..<(end - 4)], limits: limits)
                 consume(upTo: end)
                 leadingBytes = 0
@@ -127,11 +126,9 @@ public struct HTTPRequestParser: Sendable {
                 }
                 return .request(complete())
             case .chunkLine:
-                guard let end = try scan(from: readIndex, untilBlankLine: false) else {
-                    if buffer.count - readIndex >= Self.maxChunkLineBytes { throw Self.chunkLineTooLong() }
-                    return nil
-                }
-                guard end - readIndex <= Self.maxChunkLineBytes else { throw Self.chunkLineTooLong() }
+                guard let end = try scan(
+                    from: readIndex, untilBlankLine: false, within: Self.maxChunkLineBytes, orThrow: Self.chunkLineTooLong()
+                ) else { return nil }
                 let size = try Self.parseChunkLine(buffer[readIndex..<(end - 2)])
                 consume(upTo: end)
                 if size == 0 {
@@ -160,11 +157,9 @@ public struct HTTPRequestParser: Sendable {
                 consume(upTo: readIndex + 2)
                 state = .chunkLine
             case .trailers:
-                guard let end = try scan(from: readIndex, untilBlankLine: true) else {
-                    if buffer.count - readIndex >= limits.maxHeaderBytes { throw Self.headersTooLarge() }
-                    return nil
-                }
-                guard end - readIndex <= limits.maxHeaderBytes else { throw Self.headersTooLarge() }
+                guard let end = try scan(
+                    from: readIndex, untilBlankLine: true, within: limits.maxHeaderBytes, orThrow: Self.headersTooLarge()
+                ) else { return nil }
                 if end - readIndex > 2 {
                     pending!.trailers = try Self.parseFields(buffer[readIndex..<(end - 4)])
                 }
@@ -187,12 +182,17 @@ public struct HTTPRequestParser: Sendable {
     /// Finds the end of a line (or of a section ending in an empty line) starting at `start`,
     /// and returns the index just past its final LF. Every LF must follow a CR and every CR
     /// must precede an LF: a bare one is an error (RFC 9112 §2.2 allows lenience; we don't).
-    private mutating func scan(from start: Int, untilBlankLine: Bool) throws(HTTPParseError) -> Int? {
+    /// Only `within` bytes are examined, and `tooLong` is thrown when they hold no end: so the
+    /// outcome never depends on how far the peer's bytes happened to run past the limit.
+    private mutating func scan(
+        from start: Int, untilBlankLine: Bool, within: Int, orThrow tooLong: @autoclosure () -> HTTPParseError
+    ) throws(HTTPParseError) -> Int? {
+        let bound = min(buffer.count, start + within)
         var index = max(scanIndex, start)
-        while index < buffer.count {
+        while index < bound {
             let byte = buffer[index]
             if byte == HTTPSyntax.cr {
-                guard index + 1 < buffer.count else { break }
+                guard index + 1 < bound else { break }
                 guard buffer[index + 1] == HTTPSyntax.lf else { throw Self.missingCRLF() }
             } else if byte == HTTPSyntax.lf {
                 guard index > start, buffer[index - 1] == HTTPSyntax.cr else { throw Self.missingCRLF() }
@@ -204,6 +204,7 @@ public struct HTTPRequestParser: Sendable {
             index += 1
         }
         scanIndex = index
+        if buffer.count >= start + within { throw tooLong() }
         return nil
     }
 
