@@ -1,0 +1,55 @@
+import Dispatch
+
+/// The read, idle, write and linger deadlines, all served by one timer per connection.
+extension HTTPConnection {
+    /// Schedules the timer for the earliest deadline that applies in the current state.
+    func refreshTimer() {
+        guard phase != .closed else { return }
+        timer?.schedule(deadline: nextDeadline() ?? .distantFuture)
+    }
+
+    private var isIdle: Bool {
+        acceptingRequests && nextAnswerSequence == nextRequestSequence && !parser.hasPartialRequest
+            && outputOffset == output.count
+    }
+
+    private func nextDeadline() -> DispatchTime? {
+        if phase == .lingering { return lingerDeadline }
+        var deadlines: [DispatchTime] = []
+        if let started = requestStartedAt, acceptingRequests {
+            deadlines.append(started.advanced(by: configuration.readTimeout))
+        }
+        if outputOffset < output.count {
+            deadlines.append(lastWriteProgress.advanced(by: configuration.writeTimeout))
+        }
+        if isIdle {
+            deadlines.append(idleSince.advanced(by: configuration.idleTimeout))
+        }
+        return deadlines.min()
+    }
+
+    func handleTimer() {
+        dispatchPrecondition(condition: .onQueue(queue))
+        let now = DispatchTime.now()
+        switch phase {
+        case .closed:
+            return
+        case .lingering:
+            if now >= lingerDeadline { return closeNow() }
+        case .open:
+            if outputOffset < output.count && now >= lastWriteProgress.advanced(by: configuration.writeTimeout) {
+                logger.debug("write timeout", [("http.peer", remoteAddress)])
+                return closeNow()
+            }
+            if let started = requestStartedAt, acceptingRequests, now >= started.advanced(by: configuration.readTimeout) {
+                logger.debug("read timeout", [("http.peer", remoteAddress)])
+                answerAndClose(.error(.timeout))
+                return
+            }
+            if isIdle && now >= idleSince.advanced(by: configuration.idleTimeout) {
+                return closeNow()
+            }
+        }
+        refreshTimer()
+    }
+}

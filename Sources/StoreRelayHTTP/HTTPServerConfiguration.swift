@@ -1,0 +1,81 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Everything an `HTTPServer` can be tuned with. Every field has a production default;
+/// tests inject short timeouts and small limits.
+public struct HTTPServerConfiguration: Sendable {
+    /// `host:port` to listen on: `0.0.0.0:8080`, `127.0.0.1:0`, `[::1]:0`, `[::]:443`,
+    /// `localhost:8080`. Port 0 picks a free port; `HTTPServer.start()` returns the real one.
+    public var address: String = "0.0.0.0:8080"
+
+    /// Pending-connection queue length passed to `listen(2)` (the kernel caps it at somaxconn).
+    public var backlog: Int32 = 511
+
+    /// Request line plus header section limit; over it the answer is 431.
+    public var maxHeaderBytes: Int = 16 * 1024
+
+    /// Request body limit (the SPEC's `max-body`); over it the answer is 413, sent before any
+    /// body byte is read when `Content-Length` announces it.
+    public var maxBodyBytes: Int = 1024 * 1024
+
+    /// Time allowed from a request's first byte to its last; then 408 and close. This is what
+    /// stops a client trickling one byte per second from holding a connection forever.
+    public var readTimeout: Duration = .seconds(30)
+
+    /// How long a keep-alive connection may sit with no request in progress before it is
+    /// closed quietly.
+    public var idleTimeout: Duration = .seconds(60)
+
+    /// How long pending output may make no progress (a peer that stopped reading) before the
+    /// connection is dropped.
+    public var writeTimeout: Duration = .seconds(30)
+
+    /// After an error response the server half-closes and keeps discarding input this long
+    /// before closing, so the peer reads the response instead of a TCP reset.
+    public var lingerTimeout: Duration = .seconds(2)
+
+    /// Open connections allowed at once. At the cap the server stops accepting (new
+    /// connections wait in the kernel backlog) until one closes: a waiting client is served
+    /// late instead of refused, and nothing is spent on connections we cannot serve.
+    public var maxConnections: Int = 1024
+
+    /// Requests read ahead of their answers on one connection (pipelining); reading pauses
+    /// at this depth until answers go out.
+    public var maxPipelinedRequests: Int = 16
+
+    /// Output bytes queued on one connection above which reading pauses (backpressure).
+    public var maxPendingOutputBytes: Int = 1024 * 1024
+
+    /// How long accepting pauses after `accept` fails for lack of file descriptors
+    /// (EMFILE/ENFILE), instead of spinning on a listening socket that stays readable.
+    public var acceptBackoff: Duration = .milliseconds(100)
+
+    /// How long `shutdown` waits for requests in flight before closing connections anyway.
+    public var shutdownTimeout: Duration = .seconds(10)
+
+    /// Serial queues shared by all connections; each connection gets its own serial queue
+    /// targeting one of these, so the thread count stays bounded by this number.
+    public var queueCount: Int = max(1, min(4, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))))
+
+    public init() {}
+
+    public init(address: String) {
+        self.address = address
+    }
+
+    var parserLimits: HTTPRequestParser.Limits {
+        HTTPRequestParser.Limits(maxHeaderBytes: maxHeaderBytes, maxBodyBytes: maxBodyBytes)
+    }
+}
+
+extension Duration {
+    /// Whole nanoseconds, clamped at zero, for `DispatchTime` arithmetic.
+    var nanoseconds: UInt64 {
+        let (seconds, attoseconds) = components
+        guard seconds >= 0, attoseconds >= 0 || seconds > 0 else { return 0 }
+        return UInt64(seconds) * 1_000_000_000 + UInt64(max(0, attoseconds) / 1_000_000_000)
+    }
+}

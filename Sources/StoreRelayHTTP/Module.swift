@@ -1,1 +1,0 @@
-// StoreRelayHTTP: see the module's files.
