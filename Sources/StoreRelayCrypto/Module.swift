@@ -1,1 +1,0 @@
-// StoreRelayCrypto: see the module's files.
