@@ -1,0 +1,49 @@
+/// A JSON object that keeps its members in document order.
+///
+/// Lookups scan the members: App Store objects have a few dozen keys at most, where a linear
+/// scan beats hashing every key on parse. A duplicate key is kept once, with its last value,
+/// as most JSON readers do.
+public struct JSONObject: Sendable, Hashable, Sequence {
+    public typealias Member = (key: String, value: JSONValue)
+
+    public private(set) var members: [Member]
+
+    public init() { members = [] }
+
+    public init(_ members: [Member]) {
+        self.members = []
+        self.members.reserveCapacity(members.count)
+        for member in members { self[member.key] = member.value }
+    }
+
+    public var count: Int { members.count }
+    public var isEmpty: Bool { members.isEmpty }
+    public var keys: [String] { members.map(\.key) }
+
+    /// The value of `key`; setting nil removes the member, setting a new key appends it.
+    public subscript(key: String) -> JSONValue? {
+        get { members.first(where: { $0.key == key })?.value }
+        set {
+            if let index = members.firstIndex(where: { $0.key == key }) {
+                if let newValue { members[index].value = newValue } else { members.remove(at: index) }
+            } else if let newValue {
+                members.append((key, newValue))
+            }
+        }
+    }
+
+    public func makeIterator() -> IndexingIterator<[Member]> { members.makeIterator() }
+
+    public static func == (lhs: JSONObject, rhs: JSONObject) -> Bool {
+        lhs.members.count == rhs.members.count
+            && zip(lhs.members, rhs.members).allSatisfy { $0.key == $1.key && $0.value == $1.value }
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(members.count)
+        for member in members {
+            hasher.combine(member.key)
+            hasher.combine(member.value)
+        }
+    }
+}

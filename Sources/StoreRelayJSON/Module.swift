@@ -1,1 +1,0 @@
-// StoreRelayJSON: see the module's files.

@@ -1,0 +1,135 @@
+import Testing
+@testable import StoreRelayJSON
+
+@Suite("JSON parser")
+struct JSONParserTests {
+    @Test func parsesEveryKindOfValue() throws {
+        let value = try JSONValue.parse(#" {"a": [1, -2.5e3, true, false, null, "x"], "b": {}} "#)
+        #expect(value["a"] == [1, .number(JSONNumber(text: "-2.5e3")!), true, false, nil, "x"])
+        #expect(value["b"] == .object(JSONObject()))
+        #expect(value["missing"] == nil)
+    }
+
+    @Test func keepsMemberOrderAndNumberText() throws {
+        let text = #"{"z":1697679936711.0747,"a":1E400,"m":-0,"big":12345678901234567890}"#
+        let value = try JSONValue.parse(text)
+        #expect(value.objectValue?.keys == ["z", "a", "m", "big"])
+        #expect(value.serialized() == text)
+        #expect(value["z"]?.doubleValue == 1697679936711.0747)
+        #expect(value["big"]?.int64Value == nil)
+    }
+
+    @Test func integralAccessors() throws {
+        #expect(try JSONValue.parse("42").int64Value == 42)
+        #expect(try JSONValue.parse("4.0").int64Value == 4)
+        #expect(try JSONValue.parse("4e2").int64Value == 400)
+        #expect(try JSONValue.parse("4.5").int64Value == nil)
+        #expect(try JSONValue.parse("-9223372036854775808").int64Value == Int64.min)
+    }
+
+    @Test func decodesEscapes() throws {
+        let value = try JSONValue.parse(#""a\"b\\c\/d\b\f\n\r\t\u00e9\ud83d\ude00""#)
+        #expect(value.stringValue == "a\"b\\c/d\u{08}\u{0C}\n\r\té😀")
+    }
+
+    @Test func roundTripsStringsThatNeedEscaping() throws {
+        let original = JSONValue.string("quote\" backslash\\ nl\n tab\t nul\u{0} ctl\u{1F} é 😀 \u{2028}\u{2029} </script>")
+        let text = original.serialized()
+        #expect(!text.contains("\n"))
+        #expect(text.contains("\\u2028") && text.contains("\\u2029"))
+        #expect(try JSONValue.parse(text) == original)
+    }
+
+    @Test func duplicateKeysKeepTheLastValueOnce() throws {
+        let value = try JSONValue.parse(#"{"a":1,"b":2,"a":3}"#)
+        #expect(value.objectValue?.keys == ["a", "b"])
+        #expect(value["a"]?.int64Value == 3)
+    }
+
+    @Test(arguments: [
+        "", " ", "{", "}", "[1,]", "{\"a\":1,}", "{a:1}", "{'a':1}", "01", "-", "1.", ".5", "1e", "+1",
+        "NaN", "Infinity", "tru", "nul", "\"abc", "\"\\x\"", "\"\\u12\"", "\"\\ud800\"", "\"\\udc00\"",
+        "\"\\ud800\\u0041\"", "\"a\u{01}b\"", "[1 2]", "{\"a\" 1}", "1 2", "[", "// c\n1", "[1]x",
+    ])
+    func rejectsInvalidDocuments(_ text: String) {
+        #expect(throws: JSONError.self) { try JSONValue.parse(text) }
+    }
+
+    @Test func rejectsInvalidUTF8() {
+        #expect(throws: JSONError.self) { try JSONValue.parse([0x22, 0xC3, 0x28, 0x22]) }
+        #expect(throws: JSONError.self) { try JSONValue.parse([0x22, 0xFF, 0x22]) }
+        #expect(throws: JSONError.self) { try JSONValue.parse([0x22, 0xED, 0xA0, 0x80, 0x22]) }
+    }
+
+    @Test func capsNesting() throws {
+        let deep = String(repeating: "[", count: 65) + String(repeating: "]", count: 65)
+        #expect(throws: JSONError.self) { try JSONValue.parse(deep) }
+        let fine = String(repeating: "[", count: 64) + String(repeating: "]", count: 64)
+        _ = try JSONValue.parse(fine)
+        let hostile = String(repeating: "{\"a\":", count: 100_000)
+        #expect(throws: JSONError.self) { try JSONValue.parse(hostile) }
+    }
+
+    @Test func errorsCarryTheirOffset() {
+        do {
+            _ = try JSONValue.parse(#"{"a":1,"b":x}"#)
+            Issue.record("expected an error")
+        } catch {
+            #expect(error.offset == 11)
+        }
+    }
+
+    @Test func numberValidation() {
+        #expect(JSONNumber(text: "12.5e-3") != nil)
+        #expect(JSONNumber(text: "12.") == nil)
+        #expect(JSONNumber(Double.nan).text == "0")
+        #expect(JSONNumber(3.0).text == "3")
+        #expect(JSONNumber(1.5).text == "1.5")
+    }
+
+    @Test func objectEditing() {
+        var object = JSONObject()
+        object["a"] = 1
+        object["b"] = 2
+        object["a"] = 3
+        object["b"] = nil
+        #expect(JSONValue.object(object).serialized() == #"{"a":3}"#)
+    }
+
+    /// Seeded mutations of valid documents: the parser must never crash, and whatever it
+    /// accepts must serialize to text that parses back to the same value.
+    @Test func mutationFuzz() throws {
+        let seeds = [
+            #"{"signedPayload":"eyJhbGciOiJFUzI1NiJ9.e30.sig","n":[1,2.5,-3e2,true,null],"s":"\u00e9\n"}"#,
+            #"{"notification_type":"DID_RECOVER","unified_receipt":{"latest_receipt_info":[{"a":"1"}]}}"#,
+        ].map { Array($0.utf8) }
+        var rng = SeededGenerator(seed: 0x5EED)
+        for _ in 0..<20_000 {
+            var bytes = seeds[Int(rng.next() % UInt64(seeds.count))]
+            for _ in 0..<(1 + Int(rng.next() % 4)) {
+                let position = Int(rng.next() % UInt64(bytes.count + 1))
+                switch rng.next() % 3 {
+                case 0 where position < bytes.count: bytes[position] = UInt8(truncatingIfNeeded: rng.next())
+                case 1: bytes.insert(UInt8(truncatingIfNeeded: rng.next()), at: position)
+                default: if position < bytes.count { bytes.remove(at: position) }
+                }
+            }
+            if let value = try? JSONValue.parse(bytes) {
+                #expect(try JSONValue.parse(value.serializedBytes()) == value)
+            }
+        }
+    }
+}
+
+/// SplitMix64: a tiny deterministic generator so fuzz runs are repeatable.
+struct SeededGenerator: RandomNumberGenerator {
+    private var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
