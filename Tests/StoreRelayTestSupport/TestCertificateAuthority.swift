@@ -33,6 +33,12 @@ public final class TestCertificateAuthority: Sendable {
         public var x5c: [String] { certificatesDER.map { Base64.encode($0) } }
         /// The private key of the leaf, as a PEM file path.
         public let leafKeyPath: String
+
+        /// A chain from any certificates and key (for example Apple's own test CA files).
+        public init(certificatesDER: [[UInt8]], leafKeyPath: String) {
+            self.certificatesDER = certificatesDER
+            self.leafKeyPath = leafKeyPath
+        }
     }
 
     public let directory: String
@@ -63,7 +69,7 @@ public final class TestCertificateAuthority: Sendable {
         try tool.issue("intermediate-no-oid", key: "intermediate", subject: "/CN=StoreRelay Test Intermediate Without OID", by: "root", ext: "intermediate-no-oid.ext")
         try tool.issue("leaf", key: "leaf", subject: "/CN=StoreRelay Test Leaf", by: "intermediate", ext: "leaf.ext")
         try tool.issue("leaf-no-oid", key: "leaf", subject: "/CN=StoreRelay Test Leaf Without OID", by: "intermediate", ext: "leaf-no-oid.ext")
-        try tool.issue("leaf-under-no-oid", key: "leaf", subject: "/CN=StoreRelay Test Leaf", by: "intermediate-no-oid", ext: "leaf.ext")
+        try tool.issue("leaf-under-no-oid", key: "leaf", subject: "/CN=StoreRelay Test Leaf", by: "intermediate-no-oid", issuerKey: "intermediate", ext: "leaf.ext")
         try tool.issue("other-intermediate", key: "other-intermediate", subject: "/CN=Unknown Test Intermediate", by: "other-root", ext: "intermediate.ext")
         try tool.issue("other-leaf", key: "other-leaf", subject: "/CN=Unknown Test Leaf", by: "other-intermediate", ext: "leaf.ext")
         try tool.issueExpired("leaf-expired", key: "leaf", subject: "/CN=StoreRelay Expired Test Leaf", by: "intermediate", ext: "leaf.ext")
@@ -91,7 +97,11 @@ public final class TestCertificateAuthority: Sendable {
     /// `openssl dgst -sha256 -sign`. `header` replaces the default
     /// `{"alg":"ES256","x5c":[...]}` when given (JSON text).
     public func signJWS(payload: String, variant: Variant = .valid, header: String? = nil) throws -> String {
-        let chain = chain(variant)
+        try Self.signJWS(payload: payload, chain: chain(variant), header: header)
+    }
+
+    /// Signs `payload` with `chain`'s leaf key; the default header carries `chain.x5c`.
+    public static func signJWS(payload: String, chain: Chain, header: String? = nil) throws -> String {
         let headerText = header ?? "{\"alg\":\"ES256\",\"x5c\":[" + chain.x5c.map { "\"\($0)\"" }.joined(separator: ",") + "]}"
         let signingInput = Base64.urlEncode(Array(headerText.utf8)) + "." + Base64.urlEncode(Array(payload.utf8))
         let der = try Subprocess.run("openssl", ["dgst", "-sha256", "-sign", chain.leafKeyPath], input: Array(signingInput.utf8)).standardOutput
@@ -155,9 +165,10 @@ private struct Tool {
         try openssl(["req", "-new", "-key", "\(key).key", "-subj", subject, "-out", "\(name).csr"])
     }
 
-    func issue(_ name: String, key: String, subject: String, by issuer: String, ext: String) throws {
+    /// Issues `name` for `key`; the issuer's key file is `issuerKey` (its name by default).
+    func issue(_ name: String, key: String, subject: String, by issuer: String, issuerKey: String? = nil, ext: String) throws {
         try csr(name, key: key, subject: subject)
-        try openssl(["x509", "-req", "-in", "\(name).csr", "-CA", "\(issuer).pem", "-CAkey", "\(issuer).key",
+        try openssl(["x509", "-req", "-in", "\(name).csr", "-CA", "\(issuer).pem", "-CAkey", "\(issuerKey ?? issuer).key",
                      "-set_serial", String(UInt32.random(in: 1...UInt32.max)), "-days", "1825", "-sha256",
                      "-extfile", ext, "-out", "\(name).pem"])
     }
