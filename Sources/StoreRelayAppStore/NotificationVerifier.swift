@@ -25,6 +25,13 @@ public final class NotificationVerifier: Sendable {
     public func verify(signedPayload: String) throws(VerificationError) -> VerifiedNotification {
         let outer = try DecodedJWS(compact: signedPayload)
         let payload = outer.payload
+        // The signature is checked before the payload is interpreted, so only data proven to be
+        // Apple's can be called "not a notification". The one thing read first is the
+        // environment, and it can only lower the bar for environments an operator opted into.
+        let claimed = try? NotificationSubject.read(payload)
+        let skip = claimed.map { signedData.configuration.effectiveUnverifiedEnvironments.contains($0.environment) } ?? false
+        let verified = try signedData.verify(outer, skippingSignature: skip)
+
         guard let type = payload["notificationType"]?.stringValue, !type.isEmpty else {
             throw .malformed(.notNotification, "the payload has no notificationType, so it is not a notification")
         }
@@ -32,10 +39,6 @@ public final class NotificationVerifier: Sendable {
             throw .malformed(.notNotification, "the payload has no notificationUUID, so it is not a notification")
         }
         let subject = try NotificationSubject.read(payload)
-        // The environment is read before the signature is checked, but it only ever lowers
-        // the bar for environments an operator opted into; everything else is verified.
-        let skip = signedData.configuration.effectiveUnverifiedEnvironments.contains(subject.environment)
-        let verified = try signedData.verify(outer, skippingSignature: skip)
 
         let data = payload["data"]?.objectValue
         let transaction = try nested("signedTransactionInfo", in: data, "data", subject, skip)
