@@ -2,6 +2,7 @@
 #include "CStoreRelayShims.h"
 #include <sys/socket.h>
 #include <fcntl.h>
+#include <openssl/crypto.h>
 
 int storerelay_accept4_nonblocking(int fd, struct sockaddr *addr, socklen_t *len) {
 #ifdef __linux__
@@ -14,4 +15,8 @@ int storerelay_accept4_nonblocking(int fd, struct sockaddr *addr, socklen_t *len
     }
     return client;
 #endif
+}
+
+void storerelay_openssl_free(void *ptr) {
+    OPENSSL_free(ptr);
 }

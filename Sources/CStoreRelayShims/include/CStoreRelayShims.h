@@ -10,4 +10,9 @@
 /// non-blocking, close-on-exec sockets in one call.
 int storerelay_accept4_nonblocking(int fd, struct sockaddr *addr, socklen_t *len);
 
+/// `OPENSSL_free` is a function-like macro (it passes __FILE__/__LINE__ to `CRYPTO_free`), so
+/// Swift cannot call it; buffers OpenSSL allocates for us (`BN_bn2hex`, `i2d_*` with a NULL
+/// output) must still be released through OpenSSL's allocator.
+void storerelay_openssl_free(void *ptr);
+
 #endif

@@ -1,0 +1,75 @@
+public import StoreRelayJSON
+public import StoreRelaySupport
+
+/// A JWS in compact serialization (RFC 7515 §7.1), split and decoded but not yet trusted.
+///
+/// Decoding does no cryptography, so everything it rejects is `.malformed`. The header and
+/// payload must be JSON objects; the signature is kept as raw bytes for `SignedDataVerifier`.
+public struct DecodedJWS: Sendable {
+    /// The protected header (`alg`, `x5c`, ...).
+    public let header: JSONObject
+    /// The decoded payload.
+    public let payload: JSONObject
+    /// `BASE64URL(header) '.' BASE64URL(payload)`: the bytes the signature covers.
+    let signingInput: [UInt8]
+    /// The third segment, decoded: raw `R‖S` for ES256.
+    let signature: [UInt8]
+
+    /// A compact JWS is far smaller than this; the cap bounds the work a hostile input causes.
+    static let maximumLength = 1 << 20
+
+    public init(compact text: String) throws(VerificationError) {
+        let bytes = Array(text.utf8)
+        guard bytes.count <= DecodedJWS.maximumLength else {
+            throw .malformed(.notJWS, "the JWS is longer than \(DecodedJWS.maximumLength) bytes")
+        }
+        let segments = bytes.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
+        guard segments.count == 3 else {
+            throw .malformed(.notJWS, "the value is not a compact JWS (expected 3 dot-separated segments, found \(segments.count))")
+        }
+        guard !segments[0].isEmpty, !segments[1].isEmpty else {
+            throw .malformed(.notJWS, "the JWS has an empty header or payload segment")
+        }
+        guard let headerBytes = Base64.urlDecode(String(decoding: segments[0], as: UTF8.self)),
+              let payloadBytes = Base64.urlDecode(String(decoding: segments[1], as: UTF8.self)),
+              let signature = Base64.urlDecode(String(decoding: segments[2], as: UTF8.self))
+        else { throw .malformed(.invalidBase64, "a JWS segment is not valid unpadded base64url") }
+        header = try DecodedJWS.object(headerBytes, "header")
+        payload = try DecodedJWS.object(payloadBytes, "payload")
+        signingInput = Array(bytes[0..<(segments[0].count + 1 + segments[1].count)])
+        self.signature = signature
+    }
+
+    private static func object(_ bytes: [UInt8], _ part: String) throws(VerificationError) -> JSONObject {
+        let value: JSONValue
+        do {
+            value = try JSONValue.parse(bytes)
+        } catch {
+            throw .malformed(.invalidJSON, "the JWS \(part) is not valid JSON (\(error))")
+        }
+        guard let object = value.objectValue else {
+            throw .malformed(.invalidJSON, "the JWS \(part) is not a JSON object")
+        }
+        return object
+    }
+
+    /// The header's `alg`, when it is a string.
+    public var algorithm: String? { header["alg"]?.stringValue }
+
+    /// The payload's `signedDate` (milliseconds since the epoch; Xcode writes fractions, which
+    /// are dropped). `nil` when absent; a `signedDate` that is not a usable number is malformed.
+    public func signedDate() throws(VerificationError) -> Timestamp? {
+        guard let value = payload["signedDate"], !value.isNull else { return nil }
+        guard let milliseconds = value.doubleValue, milliseconds.isFinite,
+              abs(milliseconds) < 1e15  // about 31,000 years: anything beyond is not a date
+        else { throw .malformed(.notNotification, "the payload's signedDate is not a number of milliseconds") }
+        return Timestamp(milliseconds: Int64(milliseconds.rounded(.down)))
+    }
+
+    /// The payload's own `environment` (transactions, renewal info) or `receiptType` (app
+    /// transactions), when it names a known environment.
+    public var payloadEnvironment: AppStoreEnvironment? {
+        let name = payload["environment"]?.stringValue ?? payload["receiptType"]?.stringValue
+        return name.flatMap(AppStoreEnvironment.init(appleName:))
+    }
+}

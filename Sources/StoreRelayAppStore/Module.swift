@@ -1,1 +1,0 @@
-// StoreRelayAppStore: see the module's files.

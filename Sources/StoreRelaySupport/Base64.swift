@@ -1,0 +1,94 @@
+/// Base64 (RFC 4648 §4) and Base64URL (RFC 4648 §5) without Foundation.
+///
+/// Decoding is strict on purpose: signatures, certificates and webhook secrets are compared
+/// or hashed as bytes, so one byte string must have exactly one accepted text form. Decoders
+/// reject whitespace, characters outside the alphabet, wrong padding and non-zero pad bits
+/// (RFC 4648 §3.5 allows rejecting them) and return `nil` instead of guessing.
+public enum Base64 {
+    private static let standardAlphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+    private static let urlAlphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+
+    /// Reverse tables: 0...63 for alphabet characters, 0xFF for anything else.
+    private static let standardTable = makeTable(standardAlphabet)
+    private static let urlTable = makeTable(urlAlphabet)
+
+    private static func makeTable(_ alphabet: [UInt8]) -> [UInt8] {
+        var table = [UInt8](repeating: 0xFF, count: 256)
+        for (index, char) in alphabet.enumerated() { table[Int(char)] = UInt8(index) }
+        return table
+    }
+
+    /// Standard Base64 with `=` padding.
+    public static func encode<Bytes: Collection>(_ bytes: Bytes) -> String where Bytes.Element == UInt8 {
+        encode(Array(bytes), alphabet: standardAlphabet, pad: true)
+    }
+
+    /// Base64URL without padding, as JWS (RFC 7515 §2) writes every segment.
+    public static func urlEncode<Bytes: Collection>(_ bytes: Bytes) -> String where Bytes.Element == UInt8 {
+        encode(Array(bytes), alphabet: urlAlphabet, pad: false)
+    }
+
+    /// Decodes standard Base64; the input length must be a multiple of 4 with `=` padding.
+    public static func decode<Text: StringProtocol>(_ text: Text) -> [UInt8]? {
+        let chars = Array(text.utf8)
+        guard chars.count % 4 == 0 else { return nil }
+        var end = chars.count
+        if end > 0 && chars[end - 1] == UInt8(ascii: "=") { end -= 1 }
+        if end > 0 && chars[end - 1] == UInt8(ascii: "=") { end -= 1 }
+        // Two or fewer pad characters, and only as many as the final group needs.
+        guard chars.count - end == (4 - end % 4) % 4 else { return nil }
+        return decode(chars[0..<end], table: standardTable)
+    }
+
+    /// Decodes Base64URL without padding (a `=` anywhere is rejected, as JWS requires).
+    public static func urlDecode<Text: StringProtocol>(_ text: Text) -> [UInt8]? {
+        decode(Array(text.utf8)[...], table: urlTable)
+    }
+
+    private static func encode(_ bytes: [UInt8], alphabet: [UInt8], pad: Bool) -> String {
+        var out = [UInt8]()
+        out.reserveCapacity((bytes.count + 2) / 3 * 4)
+        var index = 0
+        while index + 3 <= bytes.count {
+            let value = UInt32(bytes[index]) << 16 | UInt32(bytes[index + 1]) << 8 | UInt32(bytes[index + 2])
+            out.append(alphabet[Int(value >> 18 & 63)])
+            out.append(alphabet[Int(value >> 12 & 63)])
+            out.append(alphabet[Int(value >> 6 & 63)])
+            out.append(alphabet[Int(value & 63)])
+            index += 3
+        }
+        let rest = bytes.count - index
+        if rest > 0 {
+            var value = UInt32(bytes[index]) << 16
+            if rest == 2 { value |= UInt32(bytes[index + 1]) << 8 }
+            out.append(alphabet[Int(value >> 18 & 63)])
+            out.append(alphabet[Int(value >> 12 & 63)])
+            if rest == 2 { out.append(alphabet[Int(value >> 6 & 63)]) }
+            if pad { out.append(contentsOf: Array(repeating: UInt8(ascii: "="), count: 3 - rest)) }
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Decodes unpadded symbols; a final group of 1 symbol is impossible, and the unused low
+    /// bits of a final group of 2 or 3 symbols must be zero.
+    private static func decode(_ chars: ArraySlice<UInt8>, table: [UInt8]) -> [UInt8]? {
+        guard chars.count % 4 != 1 else { return nil }
+        var out = [UInt8]()
+        out.reserveCapacity(chars.count * 3 / 4)
+        var accumulator: UInt32 = 0
+        var bits = 0
+        for char in chars {
+            let value = table[Int(char)]
+            guard value != 0xFF else { return nil }
+            accumulator = accumulator << 6 | UInt32(value)
+            bits += 6
+            if bits >= 8 {
+                bits -= 8
+                out.append(UInt8(truncatingIfNeeded: accumulator >> UInt32(bits)))
+                accumulator &= (1 << UInt32(bits)) - 1
+            }
+        }
+        guard accumulator == 0 else { return nil }
+        return out
+    }
+}

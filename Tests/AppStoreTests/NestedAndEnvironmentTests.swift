@@ -1,0 +1,120 @@
+import Foundation
+import Testing
+import StoreRelayAppStore
+import StoreRelayCrypto
+import StoreRelayJSON
+import StoreRelaySupport
+import StoreRelayTestSupport
+
+/// Nested signed data and where the environment comes from.
+@Suite struct NestedAndEnvironmentTests {
+    let authority = Fixtures.authority
+    var now: Int64 { Timestamp.now().milliseconds }
+
+    func transaction(bundleId: String = "com.example.app", environment: String = "Sandbox", date: Int64? = nil,
+                     variant: TestCertificateAuthority.Variant = .valid) throws -> String {
+        try authority.signJWS(payload: #"{"transactionId":"42","bundleId":"\#(bundleId)","environment":"\#(environment)","signedDate":\#(date ?? now)}"#, variant: variant)
+    }
+
+    func notification(nested: String) throws -> String {
+        try authority.signJWS(payload: notificationPayload(extraData: nested))
+    }
+
+    @Test func verifiesAndDecodesNestedData() throws {
+        let renewalDate = now - 5
+        let renewal = try authority.signJWS(payload: #"{"autoRenewStatus":1,"environment":"Sandbox","signedDate":\#(renewalDate)}"#)
+        let jws = try notification(nested: #","signedTransactionInfo":"\#(try transaction())","signedRenewalInfo":"\#(renewal)""#)
+        let result = try Fixtures.testRootVerifier().verify(signedPayload: jws)
+        #expect(result.transaction?.payload["transactionId"]?.stringValue == "42")
+        #expect(result.transaction?.signatureVerified == true)
+        #expect(result.renewal?.payload["autoRenewStatus"]?.int64Value == 1)
+        #expect(result.renewal?.signedDate == Timestamp(milliseconds: renewalDate))
+        #expect(result.appTransaction == nil)
+        #expect(result.data?["bundleVersion"]?.stringValue == "7")
+    }
+
+    @Test func rejectsNestedDataForAnotherAppOrEnvironment() throws {
+        let verifier = try Fixtures.testRootVerifier()
+        let otherApp = try notification(nested: #","signedTransactionInfo":"\#(try transaction(bundleId: "com.other"))""#)
+        let appError = verificationError { _ = try verifier.verify(signedPayload: otherApp) }
+        #expect(appError?.reason == .nestedMismatch)
+        #expect(appError?.code == .signature)
+        #expect(appError?.message.contains("data.signedTransactionInfo") == true)
+
+        let otherEnvironment = try notification(nested: #","signedTransactionInfo":"\#(try transaction(environment: "Production"))""#)
+        #expect(verificationError { _ = try verifier.verify(signedPayload: otherEnvironment) }?.reason == .nestedMismatch)
+    }
+
+    @Test func nestedDataIsVerifiedOnItsOwn() throws {
+        let verifier = try Fixtures.testRootVerifier()
+        let forged = try notification(nested: #","signedTransactionInfo":"\#(try transaction(variant: .unknownRoot))""#)
+        let forgedError = verificationError { _ = try verifier.verify(signedPayload: forged) }
+        #expect(forgedError?.reason == .untrustedChain)
+        #expect(forgedError?.message.hasPrefix("data.signedTransactionInfo:") == true)
+        // Its own signedDate (year 2000, before the test CA existed) is used, not the outer one.
+        let old = try notification(nested: #","signedTransactionInfo":"\#(try transaction(date: 946_684_800_000))""#)
+        #expect(verificationError { _ = try verifier.verify(signedPayload: old) }?.reason == .certificateExpired)
+        let notString = try notification(nested: #","signedTransactionInfo":42"#)
+        #expect(verificationError { _ = try verifier.verify(signedPayload: notString) }?.code == .malformed)
+        let notJWS = try notification(nested: #","signedRenewalInfo":"abc""#)
+        #expect(verificationError { _ = try verifier.verify(signedPayload: notJWS) }?.code == .malformed)
+    }
+
+    func sign(_ payload: String) throws -> String { try authority.signJWS(payload: payload) }
+
+    @Test func environmentFromSummaryTokenAndAppData() throws {
+        let verifier = try Fixtures.testRootVerifier()
+        let summary = try verifier.verify(signedPayload: sign(#"{"notificationType":"RENEWAL_EXTENSION","subtype":"SUMMARY","notificationUUID":"u1","signedDate":\#(now),"summary":{"environment":"LocalTesting","appAppleId":41234,"bundleId":"com.example","succeededCount":5}}"#))
+        #expect(summary.environment == .localtesting)
+        #expect(summary.appAppleId == 41234)
+        #expect(summary.summary?["succeededCount"]?.int64Value == 5)
+
+        for (id, expected) in [("SANDBOX_b2158121-7af9-49d4-9561-1f588205523e", AppStoreEnvironment.sandbox), ("b2158121-7af9-49d4-9561-1f588205523e", .production)] {
+            let token = try verifier.verify(signedPayload: sign(#"{"notificationType":"EXTERNAL_PURCHASE_TOKEN","subtype":"UNREPORTED","notificationUUID":"u2","signedDate":\#(now),"externalPurchaseToken":{"externalPurchaseId":"\#(id)","appAppleId":55555,"bundleId":"com.example"}}"#))
+            #expect(token.environment == expected)
+            #expect(token.bundleId == "com.example")
+            #expect(token.externalPurchaseToken?["externalPurchaseId"]?.stringValue == id)
+        }
+
+        let appTransaction = try sign(#"{"receiptType":"LocalTesting","bundleId":"com.example","signedDate":\#(now)}"#)
+        let rescind = try verifier.verify(signedPayload: sign(#"{"notificationType":"RESCIND_CONSENT","notificationUUID":"u3","signedDate":\#(now),"appData":{"appAppleId":41234,"bundleId":"com.example","environment":"LocalTesting","signedAppTransactionInfo":"\#(appTransaction)"}}"#))
+        #expect(rescind.environment == .localtesting)
+        #expect(rescind.appTransaction?.payload["receiptType"]?.stringValue == "LocalTesting")
+        #expect(rescind.appTransaction?.signatureVerified == true)
+
+        let unknown = try sign(#"{"notificationType":"TEST","notificationUUID":"u4","signedDate":\#(now),"data":{"environment":"Staging"}}"#)
+        #expect(verificationError { _ = try verifier.verify(signedPayload: unknown) }?.reason == .notNotification)
+    }
+
+    @Test(.enabled(if: Fixtures.haveVectors, "shared test vectors are absent"))
+    func appleModelShapes() throws {
+        // Apple's own decoded-payload shapes, re-signed by the test CA at the current time.
+        let verifier = try Fixtures.testRootVerifier()
+        let expected: [String: AppStoreEnvironment] = [
+            "models_signedSummaryNotification.json": .localtesting,
+            "models_signedExternalPurchaseTokenNotification.json": .production,
+            "models_signedExternalPurchaseTokenSandboxNotification.json": .sandbox,
+        ]
+        for (file, environment) in expected {
+            let payload = try Fixtures.vector("mock-apple-library/" + file).replacingOccurrences(of: "1698148900000", with: String(now))
+            let result = try verifier.verify(signedPayload: sign(payload))
+            #expect(result.environment == environment, "\(file)")
+        }
+    }
+
+    @Test func unverifiedEnvironmentsAreOptInAndNeverProductionOrSandbox() throws {
+        let xcodePayload = #"{"notificationType":"TEST","notificationUUID":"x1","signedDate":\#(now),"data":{"environment":"Xcode","bundleId":"com.example"}}"#
+        let forged = try authority.signJWS(payload: xcodePayload, variant: .unknownRoot)
+        #expect(verificationError { _ = try Fixtures.testRootVerifier().verify(signedPayload: forged) }?.reason == .untrustedChain)
+        let allowing = try Fixtures.testRootVerifier { $0.unverifiedEnvironments = [.xcode] }
+        let accepted = try allowing.verify(signedPayload: forged)
+        #expect(accepted.environment == .xcode)
+        #expect(!accepted.signatureVerified)
+
+        let production = try authority.signJWS(payload: notificationPayload(environment: "Production"), variant: .unknownRoot)
+        let lenient = try Fixtures.testRootVerifier { $0.unverifiedEnvironments = Set(AppStoreEnvironment.allCases) }
+        #expect(verificationError { _ = try lenient.verify(signedPayload: production) }?.reason == .untrustedChain)
+        let sandbox = try authority.signJWS(payload: notificationPayload(environment: "Sandbox"), variant: .unknownRoot)
+        #expect(verificationError { _ = try lenient.verify(signedPayload: sandbox) }?.reason == .untrustedChain)
+    }
+}
