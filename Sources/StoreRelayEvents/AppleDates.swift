@@ -25,8 +25,9 @@ enum AppleDates {
     static let externalPurchaseTokenKeys: Set<String> = ["tokenCreationDate"]
 
     /// The earliest and latest instants ISO-8601 can spell with a four-digit year; a number
-    /// outside them is not a date Apple would send, so it is left as it is.
-    private static let earliest: Int64 = -62_135_596_800_000  // 0001-01-01T00:00:00.000Z
+    /// outside them is not a date Apple would send, so it is left as it is. Year 0000 is in:
+    /// Xcode writes "no date" as 0000-12-30 (`-62135769600000`).
+    private static let earliest: Int64 = -62_167_219_200_000  // 0000-01-01T00:00:00.000Z
     private static let latest: Int64 = 253_402_300_799_999  // 9999-12-31T23:59:59.999Z
 
     /// `value` as ISO-8601 when it is a number of milliseconds, else `value` unchanged.

@@ -20,8 +20,9 @@ enum V1ReceiptFields {
     static let integers: Set<String> = [
         "quantity", "revocationReason", "expirationIntent", "autoRenewStatus", "priceIncreaseStatus",
     ]
-    /// V2 members typed as booleans (V1 sends "true"/"false" or "1"/"0").
-    static let booleans: Set<String> = ["isUpgraded", "isInBillingRetryPeriod"]
+    /// Members typed as booleans, by V2 or by V1's own documentation (V1 sends them as
+    /// "true"/"false" or "1"/"0").
+    static let booleans: Set<String> = ["isUpgraded", "isInBillingRetryPeriod", "isTrialPeriod", "isInIntroOfferPeriod"]
 
     static func converted(_ entry: JSONObject) -> JSONObject {
         var out = JSONObject()
