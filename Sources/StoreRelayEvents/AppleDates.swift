@@ -38,10 +38,23 @@ enum AppleDates {
     }
 
     /// Whole milliseconds of a JSON number, or nil when it is not a plausible instant.
+    ///
+    /// A plain decimal is cut at its point rather than read through `Double`: at today's
+    /// instants a double is only good to a quarter of a microsecond, enough to turn
+    /// `…123.9999` into `…124`.
     static func milliseconds(_ number: JSONNumber) -> Int64? {
-        let ms: Int64
-        if let exact = Int64(number.text) {
+        let text = number.text
+        var ms: Int64
+        if let exact = Int64(text) {
             ms = exact
+        } else if let point = text.firstIndex(of: "."), !text.contains(where: { $0 == "e" || $0 == "E" }),
+                  let whole = Int64(text[..<point]) {
+            ms = whole
+            let negative = text.hasPrefix("-")
+            if negative, text[text.index(after: point)...].contains(where: { $0 != "0" }) {
+                guard ms > Int64.min else { return nil }
+                ms -= 1  // floor, not truncation, below the epoch
+            }
         } else {
             let double = number.doubleValue.rounded(.down)
             guard double.isFinite, double >= Double(earliest), double <= Double(latest) else { return nil }
