@@ -55,7 +55,7 @@ public struct NormalizedEvent: Sendable, Hashable {
     }
 
     /// The event with `raw` holding Apple's original body as a JSON string, for destinations
-    /// with `include-raw yes`. A V1 body's `password` member is removed first: the shared
+    /// with `include-raw yes`. A V1 body's `password` members are removed first: the shared
     /// secret must never leave the gateway inside an event.
     public func jsonBytes(includingRaw originalBody: [UInt8]) -> [UInt8] {
         var object = json
@@ -64,16 +64,28 @@ public struct NormalizedEvent: Sendable, Hashable {
     }
 
     /// Apple's body as text for `raw`: byte for byte when it carries no `password`, else
-    /// re-serialized without it (member order and number text are kept by StoreRelayJSON).
+    /// re-serialized without any `password` member at any depth (member order and number
+    /// text are kept by StoreRelayJSON).
     static func rawString(ofBody body: [UInt8]) -> String {
         let text = String(decoding: body, as: UTF8.self)
-        // Cheap pre-check: a body that never mentions the word cannot hold the member.
+        // Cheap pre-check: a body that never spells the word cannot hold the member.
         guard text.contains("password") else { return text }
-        guard case .object(var object)? = try? JSONValue.parse(body) else {
-            // Not JSON: it never became an event through V1, but redact to be safe.
+        guard let value = try? JSONValue.parse(body) else {
+            // Not JSON, so it never became an event; say nothing rather than risk the secret.
             return ""
         }
-        object["password"] = nil
-        return JSONValue.object(object).serialized()
+        return withoutPasswords(value).serialized()
+    }
+
+    private static func withoutPasswords(_ value: JSONValue) -> JSONValue {
+        switch value {
+        case .object(let object):
+            return .object(JSONObject(object.members.filter { $0.key != "password" }
+                .map { (key: $0.key, value: withoutPasswords($0.value)) }))
+        case .array(let elements):
+            return .array(elements.map(withoutPasswords))
+        default:
+            return value
+        }
     }
 }
