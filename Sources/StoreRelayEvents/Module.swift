@@ -1,1 +1,0 @@
-// StoreRelayEvents: see the module's files.
