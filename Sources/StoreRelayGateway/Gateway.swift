@@ -58,7 +58,7 @@ public final class Gateway: Sendable {
             ("paths", configuration.paths.map(\.path).joined(separator: " ")),
         ])
         logger.info("started", [
-            ("data", configuration.dataDirectory), ("routes", String(configuration.routes.count)),
+            ("data", configuration.dataDirectory), ("routes", String(configuration.routes.rules.count)),
             ("destinations", String(configuration.destinations.count)),
             ("journal.segments", String(journal.segments.count)),
             ("journal.recovered", String(journal.recoveredRecords.count)),
@@ -77,7 +77,7 @@ public final class Gateway: Sendable {
         guard !alreadyStopping else { return }
         logger.info("stopping")
         publicServer.shutdown { [journal, logger] in
-            journal.close { _ in
+            journal.close {
                 logger.info("stopped")
                 completion()
             }

@@ -52,6 +52,6 @@ enum IntakeOutcome: Equatable {
 
     private static func status(_ status: String, id: String) -> HTTPResponse {
         let body: JSONValue = ["status": .string(status), "id": .string(id)]
-        return HTTPResponse.json(status: 200, body: body.serializedBytes())
+        return HTTPResponse.json(status: 200, body.serialized())
     }
 }

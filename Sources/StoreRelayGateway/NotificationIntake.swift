@@ -28,7 +28,7 @@ final class NotificationIntake: Sendable {
     ) {
         verificationQueue.async { [self] in
             let processed: ProcessedNotification
-            do {
+            do throws(IntakeRejection) {
                 processed = try processor.process(body: body, pathEnvironment: pathEnvironment, receivedAt: clock.now())
             } catch {
                 logger.notice("notification rejected", [("reason", error.message)])

@@ -51,7 +51,7 @@ enum ExitCode {
 }
 
 /// What every command tells `--help` and the command list about itself.
-protocol CommandDescribing {
+protocol CommandDescribing: Sendable {
     static var name: String { get }
     static var summary: String { get }
     static var help: String { get }
