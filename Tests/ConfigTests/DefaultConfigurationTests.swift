@@ -10,7 +10,7 @@ import StoreRelaySupport
         let file = try Data(contentsOf: url)
         let fileBytes = [UInt8](file)
         let embedded = Array(DefaultConfiguration.text.utf8)
-        let firstDifference = zip(fileBytes, embedded).firstIndex { $0 != $1 } ?? min(fileBytes.count, embedded.count)
+        let firstDifference = zip(fileBytes, embedded).enumerated().first { $0.element.0 != $0.element.1 }?.offset ?? min(fileBytes.count, embedded.count)
         let same = fileBytes == embedded
         #expect(same, "routes.conf (\(fileBytes.count) bytes) and DefaultConfiguration.text (\(embedded.count) bytes) differ from byte \(firstDifference): paste the file into DefaultConfiguration.swift")
     }
