@@ -7,8 +7,9 @@ import StoreRelayJSON
 /// snake_case becomes camelCase (`web_order_line_item_id` → `webOrderLineItemId`), with the
 /// few V1 names V2 changed renamed outright; `*_date_ms` strings become ISO-8601 under the
 /// V2 date name, and their human-readable siblings (`purchase_date`, `purchase_date_pst`)
-/// are dropped; strings V2 types as numbers or booleans are converted. Members with no V2
-/// counterpart keep their value under their camelCase name.
+/// are dropped; strings that V2 (or V1 itself) types as numbers or booleans are converted
+/// ("1" → 1, "false" → false). Members with no V2 counterpart keep their value under their
+/// camelCase name.
 enum V1ReceiptFields {
     /// V1 names whose V2 name is not their camelCase form.
     static let renamed: [String: String] = [

@@ -8,7 +8,11 @@ import StoreRelaySupport
     @Test func embeddedTextEqualsTopLevelRoutesConf() throws {
         let url = packageRoot().appendingPathComponent("routes.conf")
         let file = try Data(contentsOf: url)
-        #expect([UInt8](file) == Array(DefaultConfiguration.text.utf8))
+        let fileBytes = [UInt8](file)
+        let embedded = Array(DefaultConfiguration.text.utf8)
+        let firstDifference = zip(fileBytes, embedded).enumerated().first { $0.element.0 != $0.element.1 }?.offset ?? min(fileBytes.count, embedded.count)
+        let same = fileBytes == embedded
+        #expect(same, "routes.conf (\(fileBytes.count) bytes) and DefaultConfiguration.text (\(embedded.count) bytes) differ from byte \(firstDifference): paste the file into DefaultConfiguration.swift")
     }
 
     @Test func topLevelRoutesConfLoadsCleanly() throws {

@@ -7,12 +7,16 @@ import Testing
 /// Reads the shared test vectors at run time (they are never copied into the repository).
 ///
 /// The directory is `../shared/vectors` from the package root, found from this file's path;
-/// a git worktree sits one level deeper, so the grandparent is tried too, and
-/// `STORERELAY_VECTORS` overrides both.
+/// a git worktree sits one level deeper, so the grandparent is tried too.
+/// `STORERELAY_VECTORS` replaces both (a missing directory there also skips).
 enum Vectors {
     static let directory: URL? = {
+        func usable(_ url: URL) -> Bool {
+            FileManager.default.fileExists(atPath: url.appendingPathComponent("manifest.json").path)
+        }
         if let override = ProcessInfo.processInfo.environment["STORERELAY_VECTORS"] {
-            return URL(fileURLWithPath: override)
+            let url = URL(fileURLWithPath: override)
+            return usable(url) ? url : nil
         }
         let packageRoot = URL(fileURLWithPath: #filePath)
             .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
@@ -20,7 +24,7 @@ enum Vectors {
             packageRoot.deletingLastPathComponent().appendingPathComponent("shared/vectors"),
             packageRoot.deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("shared/vectors"),
         ]
-        return candidates.first { FileManager.default.fileExists(atPath: $0.appendingPathComponent("manifest.json").path) }
+        return candidates.first(where: usable)
     }()
 
     static var available: Bool { directory != nil }
