@@ -37,11 +37,12 @@ enum VerifyCommand: CommandDescribing {
         if source == "-" {
             body = readStandardInput()
         } else {
-            guard let data = FileManager.default.contents(atPath: source) else {
+            do {
+                body = Array(try Data(contentsOf: URL(fileURLWithPath: source)))
+            } catch {
                 writeStandardError("storerelay verify: cannot read \(source)")
                 return ExitCode.failure
             }
-            body = Array(data)
         }
         do {
             let configuration = try ConfigurationLoader.load(option: parsed.option("config"))

@@ -48,7 +48,14 @@ struct CommandLineTests {
         let stdin = try CommandRunner.storerelay(["verify", "-"], stdin: Array(appleBody(signedPayload: jws).utf8),
                                                  directory: directory)
         #expect(stdin.status == 0)
-        #expect(stdin.stdout == result.stdout)
+        var fromStdin = try JSONValue.parse(stdin.stdout).objectValue
+        var fromFile = event.objectValue
+        fromStdin?["receivedAt"] = nil
+        fromFile?["receivedAt"] = nil
+        #expect(fromStdin == fromFile)
+        let bare = try CommandRunner.storerelay(["verify", "-"], stdin: Array((jws + "\n").utf8), directory: directory)
+        #expect(bare.status == 0)
+        #expect(try JSONValue.parse(bare.stdout)["id"] == event["id"])
     }
 
     @Test func verifyRejectsWithAReason() throws {
@@ -113,6 +120,8 @@ struct CommandLineTests {
         let repository = try CommandRunner.storerelay(
             ["check", "--config", TestPaths.packageRoot.appendingPathComponent("routes.conf").path], directory: directory)
         #expect(repository.status == 0)
-        #expect(embedded.stdout == repository.stdout)
+        // Everything but the first line, which names the file, is the same.
+        #expect(embedded.stdout.split(separator: "\n").dropFirst() == repository.stdout.split(separator: "\n").dropFirst())
+        #expect(embedded.stdout.contains("./data/queues"))
     }
 }
