@@ -1,0 +1,53 @@
+import Foundation
+import Testing
+import StoreRelayJSON
+import StoreRelayTestSupport
+
+/// Notifications signed by a test CA shaped like Apple's, trusted through `trust-root`.
+@Suite("Test certificate chains end to end", .serialized)
+struct TestChainTests {
+    static func notification(uuid: String, ca: TestCertificateAuthority, variant: TestCertificateAuthority.Variant) throws -> String {
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        let transaction = try ca.signJWS(payload: """
+            {"transactionId":"1000000000000001","originalTransactionId":"1000000000000001",\
+            "bundleId":"com.acme.journal","productId":"com.acme.journal.monthly","purchaseDate":\(now - 1000),\
+            "expiresDate":\(now + 2_592_000_000),"type":"Auto-Renewable Subscription","environment":"Production",\
+            "signedDate":\(now)}
+            """, variant: variant)
+        return try ca.signJWS(payload: """
+            {"notificationType":"SUBSCRIBED","subtype":"INITIAL_BUY","notificationUUID":"\(uuid)",\
+            "version":"2.0","signedDate":\(now),"data":{"appAppleId":1234567890,"bundleId":"com.acme.journal",\
+            "bundleVersion":"42","environment":"Production","signedTransactionInfo":"\(transaction)","status":1}}
+            """, variant: variant)
+    }
+
+    @Test func onlyTheValidChainUnderTheTrustedRootIsAccepted() throws {
+        let ca = try TestCertificateAuthority()
+        let directory = try TestPaths.makeTemporaryDirectory("storerelay-chain")
+        try ca.rootPEM.write(to: directory.appendingPathComponent("test-root.pem"), atomically: true, encoding: .utf8)
+        let gateway = try Gateway(config: Gateway.config("""
+            trust-root ./test-root.pem
+            app com.acme.journal {
+                apple-id 1234567890
+            }
+            """), directory: directory)
+        for variant in TestCertificateAuthority.Variant.allCases {
+            let uuid = UUID().uuidString.lowercased()
+            let response = try gateway.post(signedPayload: try Self.notification(uuid: uuid, ca: ca, variant: variant))
+            // x5c[2] is never trusted: the intermediate is anchored on the configured roots, as
+            // Apple's libraries do, so a chain carrying some other root there still verifies.
+            if variant == .valid || variant == .mismatchedX5CRoot {
+                #expect(response.status == 200, "\(variant): \(response.body)")
+                #expect(response.json?["status"]?.stringValue == "accepted")
+                #expect(response.json?["id"]?.stringValue == uuid)
+            } else {
+                #expect(response.status == 401, "\(variant): \(response.body)")
+                #expect(response.json?["error"]?.stringValue == "signature", "\(variant)")
+            }
+        }
+        // Without the trust-root line the same valid chain is not trusted.
+        let untrusting = try Gateway()
+        let response = try untrusting.post(signedPayload: try Self.notification(uuid: UUID().uuidString.lowercased(), ca: ca, variant: .valid))
+        #expect(response.status == 401)
+    }
+}
