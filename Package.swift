@@ -79,6 +79,11 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(
+            name: "StoreRelaySimulator",
+            dependencies: ["StoreRelayCrypto", "StoreRelayJSON", "StoreRelaySupport", "COpenSSL", "CStoreRelayShims"],
+            swiftSettings: swiftSettings
+        ),
+        .target(
             name: "StoreRelayGateway",
             dependencies: [
                 "StoreRelayHTTP", "StoreRelayCrypto", "StoreRelayAppStore", "StoreRelayEvents",
@@ -88,7 +93,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "storerelay",
-            dependencies: ["StoreRelayGateway", "StoreRelayConfig", "StoreRelaySupport"],
+            dependencies: ["StoreRelayGateway", "StoreRelayConfig", "StoreRelaySimulator", "StoreRelaySupport"],
             swiftSettings: swiftSettings
         ),
 
@@ -144,6 +149,11 @@ let package = Package(
         .testTarget(
             name: "FileQueueTests",
             dependencies: ["StoreRelayFileQueue", "StoreRelayTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "SimulatorTests",
+            dependencies: ["StoreRelaySimulator", "StoreRelayAppStore", "StoreRelayCrypto", "StoreRelayJSON", "StoreRelayTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -1,0 +1,1 @@
+// StoreRelaySimulator: see the module's files.
