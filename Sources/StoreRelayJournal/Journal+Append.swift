@@ -23,6 +23,25 @@ extension Journal {
         state.queue.async { self.enqueue(request) }
     }
 
+    /// Stores a delivery-progress record for event `id`, in the same group-committed batches
+    /// as events: `.stored` once it is fdatasync'ed, `.failed` otherwise (never `.duplicate`).
+    public func appendProgress(id: String, payload: [UInt8], completion: @escaping @Sendable (AppendOutcome) -> Void) {
+        guard id.utf8.count > 0, id.utf8.count <= RecordFrame.maxIDBytes, payload.count <= options.maxPayloadBytes else {
+            let error = JournalError(.invalidID, message: "a progress record needs an event id of 1 to \(RecordFrame.maxIDBytes) bytes and a payload within the limit")
+            callbackQueue.async { completion(.failed(error)) }
+            return
+        }
+        let request = PendingAppend(kind: .progress, id: id, payload: payload, firstSeen: 0, completion: completion)
+        state.queue.async {
+            let closed = self.state.access { s in
+                if s.closed { s.stats.failures += 1 } else { s.pending.append(request) }
+                return s.closed
+            }
+            if closed { self.deliver(completion, .failed(.closed)) }
+            self.startBatchIfIdle()
+        }
+    }
+
     /// Calls `completion` once every append made before this call has its outcome.
     public func flush(completion: @escaping @Sendable () -> Void) {
         state.queue.async {
@@ -88,7 +107,7 @@ extension Journal {
         }
         guard let batch else { return }
         let records = batch.map {
-            OutgoingRecord(kind: JournalRecordKind.event.rawValue, id: Array($0.id.utf8), firstSeen: $0.firstSeen, body: $0.payload)
+            OutgoingRecord(kind: $0.kind.rawValue, id: Array($0.id.utf8), firstSeen: $0.firstSeen, body: $0.payload)
         }
         writer.queue.async {
             let report = self.writer.access { $0.write(records) }
@@ -112,8 +131,12 @@ extension Journal {
                 s.writable = true
                 s.stats.bytesWritten += written.bytes
                 for (request, offset) in zip(batch, written.offsets) {
-                    s.live[request.id] = LiveEntry(segment: written.segment, firstSeen: request.firstSeen)
                     s.stats.appends += 1
+                    guard request.kind == .event else {
+                        deliver(request.completion, .stored(RecordPosition(segment: written.segment, offset: offset)))
+                        continue
+                    }
+                    s.live[request.id] = LiveEntry(segment: written.segment, firstSeen: request.firstSeen)
                     deliver(request.completion, .stored(RecordPosition(segment: written.segment, offset: offset)))
                     for waiter in s.inFlight.removeValue(forKey: request.id) ?? [] {
                         s.stats.duplicates += 1
@@ -130,6 +153,7 @@ extension Journal {
                 for request in batch {
                     s.stats.failures += 1
                     deliver(request.completion, .failed(error))
+                    guard request.kind == .event else { continue }
                     var waiters = s.inFlight.removeValue(forKey: request.id) ?? []
                     if !waiters.isEmpty {
                         // The first waiter becomes a fresh append; the others wait on it.

@@ -25,6 +25,13 @@ public struct JournalRecordKind: RawRepresentable, Sendable, Hashable {
 
     /// An accepted notification: its event id and the caller's bytes.
     public static let event = JournalRecordKind(rawValue: 1)
+
+    /// Progress of an event's deliveries (an attempt, a delivery, a dead letter), filed under
+    /// the event's id. Never deduplicated: an event has many.
+    public static let progress = JournalRecordKind(rawValue: 2)
+
+    /// Kinds this version writes; recovery resynchronizes only on these.
+    static let known: Set<UInt8> = [event.rawValue, progress.rawValue]
 }
 
 /// One record read back from the journal during recovery.

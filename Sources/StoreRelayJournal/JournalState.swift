@@ -2,6 +2,7 @@ import StoreRelaySupport
 
 /// One `append` waiting to be written, or waiting on an earlier append of the same id.
 struct PendingAppend: Sendable {
+    var kind: JournalRecordKind = .event
     var id: String
     var payload: [UInt8]
     var firstSeen: Int64

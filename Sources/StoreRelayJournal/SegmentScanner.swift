@@ -100,7 +100,7 @@ enum SegmentScanner {
         let idLength = Int(bytes.littleEndian(at: start + 9, as: UInt16.self))
         let plausible = kind != 0 && idLength > 0 && idLength <= RecordFrame.maxIDBytes
             && RecordFrame.payloadPrefixSize + idLength <= length
-        if strict && !(plausible && kind == JournalRecordKind.event.rawValue) { return .failure(.badPayload) }
+        if strict && !(plausible && JournalRecordKind.known.contains(kind)) { return .failure(.badPayload) }
         let payload = UnsafeRawBufferPointer(rebasing: bytes[start..<(start + length)])
         let expected: UInt32 = bytes.littleEndian(at: offset + 4)
         guard RecordFrame.checksum(payload) == expected else { return .failure(.badChecksum) }
