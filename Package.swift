@@ -79,6 +79,14 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(
+            name: "StoreRelayDelivery",
+            dependencies: [
+                "StoreRelayHTTPClient", "StoreRelayFileQueue", "StoreRelayJournal", "StoreRelayConfig",
+                "StoreRelayEvents", "StoreRelayCrypto", "StoreRelayJSON", "StoreRelaySupport",
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
             name: "StoreRelaySimulator",
             dependencies: ["StoreRelayCrypto", "StoreRelayJSON", "StoreRelaySupport", "COpenSSL", "CStoreRelayShims"],
             swiftSettings: swiftSettings
@@ -87,7 +95,7 @@ let package = Package(
             name: "StoreRelayGateway",
             dependencies: [
                 "StoreRelayHTTP", "StoreRelayCrypto", "StoreRelayAppStore", "StoreRelayEvents",
-                "StoreRelayConfig", "StoreRelayJournal", "StoreRelayJSON", "StoreRelaySupport",
+                "StoreRelayConfig", "StoreRelayJournal", "StoreRelayDelivery", "StoreRelayJSON", "StoreRelaySupport",
             ],
             swiftSettings: swiftSettings
         ),
@@ -149,6 +157,14 @@ let package = Package(
         .testTarget(
             name: "FileQueueTests",
             dependencies: ["StoreRelayFileQueue", "StoreRelayTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "DeliveryTests",
+            dependencies: [
+                "StoreRelayDelivery", "StoreRelayConfig", "StoreRelayEvents", "StoreRelayJournal", "StoreRelayJSON",
+                "StoreRelayCrypto", "StoreRelayTestSupport",
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

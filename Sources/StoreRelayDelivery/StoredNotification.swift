@@ -2,30 +2,41 @@ import StoreRelayEvents
 import StoreRelayJSON
 import StoreRelaySupport
 
+/// What the gateway decided about a verified notification.
+public enum Disposition: Sendable, Equatable {
+    case accept
+    /// Genuinely Apple's but not for this gateway: stored, answered 200, fanned out nowhere.
+    case quarantine(reason: String)
+}
+
 /// The journal payload of one accepted or quarantined notification:
-/// `{"format":1,"id":..,"receivedAt":..,"disposition":"accepted"|"quarantined",
-///   "quarantineReason":..,"event":{<normalized event>},"body":"<Apple's body>"}`.
+/// `{"format":1,"id":..,"receivedAt":..,"receivedAtMs":..,"disposition":"accepted"|"quarantined",
+///   "quarantineReason":..,"destinations":[..],"event":{<normalized event>},"body":"<Apple's body>"}`.
 ///
-/// It holds everything fan-out needs after a restart without verifying again: the event for
-/// `format normalized`, Apple's body for `format apple` and `include-raw`.
-struct StoredNotification: Sendable {
+/// It holds everything fan-out needs after a restart without verifying again: the routed
+/// destinations (decided once, when Apple got its 200), the event for `format normalized`,
+/// and Apple's body for `format apple` and `include-raw`.
+public struct StoredNotification: Sendable {
     static let format: Int64 = 1
 
-    var event: NormalizedEvent
-    var disposition: AcceptancePolicy.Disposition
-    var body: [UInt8]
-    var receivedAt: Timestamp
+    public var event: NormalizedEvent
+    public var disposition: Disposition
+    /// The destinations the route table named at acceptance; empty means unrouted.
+    public var destinations: [String]
+    public var body: [UInt8]
+    public var receivedAt: Timestamp
 
-    init(_ processed: ProcessedNotification) {
-        event = processed.event
-        disposition = processed.disposition
-        body = processed.body
-        receivedAt = processed.receivedAt
+    public init(event: NormalizedEvent, disposition: Disposition, destinations: [String], body: [UInt8], receivedAt: Timestamp) {
+        self.event = event
+        self.disposition = disposition
+        self.destinations = destinations
+        self.body = body
+        self.receivedAt = receivedAt
     }
 
-    var id: String { event.id }
+    public var id: String { event.id }
 
-    func encoded() -> [UInt8] {
+    public func encoded() -> [UInt8] {
         var reason: JSONValue = .null
         var disposition = "accepted"
         if case .quarantine(let why) = self.disposition {
@@ -39,6 +50,7 @@ struct StoredNotification: Sendable {
             "receivedAtMs": .integer(receivedAt.milliseconds),
             "disposition": .string(disposition),
             "quarantineReason": reason,
+            "destinations": .array(destinations.map { .string($0) }),
             "event": .object(event.json),
             // Apple's bodies are JSON, so valid UTF-8: the parser rejected anything else.
             "body": .string(String(decoding: body, as: UTF8.self)),
@@ -47,7 +59,7 @@ struct StoredNotification: Sendable {
     }
 
     /// Reads a journal payload back; nil when it is not a notification record of this format.
-    init?(decoding bytes: [UInt8]) {
+    public init?(decoding bytes: [UInt8]) {
         guard let record = try? JSONValue.parse(bytes),
               record["format"]?.int64Value == Self.format,
               let eventObject = record["event"]?.objectValue,
@@ -58,6 +70,7 @@ struct StoredNotification: Sendable {
         self.event = event
         self.body = Array(body.utf8)
         self.receivedAt = Timestamp(milliseconds: receivedAt)
+        destinations = record["destinations"]?.arrayValue?.compactMap(\.stringValue) ?? []
         if record["disposition"]?.stringValue == "quarantined" {
             disposition = .quarantine(reason: record["quarantineReason"]?.stringValue ?? "quarantined")
         } else {
