@@ -79,14 +79,15 @@ extension FileQueue {
     }
 
     /// One timer tick, on the state queue: asks the writer to close the open segment if it
-    /// is old enough, behind any batch already queued.
-    private func checkAge() {
+    /// is old enough, behind any batch already queued. `done` runs on the state queue once
+    /// the check is over (or at once when none was needed).
+    func checkAge(done: (@Sendable () -> Void)? = nil) {
         let go = state.access { s in
             guard s.acceptsAppends, !s.ageCheckQueued, s.openSequence != nil else { return false }
             s.ageCheckQueued = true
             return true
         }
-        guard go else { return }
+        guard go else { done?(); return }
         writer.queue.async {
             let report = self.writer.access { $0.rotateIfOld(now: self.options.clock.now()) }
             self.state.queue.async {
@@ -95,6 +96,7 @@ extension FileQueue {
                 if let error = report.error {
                     self.logger.error("file queue could not close an old segment", [("error", error.message)])
                 }
+                done?()
             }
         }
     }
