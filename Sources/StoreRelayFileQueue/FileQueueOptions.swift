@@ -18,7 +18,8 @@ public struct FileQueueOptions: Sendable {
     public var rotateSize: Int = 64 * 1024 * 1024
 
     /// A segment holding at least one line is closed once it has been open this long, so
-    /// consumers see quiet traffic within a bounded delay. Empty segments never exist.
+    /// consumers see quiet traffic within a bounded delay. An empty segment is never
+    /// closed for age (segments are created on their first line). Zero disables it.
     public var rotateAge: Duration = .seconds(3600)
 
     public var compression: Compression = .none
@@ -48,26 +49,4 @@ public struct FileQueueOptions: Sendable {
         let parts = duration.components
         return parts.seconds * 1000 + parts.attoseconds / 1_000_000_000_000_000
     }
-}
-
-/// Counters since the queue was opened.
-public struct FileQueueStats: Sendable, Equatable {
-    /// Lines appended and synced (reported delivered).
-    public var lines = 0
-    /// Appends that failed (not delivered), including rejected lines.
-    public var failures = 0
-    /// Batches handed to the writer: one per group commit.
-    public var batches = 0
-    /// fdatasync calls made for batches (a batch split by a rotation takes two).
-    public var syncs = 0
-    /// Bytes appended, newlines included.
-    public var bytes = 0
-    /// Segments closed (renamed to `<seq>.jsonl`), including those closed by recovery.
-    public var segmentsClosed = 0
-    /// Segments compressed to `<seq>.jsonl.gz`.
-    public var segmentsCompressed = 0
-    /// Compressions that failed; the uncompressed closed segment is kept.
-    public var compressionFailures = 0
-
-    public init() {}
 }
