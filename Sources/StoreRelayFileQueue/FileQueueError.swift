@@ -1,0 +1,65 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Why a file-queue operation failed, with what an operator needs to act: the system call,
+/// its errno and the file it was about.
+///
+/// Compare on `code`; the backing enum is private so codes can be added without breaking
+/// callers. A failed `append` means the line is not delivered: the caller keeps the event
+/// and retries (the line may then appear twice, never zero times).
+public struct FileQueueError: Error, Sendable, CustomStringConvertible {
+    /// The kind of failure. Compare with `==`.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        fileprivate enum Backing: Hashable, Sendable {
+            case io, closed, invalidLine, compression
+        }
+        fileprivate let backing: Backing
+
+        /// A system call on a queue file or the directory failed (open, write, fdatasync,
+        /// rename...); `operation`, `errno` and `path` say which.
+        public static let io = Code(backing: .io)
+        /// The queue was closed; nothing more is accepted.
+        public static let closed = Code(backing: .closed)
+        /// The line is empty or contains a newline byte, so it cannot be one JSONL line.
+        public static let invalidLine = Code(backing: .invalidLine)
+        /// zlib refused to set up or run a deflate stream.
+        public static let compression = Code(backing: .compression)
+
+        public var description: String { "\(backing)" }
+    }
+
+    public let code: Code
+    /// The failed system call (`write`, `fdatasync`, `rename`...), when there was one.
+    public let operation: String?
+    /// `errno` from that call.
+    public let errno: Int32?
+    /// The file or directory concerned.
+    public let path: String?
+    /// One sentence for humans and logs.
+    public let message: String
+
+    init(_ code: Code, operation: String? = nil, errno: Int32? = nil, path: String? = nil, message: String) {
+        self.code = code
+        self.operation = operation
+        self.errno = errno
+        self.path = path
+        self.message = message
+    }
+
+    /// A failed system call; reads the current `errno` unless one is given.
+    static func system(_ operation: String, path: String, errno code: Int32 = currentErrno()) -> FileQueueError {
+        let reason = String(cString: strerror(code))
+        return FileQueueError(.io, operation: operation, errno: code, path: path,
+                              message: "\(operation) failed on \(path): \(reason)")
+    }
+
+    static let closed = FileQueueError(.closed, message: "the file queue is closed")
+
+    public var description: String { message }
+}
+
+/// `errno` of the calling thread, read where a member named `errno` would shadow it.
+func currentErrno() -> Int32 { errno }

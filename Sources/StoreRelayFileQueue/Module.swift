@@ -1,1 +1,0 @@
-// StoreRelayFileQueue: see the module's files.
