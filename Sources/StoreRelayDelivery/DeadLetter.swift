@@ -1,0 +1,88 @@
+import StoreRelayCrypto
+import StoreRelayEvents
+import StoreRelayJSON
+import StoreRelaySupport
+
+/// One event for one destination that could not be delivered (SPEC "Dead letters"):
+/// `{id, eventId, destination, reason, createdAt, attempts:[{at,status,error,durationMs}], event}`,
+/// plus `detail` (why, in a sentence) and `appleBody` (Apple's original body, so a replay
+/// to a `format apple` destination sends the same bytes).
+public struct DeadLetter: Sendable {
+    public enum Reason: String, Sendable, CaseIterable {
+        /// `max-attempts` or `max-age` ran out.
+        case exhausted
+        /// The destination answered a status that is not retried.
+        case rejected
+        /// No route matched (or a routed destination no longer exists).
+        case unrouted
+        /// Genuinely Apple's but not for this gateway.
+        case quarantined
+    }
+
+    public var id: String
+    public var eventId: String
+    /// nil for `unrouted` and `quarantined`, which concern no destination.
+    public var destination: String?
+    public var reason: Reason
+    public var detail: String?
+    public var createdAt: Timestamp
+    public var attempts: [DeliveryAttempt]
+    public var notification: StoredNotification
+
+    /// The id is derived from the event and destination, so writing the same dead letter
+    /// twice (a crash between the write and its progress record) replaces rather than doubles it.
+    public static func id(eventId: String, destination: String?) -> String {
+        "dl-" + String(SHA256.hexHash(Array("\(eventId)\n\(destination ?? "")".utf8)).prefix(32))
+    }
+
+    public init(notification: StoredNotification, destination: String?, reason: Reason, detail: String?,
+                attempts: [DeliveryAttempt], createdAt: Timestamp) {
+        id = Self.id(eventId: notification.id, destination: destination)
+        eventId = notification.id
+        self.destination = destination
+        self.reason = reason
+        self.detail = detail
+        self.createdAt = createdAt
+        self.attempts = attempts
+        self.notification = notification
+    }
+
+    /// The last error an attempt saw, or the detail.
+    public var lastError: String? { attempts.last?.error ?? detail }
+
+    public var json: JSONValue {
+        [
+            "id": .string(id),
+            "eventId": .string(eventId),
+            "destination": .string(destination),
+            "reason": .string(reason.rawValue),
+            "detail": .string(detail),
+            "createdAt": .string(createdAt.iso8601),
+            "attempts": .array(attempts.map(\.json)),
+            "event": .object(notification.event.json),
+            "appleBody": .string(String(decoding: notification.body, as: UTF8.self)),
+        ]
+    }
+
+    init?(json: JSONValue) {
+        guard let id = json["id"]?.stringValue, let eventId = json["eventId"]?.stringValue,
+              let reason = json["reason"]?.stringValue.flatMap(Reason.init(rawValue:)),
+              let createdAt = json["createdAt"]?.stringValue.flatMap(Timestamp.init(iso8601:)),
+              let eventObject = json["event"]?.objectValue,
+              let event = try? NormalizedEvent(storedJSON: JSONValue.object(eventObject).serializedBytes())
+        else { return nil }
+        let receivedAt = (json["event"]?["receivedAt"]?.stringValue).flatMap(Timestamp.init(iso8601:)) ?? createdAt
+        let destination = json["destination"]?.stringValue
+        self.id = id
+        self.eventId = eventId
+        self.destination = destination
+        self.reason = reason
+        detail = json["detail"]?.stringValue
+        self.createdAt = createdAt
+        attempts = json["attempts"]?.arrayValue?.compactMap(DeliveryAttempt.init(json:)) ?? []
+        notification = StoredNotification(
+            event: event, disposition: reason == .quarantined ? .quarantine(reason: detail ?? "quarantined") : .accept,
+            destinations: destination.map { [$0] } ?? [], body: Array((json["appleBody"]?.stringValue ?? "").utf8),
+            receivedAt: receivedAt)
+    }
+}

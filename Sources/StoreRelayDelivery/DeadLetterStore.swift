@@ -1,0 +1,132 @@
+import Foundation
+import StoreRelayJSON
+import StoreRelaySupport
+
+/// The durable dead-letter store: one JSON file per dead letter under `DATA/dead-letters`,
+/// written atomically (temporary file, fsync, rename, directory fsync) before the delivery
+/// that produced it is forgotten.
+///
+/// An in-memory index (id, time, destination, reason) answers listings; the files hold the
+/// rest. File I/O runs on the store's own serial queue, never on a caller's.
+public final class DeadLetterStore: Sendable {
+    struct Entry: Sendable, Hashable {
+        var id: String
+        var createdAt: Int64
+        var destination: String?
+        var reason: DeadLetter.Reason
+    }
+
+    public let directory: String
+    private let index: Locked<[String: Entry]>
+    private let queue = DispatchQueue(label: "storerelay.dead-letters")
+    private let logger: Logger
+
+    private init(directory: String, index: [String: Entry], logger: Logger) {
+        self.directory = directory
+        self.index = Locked(index)
+        self.logger = logger
+    }
+
+    /// Opens (creating) the store and indexes every dead letter in it. Unreadable files are
+    /// logged and left for an operator, never deleted.
+    public static func open(directory: String, logger: Logger) throws -> DeadLetterStore {
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        var index: [String: Entry] = [:]
+        for name in try FileManager.default.contentsOfDirectory(atPath: directory) {
+            let path = directory + "/" + name
+            if name.hasSuffix(".tmp") { try? FileManager.default.removeItem(atPath: path); continue }
+            guard name.hasSuffix(".json") else { continue }
+            guard let data = FileManager.default.contents(atPath: path),
+                  let json = try? JSONValue.parse(Array(data)), let letter = DeadLetter(json: json),
+                  name == letter.id + ".json"
+            else {
+                logger.error("unreadable dead letter left in place", [("path", path)])
+                continue
+            }
+            index[letter.id] = Entry(letter)
+        }
+        return DeadLetterStore(directory: directory, index: index, logger: logger)
+    }
+
+    /// Writes `letter` durably (replacing one with the same id), then calls `completion`.
+    public func write(_ letter: DeadLetter, completion: @escaping @Sendable (Result<Void, any Error>) -> Void) {
+        queue.async { [self] in
+            do {
+                try DurableFile.write(letter.json.serializedBytes(), to: path(of: letter.id))
+                index.withLock { $0[letter.id] = Entry(letter) }
+                completion(.success(()))
+            } catch {
+                completion(.failure(error))
+            }
+        }
+    }
+
+    /// The dead letter `id`, or nil (also for ids that are not of our making).
+    public func letter(id: String) -> DeadLetter? {
+        guard Self.isValidID(id), index.withLock({ $0[id] }) != nil,
+              let data = FileManager.default.contents(atPath: path(of: id)),
+              let json = try? JSONValue.parse(Array(data))
+        else { return nil }
+        return DeadLetter(json: json)
+    }
+
+    /// Removes dead letter `id`; true when it existed.
+    @discardableResult
+    public func delete(id: String) -> Bool {
+        guard Self.isValidID(id), index.withLock({ $0.removeValue(forKey: id) }) != nil else { return false }
+        queue.sync {
+            unlink(path(of: id))
+            DurableFile.syncDirectory(directory)
+        }
+        return true
+    }
+
+    /// Dead letters newest first, filtered, at most `limit`, starting after `cursor` (an opaque
+    /// string from a previous page); also the cursor of the next page, if any.
+    public func list(destination: String? = nil, reason: DeadLetter.Reason? = nil, limit: Int = 100,
+                     cursor: String? = nil) -> (items: [DeadLetter], nextCursor: String?) {
+        let after = cursor.flatMap(Self.decodeCursor)
+        let entries = index.current.values
+            .filter { destination == nil || $0.destination == destination }
+            .filter { reason == nil || $0.reason == reason }
+            .filter { entry in after.map { (entry.createdAt, entry.id) < ($0.createdAt, $0.id) } ?? true }
+            .sorted { ($0.createdAt, $0.id) > ($1.createdAt, $1.id) }
+        let page = entries.prefix(max(0, limit))
+        let items = page.compactMap { letter(id: $0.id) }
+        let next = entries.count > page.count ? page.last.map { Self.encodeCursor($0) } : nil
+        return (items, next)
+    }
+
+    /// How many dead letters there are, by destination (`nil` key: unrouted and quarantined).
+    public var countsByDestination: [String?: Int] {
+        index.current.values.reduce(into: [:]) { $0[$1.destination, default: 0] += 1 }
+    }
+
+    public var count: Int { index.current.count }
+
+    /// Ids are `dl-` and 32 hex digits: anything else never reaches the file system.
+    public static func isValidID(_ id: String) -> Bool {
+        let bytes = Array(id.utf8)
+        return bytes.count == 35 && id.hasPrefix("dl-")
+            && bytes[3...].allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) }
+    }
+
+    private func path(of id: String) -> String { directory + "/" + id + ".json" }
+
+    private static func encodeCursor(_ entry: Entry) -> String {
+        Base64.urlEncode(Array("\(entry.createdAt):\(entry.id)".utf8))
+    }
+
+    private static func decodeCursor(_ cursor: String) -> (createdAt: Int64, id: String)? {
+        guard let bytes = Base64.urlDecode(cursor) else { return nil }
+        let parts = String(decoding: bytes, as: UTF8.self).split(separator: ":", maxSplits: 1)
+        guard parts.count == 2, let createdAt = Int64(parts[0]), isValidID(String(parts[1])) else { return nil }
+        return (createdAt, String(parts[1]))
+    }
+}
+
+extension DeadLetterStore.Entry {
+    init(_ letter: DeadLetter) {
+        self.init(id: letter.id, createdAt: letter.createdAt.milliseconds, destination: letter.destination, reason: letter.reason)
+    }
+}

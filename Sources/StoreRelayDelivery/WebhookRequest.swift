@@ -1,0 +1,57 @@
+import StoreRelayConfig
+import StoreRelayCrypto
+import StoreRelayHTTPClient
+import StoreRelaySupport
+
+/// Builds the POST a webhook destination receives (SPEC "Delivery to webhooks"), signed the
+/// Standard Webhooks way.
+struct WebhookRequest {
+    let options: WebhookOptions
+    let url: HTTPURL
+
+    init(options: WebhookOptions) throws(HTTPClientError) {
+        self.options = options
+        url = try HTTPURL(options.url.absoluteString)
+    }
+
+    /// The body this destination receives for `notification`: the normalized event (with
+    /// Apple's body in `raw` when `include-raw yes`), or Apple's body byte for byte.
+    func body(for notification: StoredNotification) -> [UInt8] {
+        switch options.format {
+        case .apple: notification.body
+        case .normalized:
+            options.includeRaw ? notification.event.jsonBytes(includingRaw: notification.body) : notification.event.jsonBytes()
+        }
+    }
+
+    func request(for notification: StoredNotification, body: [UInt8], attempt: Int, now: Timestamp) -> HTTPClientRequest {
+        let timestamp = String(now.seconds)
+        var headers: HTTPClientHeaders = [
+            "Content-Type": "application/json",
+            "User-Agent": "StoreRelay/\(StoreRelayVersion.current)",
+            "webhook-id": notification.id,
+            "webhook-timestamp": timestamp,
+        ]
+        if let key = options.signingKey {
+            headers.add(name: "webhook-signature",
+                        value: Self.signature(id: notification.id, timestamp: timestamp, body: body, key: key))
+        }
+        headers.add(name: "StoreRelay-Attempt", value: String(attempt))
+        headers.add(name: "StoreRelay-Environment", value: notification.event.environment.rawValue)
+        headers.add(name: "StoreRelay-Type", value: notification.event.type)
+        if let subtype = notification.event.subtype {
+            headers.add(name: "StoreRelay-Subtype", value: subtype)
+        }
+        for header in options.headers {
+            headers.add(name: header.name, value: header.value)
+        }
+        return HTTPClientRequest(method: "POST", url: url, headers: headers, body: body, extraCAFile: options.caFile)
+    }
+
+    /// `v1,<base64 HMAC-SHA256(key, "id.timestamp.body")>` (Standard Webhooks).
+    static func signature(id: String, timestamp: String, body: [UInt8], key: [UInt8]) -> String {
+        var signed = Array("\(id).\(timestamp).".utf8)
+        signed.append(contentsOf: body)
+        return "v1," + Base64.encode(HMACSHA256.authenticationCode(for: signed, key: key))
+    }
+}
