@@ -3,6 +3,8 @@
 #include <sys/socket.h>
 #include <fcntl.h>
 #include <openssl/crypto.h>
+#include <openssl/ssl.h>
+#include <openssl/bio.h>
 
 int storerelay_accept4_nonblocking(int fd, struct sockaddr *addr, socklen_t *len) {
 #ifdef __linux__
@@ -19,4 +21,25 @@ int storerelay_accept4_nonblocking(int fd, struct sockaddr *addr, socklen_t *len
 
 void storerelay_openssl_free(void *ptr) {
     OPENSSL_free(ptr);
+}
+
+int storerelay_SSL_CTX_set_min_proto_version(SSL_CTX *ctx, int version) {
+    return (int)SSL_CTX_set_min_proto_version(ctx, version);
+}
+
+int storerelay_SSL_set_proto_versions(SSL *ssl, int min_version, int max_version) {
+    return SSL_set_min_proto_version(ssl, min_version) == 1
+        && SSL_set_max_proto_version(ssl, max_version) == 1;
+}
+
+int storerelay_SSL_set_tlsext_host_name(SSL *ssl, const char *name) {
+    return (int)SSL_set_tlsext_host_name(ssl, name);
+}
+
+void storerelay_SSL_CTX_set_hardening_options(SSL_CTX *ctx) {
+    SSL_CTX_set_options(ctx, SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE);
+}
+
+void storerelay_BIO_set_mem_eof(BIO *bio) {
+    BIO_set_mem_eof_return(bio, 0);
 }

@@ -14,5 +14,28 @@ int storerelay_accept4_nonblocking(int fd, struct sockaddr *addr, socklen_t *len
 /// Swift cannot call it; buffers OpenSSL allocates for us (`BN_bn2hex`, `i2d_*` with a NULL
 /// output) must still be released through OpenSSL's allocator.
 void storerelay_openssl_free(void *ptr);
+/// Opaque OpenSSL types, declared here so this header need not include OpenSSL's.
+typedef struct ssl_st SSL;
+typedef struct ssl_ctx_st SSL_CTX;
+typedef struct bio_st BIO;
+
+/// `SSL_CTX_set_min_proto_version` is a function-like macro over `SSL_CTX_ctrl`, which Swift
+/// cannot import. Returns 1 on success.
+int storerelay_SSL_CTX_set_min_proto_version(SSL_CTX *ctx, int version);
+
+/// `SSL_set_min_proto_version` / `SSL_set_max_proto_version` are macros too; tests use them to
+/// offer an old protocol on purpose. Returns 1 on success.
+int storerelay_SSL_set_proto_versions(SSL *ssl, int min_version, int max_version);
+
+/// `SSL_set_tlsext_host_name` (SNI) is a function-like macro over `SSL_ctrl`. Returns 1 on success.
+int storerelay_SSL_set_tlsext_host_name(SSL *ssl, const char *name);
+
+/// The `SSL_OP_*` constants are built with a 64-bit shift macro that Swift does not import:
+/// disables compression (CRIME) and renegotiation, and prefers the server's cipher order.
+void storerelay_SSL_CTX_set_hardening_options(SSL_CTX *ctx);
+
+/// `BIO_set_mem_eof_return` is a macro: after the transport's end of stream, make the memory
+/// BIO report EOF (0) instead of "retry", so OpenSSL sees a truncated stream as such.
+void storerelay_BIO_set_mem_eof(BIO *bio);
 
 #endif

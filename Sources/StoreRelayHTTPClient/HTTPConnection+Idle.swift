@@ -1,0 +1,58 @@
+import Dispatch
+internal import StoreRelayTLS
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Life in the pool: idle timeout, noticing the server's close, and reuse (all on `queue`).
+extension HTTPConnection {
+    /// Parks the connection in the pool and arms its idle timer.
+    func becomeIdle() {
+        state = .idle
+        wasReused = true
+        idleToken += 1
+        let token = idleToken
+        guard client.checkin(self) else { return close() }
+        queue.asyncAfter(deadline: .now() + client.configuration.idleTimeout.dispatchInterval) { [self] in
+            if state == .idle && idleToken == token { closeIdle() }
+        }
+    }
+
+    /// Takes the connection out of the pool for good and closes it.
+    func closeIdle() {
+        dispatchPrecondition(condition: .onQueue(queue))
+        client.pool.remove(self)
+        close()
+    }
+
+    /// Carries `task` on this pooled connection, or on a fresh one when this one turned out
+    /// to be closed by the server while it waited.
+    func reuse(for task: RequestTask) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        if state == .idle { checkIdle() }
+        guard state == .idle else { return client.startOnFreshConnection(task) }
+        guard task.attach(self) else {
+            if !client.checkin(self) { close() }
+            return
+        }
+        self.task = task
+        idleToken += 1
+        startExchange()
+    }
+
+    /// Reads whatever arrived on an idle connection: nothing (still good), a TLS session
+    /// ticket (still good), or anything else — end of stream, an error, stray bytes — which
+    /// means the connection cannot carry another request.
+    func checkIdle() {
+        guard let channel else { return closeIdle() }
+        var buffer = [UInt8](repeating: 0, count: 16 * 1024)
+        let count = buffer.withUnsafeMutableBytes { recv(channel.fd, $0.baseAddress, $0.count, 0) }
+        if count < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) { return }
+        guard count > 0, let tls else { return closeIdle() }
+        tls.receiveCiphertext(buffer[..<count])
+        var plaintext: [UInt8] = []
+        guard (try? tls.readPlaintext(into: &plaintext)) == .needsInput, plaintext.isEmpty else { return closeIdle() }
+    }
+}

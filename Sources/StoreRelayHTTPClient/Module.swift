@@ -1,1 +1,0 @@
-// StoreRelayHTTPClient: see the module's files.

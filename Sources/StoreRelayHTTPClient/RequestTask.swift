@@ -1,0 +1,72 @@
+import Dispatch
+internal import StoreRelaySupport
+
+/// One `execute` call: its request, its overall deadline, and the promise to call the
+/// completion exactly once, whichever of the connection, the timer or `shutdown` gets there first.
+///
+/// `Sendable` without `unchecked`: constants plus a `Locked` state.
+final class RequestTask: Sendable {
+    let request: HTTPClientRequest
+    /// The request's bytes, serialized (and validated) once before any connection is used.
+    let wire: [UInt8]
+    private let completion: @Sendable (Result<HTTPClientResponse, HTTPClientError>) -> Void
+    private let completionQueue: DispatchQueue
+
+    private struct State {
+        var finished = false
+        /// The connection currently carrying the request, told to stop on timeout or shutdown.
+        var connection: HTTPConnection?
+        var timer: DispatchWorkItem?
+    }
+    private let state = Locked(State())
+
+    init(
+        request: HTTPClientRequest, wire: [UInt8], completionQueue: DispatchQueue,
+        completion: @escaping @Sendable (Result<HTTPClientResponse, HTTPClientError>) -> Void
+    ) {
+        self.request = request
+        self.wire = wire
+        self.completionQueue = completionQueue
+        self.completion = completion
+    }
+
+    var isFinished: Bool { state.withLock { $0.finished } }
+
+    /// Fails the task with `.timeout` after `timeout`, unless it finished before.
+    func startTimer(_ timeout: Duration, on queue: DispatchQueue, onExpiry: @escaping @Sendable () -> Void) {
+        let item = DispatchWorkItem { [self] in
+            if finish(.failure(HTTPClientError(.timeout, "no complete response within \(timeout)"))) { onExpiry() }
+        }
+        state.withLock { $0.timer = item }
+        queue.asyncAfter(deadline: .now() + timeout.dispatchInterval, execute: item)
+    }
+
+    /// Records which connection carries the request now; false when it has already finished.
+    func attach(_ connection: HTTPConnection) -> Bool {
+        state.withLock { state in
+            guard !state.finished else { return false }
+            state.connection = connection
+            return true
+        }
+    }
+
+    /// Completes the task unless it already was; returns whether this call did it. After an
+    /// early finish (timeout, shutdown), the attached connection is told to abandon the task.
+    @discardableResult
+    func finish(_ result: Result<HTTPClientResponse, HTTPClientError>) -> Bool {
+        let taken: (timer: DispatchWorkItem?, connection: HTTPConnection?)? = state.withLock { state in
+            guard !state.finished else { return nil }
+            state.finished = true
+            defer { state.timer = nil; state.connection = nil }
+            return (state.timer, state.connection)
+        }
+        guard let taken else { return false }
+        taken.timer?.cancel()
+        if case .failure = result, let connection = taken.connection {
+            connection.queue.async { connection.abandon(self) }
+        }
+        let completion = self.completion
+        completionQueue.async { completion(result) }
+        return true
+    }
+}

@@ -1,1 +1,0 @@
-// StoreRelayTLS: see the module's files.

@@ -1,0 +1,178 @@
+import Foundation
+import StoreRelaySupport
+import StoreRelayTLS
+
+/// A small blocking loopback HTTP(S) server for tests: an accept thread, one thread per
+/// connection running the test's handler. Counts accepted connections.
+final class TestHTTPServer: Sendable {
+    let port: UInt16
+    let accepted = Locked(0)
+    private let listener: Int32
+
+    init(tls: TLSServerContext? = nil, backlog: Int32 = 64, acceptConnections: Bool = true,
+         handler: @escaping @Sendable (TestConnection) throws -> Void) throws {
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        self.listener = listener
+        var one: Int32 = 1
+        setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+                bind(listener, pointer, length) == 0 && listen(listener, backlog) == 0
+                    && getsockname(listener, pointer, &length) == 0
+            }
+        }
+        guard bound else { throw TestServerError.setup("cannot listen: errno \(errno)") }
+        port = UInt16(bigEndian: address.sin_port)
+        guard acceptConnections else { return }
+        let accepted = self.accepted
+        Thread.detachNewThread {
+            while true {
+                let fd = accept(listener, nil, nil)
+                if fd < 0 { return }
+                accepted.withLock { $0 += 1 }
+                Thread.detachNewThread {
+                    let connection = TestConnection(fd: fd)
+                    defer { connection.close() }
+                    do {
+                        if let tls { try connection.startTLS(tls) }
+                        try handler(connection)
+                    } catch {}
+                }
+            }
+        }
+    }
+
+    var acceptedCount: Int { accepted.current }
+
+    func stop() {
+        shutdown(listener, Int32(SHUT_RDWR))
+        close(listener)
+    }
+}
+
+enum TestServerError: Error {
+    case setup(String)
+    case closed
+}
+
+/// One request as the test server read it.
+struct TestRequest {
+    var method: String
+    var target: String
+    var headers: [String: String]
+    var body: [UInt8]
+}
+
+/// One accepted connection, plain or TLS, with blocking reads and writes.
+final class TestConnection: @unchecked Sendable {
+    // Used by one handler thread only.
+    let fd: Int32
+    private var tls: TLSConnection?
+    private var buffer: [UInt8] = []
+    private var isClosed = false
+    private(set) var serverName: String?
+
+    init(fd: Int32) {
+        self.fd = fd
+        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    }
+
+    func startTLS(_ context: TLSServerContext) throws {
+        let tls = try context.makeConnection()
+        while try !tls.handshake() {
+            sendRaw(tls.takeCiphertext())
+            guard let bytes = receiveRaw() else { throw TestServerError.closed }
+            tls.receiveCiphertext(bytes)
+        }
+        sendRaw(tls.takeCiphertext())
+        serverName = tls.requestedServerName
+        self.tls = tls
+    }
+
+    /// Reads one request (head, then a Content-Length body); nil when the client closed.
+    func readRequest() -> TestRequest? {
+        while true {
+            if let end = find([13, 10, 13, 10]) {
+                let head = String(decoding: buffer[..<end], as: UTF8.self)
+                var lines = head.components(separatedBy: "\r\n")
+                let requestLine = lines.removeFirst().split(separator: " ")
+                var headers: [String: String] = [:]
+                for line in lines {
+                    guard let colon = line.firstIndex(of: ":") else { continue }
+                    headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+                }
+                let length = Int(headers["content-length"] ?? "0") ?? 0
+                while buffer.count < end + 4 + length {
+                    guard readMore() else { return nil }
+                }
+                let body = Array(buffer[(end + 4)..<(end + 4 + length)])
+                buffer.removeFirst(end + 4 + length)
+                return TestRequest(
+                    method: String(requestLine.first ?? ""), target: String(requestLine.dropFirst().first ?? ""),
+                    headers: headers, body: body)
+            }
+            guard readMore() else { return nil }
+        }
+    }
+
+    func write(_ text: String) { write(Array(text.utf8)) }
+
+    func write(_ bytes: [UInt8]) {
+        if let tls {
+            try? tls.writePlaintext(bytes)
+            sendRaw(tls.takeCiphertext())
+        } else {
+            sendRaw(bytes)
+        }
+    }
+
+    func close() {
+        guard !isClosed else { return }
+        isClosed = true
+        if let tls {
+            tls.close()
+            sendRaw(tls.takeCiphertext())
+        }
+        Glibc.close(fd)
+    }
+
+    private func find(_ pattern: [UInt8]) -> Int? {
+        guard buffer.count >= pattern.count else { return nil }
+        for index in 0...(buffer.count - pattern.count) where buffer[index..<index + pattern.count].elementsEqual(pattern) {
+            return index
+        }
+        return nil
+    }
+
+    private func readMore() -> Bool {
+        guard let bytes = receiveRaw() else { return false }
+        guard let tls else {
+            buffer += bytes
+            return true
+        }
+        tls.receiveCiphertext(bytes)
+        let status = try? tls.readPlaintext(into: &buffer)
+        sendRaw(tls.takeCiphertext())
+        return status != nil && status != .closed || !buffer.isEmpty
+    }
+
+    private func receiveRaw() -> [UInt8]? {
+        var chunk = [UInt8](repeating: 0, count: 16 * 1024)
+        let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+        return count > 0 ? Array(chunk[..<count]) : nil
+    }
+
+    private func sendRaw(_ bytes: [UInt8]) {
+        var offset = 0
+        while offset < bytes.count {
+            let sent = bytes[offset...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            if sent <= 0 { return }
+            offset += sent
+        }
+    }
+}

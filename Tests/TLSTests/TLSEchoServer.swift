@@ -1,0 +1,101 @@
+import Foundation
+import StoreRelaySupport
+import StoreRelayTLS
+
+/// A tiny loopback HTTPS server for tests: blocking sockets on a background thread, with the
+/// TLS done by `TLSConnection` in server mode. It answers every request with a fixed response
+/// and records, per connection, the SNI name asked for or the handshake error.
+final class TLSEchoServer: Sendable {
+    enum Outcome: Sendable {
+        case served(serverName: String?, protocolVersion: String?)
+        case failed(TLSError)
+    }
+
+    let port: UInt16
+    let outcomes = Locked<[Outcome]>([])
+    private let listener: Int32
+
+    init(context: TLSServerContext) throws {
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        self.listener = listener
+        var one: Int32 = 1
+        setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+                bind(listener, pointer, length) == 0 && listen(listener, 16) == 0
+                    && getsockname(listener, pointer, &length) == 0
+            }
+        }
+        guard bound else { throw TLSError(.io, "cannot listen on loopback") }
+        port = UInt16(bigEndian: address.sin_port)
+        let outcomes = self.outcomes
+        Thread.detachNewThread {
+            while true {
+                let fd = accept(listener, nil, nil)
+                if fd < 0 { return }
+                Thread.detachNewThread {
+                    outcomes.withLock { $0.append(Self.serve(fd, context: context)) }
+                    close(fd)
+                }
+            }
+        }
+    }
+
+    func stop() {
+        shutdown(listener, Int32(SHUT_RDWR))
+        close(listener)
+    }
+
+    /// Handshake, read one request head, answer, close_notify.
+    private static func serve(_ fd: Int32, context: TLSServerContext) -> Outcome {
+        var timeout = timeval(tv_sec: 5, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        do {
+            let tls = try context.makeConnection()
+            while try !tls.handshake() {
+                sendAll(fd, tls.takeCiphertext())
+                guard let bytes = receive(fd) else { throw TLSError(.io, "peer closed during handshake") }
+                tls.receiveCiphertext(bytes)
+            }
+            sendAll(fd, tls.takeCiphertext())
+            var request: [UInt8] = []
+            while !request.ends(with: [13, 10, 13, 10]) {
+                if try tls.readPlaintext(into: &request) == .closed { break }
+                if request.ends(with: [13, 10, 13, 10]) { break }
+                guard let bytes = receive(fd) else { break }
+                tls.receiveCiphertext(bytes)
+            }
+            try tls.writePlaintext(Array("HTTP/1.1 200 OK\r\nContent-Length: 6\r\nConnection: close\r\n\r\nhello\n".utf8))
+            tls.close()
+            sendAll(fd, tls.takeCiphertext())
+            return .served(serverName: tls.requestedServerName, protocolVersion: tls.protocolVersion)
+        } catch let error as TLSError {
+            return .failed(error)
+        } catch {
+            return .failed(TLSError(.io, "\(error)"))
+        }
+    }
+
+    private static func receive(_ fd: Int32) -> [UInt8]? {
+        var buffer = [UInt8](repeating: 0, count: 16 * 1024)
+        let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+        return count > 0 ? Array(buffer[..<count]) : nil
+    }
+
+    private static func sendAll(_ fd: Int32, _ bytes: [UInt8]) {
+        var offset = 0
+        while offset < bytes.count {
+            let sent = bytes[offset...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            if sent <= 0 { return }
+            offset += sent
+        }
+    }
+}
+
+extension Array where Element == UInt8 {
+    func ends(with suffix: [UInt8]) -> Bool { count >= suffix.count && Array(self[(count - suffix.count)...]) == suffix }
+}
