@@ -9,6 +9,8 @@ import StoreRelaySupport
 protocol DeliveryDriver: Sendable {
     /// Attempts in flight at once; beyond it, events wait in the destination's queue.
     var concurrency: Int { get }
+    /// What this destination receives for `notification`, the same bytes on every attempt.
+    func body(for notification: StoredNotification) -> [UInt8]
     func attempt(_ job: DeliveryJob, number: Int, completion: @escaping @Sendable (AttemptOutcome) -> Void)
     /// Releases connections or files; the driver is not used afterwards.
     func close(completion: @escaping @Sendable () -> Void)
@@ -21,6 +23,8 @@ struct WebhookDriver: DeliveryDriver {
     let clock: any Clock
 
     var concurrency: Int { request.options.concurrency }
+
+    func body(for notification: StoredNotification) -> [UInt8] { request.body(for: notification) }
 
     func attempt(_ job: DeliveryJob, number: Int, completion: @escaping @Sendable (AttemptOutcome) -> Void) {
         let started = clock.now()
@@ -72,6 +76,8 @@ struct FileQueueDriver: DeliveryDriver {
 
     /// The file queue group-commits whatever is appended at once, so many may be in flight.
     var concurrency: Int { 256 }
+
+    func body(for notification: StoredNotification) -> [UInt8] { notification.event.jsonBytes() }
 
     func attempt(_ job: DeliveryJob, number: Int, completion: @escaping @Sendable (AttemptOutcome) -> Void) {
         let started = clock.now()

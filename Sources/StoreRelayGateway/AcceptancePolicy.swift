@@ -1,3 +1,4 @@
+import StoreRelayDelivery
 import StoreRelaySupport
 
 /// Decides whether a genuine notification is for this gateway, or is quarantined: stored and
@@ -14,11 +15,6 @@ struct AcceptancePolicy: Sendable {
         var environment: AppStoreEnvironment
         var bundleId: String?
         var appAppleId: Int64?
-    }
-
-    enum Disposition: Sendable, Equatable {
-        case accept
-        case quarantine(reason: String)
     }
 
     var acceptedEnvironments: Set<AppStoreEnvironment>

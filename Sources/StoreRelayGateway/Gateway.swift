@@ -2,18 +2,21 @@ import Foundation
 import StoreRelayAppStore
 import StoreRelayConfig
 import StoreRelayCrypto
+import StoreRelayDelivery
 import StoreRelayHTTP
 import StoreRelayJournal
 import StoreRelaySupport
 
-/// The running gateway: journal, verification pipeline and public listener.
+/// The running gateway: journal, fan-out, verification pipeline and public listener.
 ///
-/// Start order is journal → verifier → listener, so nothing is accepted before it can be
-/// stored; `stop` runs the other way round (SPEC "Operations").
+/// Start order is journal → delivery (resuming what the journal holds) → verifier →
+/// listener, so nothing is accepted before it can be stored and delivered; `stop` runs the
+/// other way round (SPEC "Operations").
 public final class Gateway: Sendable {
     public let configuration: GatewayConfiguration
     private let logger: Logger
     private let journal: Journal
+    private let delivery: DeliveryEngine
     private let intake: NotificationIntake
     private let publicServer: HTTPServer
     private let stopping = Locked(false)
@@ -34,10 +37,27 @@ public final class Gateway: Sendable {
         for issue in journal.recoveryIssues {
             logger.warning("journal recovery", [("issue", "\(issue)")])
         }
-        let processor = NotificationProcessor(
-            verifier: try Self.makeVerifier(configuration, clock: clock),
-            policy: AcceptancePolicy(configuration))
-        intake = NotificationIntake(processor: processor, journal: journal, clock: clock, logger: logger)
+        do {
+            let deadLetters = try DeadLetterStore.open(directory: configuration.dataDirectory + "/dead-letters", logger: logger)
+            delivery = try DeliveryEngine(configuration: configuration, journal: journal, deadLetters: deadLetters,
+                                          clock: clock, logger: logger)
+        } catch {
+            journal.close()
+            throw GatewayError("cannot open the destinations: \(error)")
+        }
+        delivery.resume(from: journal.recoveredRecords)
+        journal.releaseRecoveredRecords()
+        let processor: NotificationProcessor
+        do {
+            processor = NotificationProcessor(
+                verifier: try Self.makeVerifier(configuration, clock: clock),
+                policy: AcceptancePolicy(configuration), routes: configuration.routes)
+        } catch {
+            delivery.stop {}
+            journal.close()
+            throw error
+        }
+        intake = NotificationIntake(processor: processor, journal: journal, delivery: delivery, clock: clock, logger: logger)
 
         var serverConfiguration = HTTPServerConfiguration(address: configuration.listen.description)
         serverConfiguration.maxBodyBytes = configuration.maxBodySize
@@ -50,6 +70,7 @@ public final class Gateway: Sendable {
         do {
             port = try publicServer.start()
         } catch {
+            delivery.stop {}
             journal.close()
             throw GatewayError("cannot listen on \(configuration.listen): \(error)")
         }
@@ -61,7 +82,6 @@ public final class Gateway: Sendable {
             ("data", configuration.dataDirectory), ("routes", String(configuration.routes.rules.count)),
             ("destinations", String(configuration.destinations.count)),
             ("journal.segments", String(journal.segments.count)),
-            ("journal.recovered", String(journal.recoveredRecords.count)),
         ])
     }
 
@@ -76,10 +96,12 @@ public final class Gateway: Sendable {
         }
         guard !alreadyStopping else { return }
         logger.info("stopping")
-        publicServer.shutdown { [journal, logger] in
-            journal.close {
-                logger.info("stopped")
-                completion()
+        publicServer.shutdown { [delivery, journal, logger] in
+            delivery.stop {
+                journal.close {
+                    logger.info("stopped")
+                    completion()
+                }
             }
         }
     }

@@ -1,4 +1,5 @@
 import Dispatch
+import StoreRelayDelivery
 import StoreRelayJournal
 import StoreRelaySupport
 
@@ -7,6 +8,7 @@ import StoreRelaySupport
 final class NotificationIntake: Sendable {
     private let processor: NotificationProcessor
     private let journal: Journal
+    private let delivery: DeliveryEngine
     private let clock: any Clock
     private let logger: Logger
     /// ECDSA verification is CPU work: it runs on the cooperative width of this concurrent
@@ -14,9 +16,10 @@ final class NotificationIntake: Sendable {
     private let verificationQueue = DispatchQueue(
         label: "storerelay.verification", qos: .userInitiated, attributes: .concurrent)
 
-    init(processor: NotificationProcessor, journal: Journal, clock: any Clock, logger: Logger) {
+    init(processor: NotificationProcessor, journal: Journal, delivery: DeliveryEngine, clock: any Clock, logger: Logger) {
         self.processor = processor
         self.journal = journal
+        self.delivery = delivery
         self.clock = clock
         self.logger = logger
     }
@@ -27,7 +30,7 @@ final class NotificationIntake: Sendable {
         completion: @escaping @Sendable (IntakeOutcome) -> Void
     ) {
         verificationQueue.async { [self] in
-            let processed: ProcessedNotification
+            let processed: StoredNotification
             do throws(IntakeRejection) {
                 processed = try processor.process(body: body, pathEnvironment: pathEnvironment, receivedAt: clock.now())
             } catch {
@@ -39,14 +42,15 @@ final class NotificationIntake: Sendable {
         }
     }
 
-    private func store(_ processed: ProcessedNotification, completion: @escaping @Sendable (IntakeOutcome) -> Void) {
-        let stored = StoredNotification(processed)
+    private func store(_ stored: StoredNotification, completion: @escaping @Sendable (IntakeOutcome) -> Void) {
         let id = stored.id
-        let event = processed.event
-        journal.append(id: id, payload: stored.encoded()) { [logger] outcome in
+        let event = stored.event
+        journal.append(id: id, payload: stored.encoded()) { [logger, delivery] outcome in
             switch outcome {
-            case .stored:
-                if case .quarantine(let reason) = processed.disposition {
+            case .stored(let position):
+                // Answer first: Apple's 200 must not wait for fan-out to be planned.
+                defer { delivery.submit(stored, position: position) }
+                if case .quarantine(let reason) = stored.disposition {
                     logger.warning("notification quarantined", [
                         ("event.id", id), ("event.type", event.type), ("environment", event.environment.rawValue),
                         ("bundle.id", event.bundleId ?? ""), ("reason", reason),

@@ -1,27 +1,23 @@
 import StoreRelayAppStore
+import StoreRelayConfig
+import StoreRelayDelivery
 import StoreRelayEvents
 import StoreRelaySupport
 
 /// A notification that passed verification, normalized, with the policy's verdict.
-struct ProcessedNotification: Sendable {
-    var event: NormalizedEvent
-    var disposition: AcceptancePolicy.Disposition
-    /// Apple's body byte for byte, for `format apple` and `include-raw`.
-    var body: [UInt8]
-    var receivedAt: Timestamp
-}
 
-/// Verifies, normalizes and judges one notification body; no I/O.
+/// Verifies, normalizes, judges and routes one notification body; no I/O.
 ///
 /// Shared by the public listener and `storerelay verify`, so the offline answer is exactly
 /// the one the gateway would give.
 struct NotificationProcessor: Sendable {
     let verifier: NotificationVerifier
     let policy: AcceptancePolicy
+    let routes: RouteTable
 
     func process(
         body: [UInt8], pathEnvironment: AppStoreEnvironment?, receivedAt: Timestamp
-    ) throws(IntakeRejection) -> ProcessedNotification {
+    ) throws(IntakeRejection) -> StoredNotification {
         let event: NormalizedEvent
         let facts: AcceptancePolicy.Facts
         switch try NotificationBody.classify(body) {
@@ -30,12 +26,15 @@ struct NotificationProcessor: Sendable {
         case .v1:
             (event, facts) = try processV1(body: body, receivedAt: receivedAt)
         }
-        return ProcessedNotification(
-            event: event,
-            disposition: policy.disposition(of: facts, pathEnvironment: pathEnvironment),
-            body: body,
-            receivedAt: receivedAt
-        )
+        let disposition = policy.disposition(of: facts, pathEnvironment: pathEnvironment)
+        // Routes are decided once, now, and stored with the event: a restart or a reload
+        // never changes where an acknowledged event goes.
+        let destinations = disposition == .accept
+            ? routes.destinations(environment: event.environment, bundleId: event.bundleId ?? "",
+                                  type: event.type, subtype: event.subtype)
+            : []
+        return StoredNotification(event: event, disposition: disposition, destinations: destinations,
+                                  body: body, receivedAt: receivedAt)
     }
 
     private func processV2(

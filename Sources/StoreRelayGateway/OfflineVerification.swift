@@ -33,7 +33,7 @@ public enum OfflineVerification {
         }
         let processor = NotificationProcessor(
             verifier: try Gateway.makeVerifier(configuration, clock: clock),
-            policy: AcceptancePolicy(configuration))
+            policy: AcceptancePolicy(configuration), routes: configuration.routes)
         do {
             let processed = try processor.process(body: body, pathEnvironment: nil, receivedAt: clock.now())
             var reason: String?

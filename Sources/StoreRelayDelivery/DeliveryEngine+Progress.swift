@@ -1,0 +1,175 @@
+import Dispatch
+import StoreRelayJournal
+import StoreRelaySupport
+
+/// What the journal says about one destination of one event, replayed on start.
+struct DestinationProgress: Sendable {
+    var attempts: [DeliveryAttempt] = []
+    var nextAttempt: Timestamp?
+    var finished = false
+
+    mutating func apply(_ record: DeliveryProgress) {
+        switch record {
+        case .attempted(_, let attempt, let next):
+            attempts.append(attempt)
+            nextAttempt = next
+        case .delivered, .deadLettered:
+            finished = true
+        }
+    }
+}
+
+extension DeliveryEngine {
+    /// Replays the journal after a restart: every event whose deliveries are not all finished
+    /// starts again, each destination with its attempts and next due time intact.
+    public func resume(from records: [JournalRecord]) {
+        var order: [(notification: StoredNotification, segment: UInt64)] = []
+        var progress: [String: [String: DestinationProgress]] = [:]
+        for record in records {
+            if record.kind == .event {
+                guard let notification = StoredNotification(decoding: record.payload) else {
+                    logger.error("unreadable journal record skipped", [("event.id", record.id), ("position", "\(record.position)")])
+                    continue
+                }
+                order.append((notification, record.position.segment))
+            } else if record.kind == .progress, let step = DeliveryProgress(decoding: record.payload) {
+                progress[record.id, default: [:]][step.destination, default: DestinationProgress()].apply(step)
+            }
+        }
+        for (notification, segment) in order {
+            start(notification, segment: segment, progress: progress[notification.id] ?? [:])
+        }
+        let unfinished = tracker.current.unfinishedCount
+        logger.info("deliveries resumed", [("events", String(order.count)), ("unfinished", String(unfinished))])
+        queue.async { self.retireFinishedSegments() }
+    }
+
+    /// Plans every delivery of `notification` that `progress` does not show finished.
+    func start(_ notification: StoredNotification, segment: UInt64, progress: [String: DestinationProgress]) {
+        enum Plan { case deliver(DestinationQueue), deadLetter(DeadLetter.Reason, String?, String) }
+        var plans: [(key: String, plan: Plan)] = []
+        switch notification.disposition {
+        case .quarantine(let reason):
+            plans = [("", .deadLetter(.quarantined, nil, reason))]
+        case .accept where notification.destinations.isEmpty:
+            let event = notification.event
+            plans = [("", .deadLetter(.unrouted, nil,
+                "no route matches environment \(event.environment.rawValue), app \(event.bundleId ?? "-"), type \(event.type)\(event.subtype.map { "/" + $0 } ?? "")"))]
+        case .accept:
+            for name in notification.destinations {
+                if let queue = destinations[name] {
+                    plans.append((name, .deliver(queue)))
+                } else {
+                    plans.append((name, .deadLetter(.unrouted, name, "destination \(name) is no longer configured")))
+                }
+            }
+        }
+        plans.removeAll { progress[$0.key]?.finished == true }
+        let newSegment = tracker.withLock { tracker -> Bool in
+            let isNew = segment > tracker.highestSegmentSeen
+            tracker.track(notification.id, segment: segment, keys: Set(plans.map(\.key)))
+            return isNew
+        }
+        if newSegment { scheduleRetirement() }
+        for (key, plan) in plans {
+            switch plan {
+            case .deliver(let queue):
+                let restored = progress[key] ?? DestinationProgress()
+                queue.enqueue(DeliveryJob(
+                    notification: notification, destination: key, body: queue.body(for: notification),
+                    attempts: restored.attempts, due: restored.nextAttempt ?? clock.now(),
+                    budgetStart: notification.receivedAt))
+            case .deadLetter(let reason, let destination, let detail):
+                deadLetter(notification, key: key, destination: destination, reason: reason, detail: detail, attempts: [])
+            }
+        }
+    }
+
+    // MARK: Progress from destination queues
+
+    func recordAttempt(_ job: DeliveryJob, _ attempt: DeliveryAttempt) {
+        let record = DeliveryProgress.attempted(destination: job.destination, attempt: attempt, next: job.due)
+        journal.appendProgress(id: job.eventId, payload: record.encoded()) { [logger] outcome in
+            if case .failed(let error) = outcome {
+                logger.warning("delivery progress not stored", [("event.id", job.eventId), ("error", "\(error)")])
+            }
+        }
+        logger.info("delivery attempt failed", [
+            ("event.id", job.eventId), ("destination", job.destination), ("attempt", String(job.attempts.count)),
+            ("status", attempt.status.map(String.init) ?? ""), ("error", attempt.error ?? ""),
+            ("next", job.due.iso8601),
+        ])
+    }
+
+    func recordDelivery(_ job: DeliveryJob) {
+        logger.debug("delivered", [("event.id", job.eventId), ("destination", job.destination),
+                                    ("attempt", String(job.attempts.count))])
+        journal.appendProgress(id: job.eventId, payload: DeliveryProgress.delivered(destination: job.destination).encoded()) { _ in
+            // Even if the mark is not stored, the delivery happened: at worst it repeats after a crash.
+            self.finish(job.eventId, key: job.destination)
+        }
+    }
+
+    /// Writes the dead letter durably, then marks the delivery finished; a failed write is
+    /// retried, so the event is never forgotten before its dead letter exists.
+    func deadLetter(_ notification: StoredNotification, key: String, destination: String?, reason: DeadLetter.Reason,
+                    detail: String, attempts: [DeliveryAttempt]) {
+        let letter = DeadLetter(notification: notification, destination: destination, reason: reason, detail: detail,
+                                attempts: attempts, createdAt: clock.now())
+        deadLetters.write(letter) { [self] result in
+            switch result {
+            case .success:
+                logger.warning("dead-lettered", [
+                    ("event.id", notification.id), ("destination", destination ?? ""), ("reason", reason.rawValue),
+                    ("attempts", String(attempts.count)), ("detail", detail),
+                ])
+                let record = DeliveryProgress.deadLettered(destination: key, deadLetterId: letter.id)
+                journal.appendProgress(id: notification.id, payload: record.encoded()) { _ in
+                    self.finish(notification.id, key: key)
+                }
+            case .failure(let error):
+                logger.error("dead letter not written; retrying", [("event.id", notification.id), ("error", "\(error)")])
+                queue.asyncAfter(deadline: .now() + .seconds(5)) {
+                    self.deadLetter(notification, key: key, destination: destination, reason: reason,
+                                    detail: detail, attempts: attempts)
+                }
+            }
+        }
+    }
+
+    // MARK: Retiring finished segments
+
+    func finish(_ eventId: String, key: String) {
+        let finishedEvent = tracker.withLock { $0.finish(eventId, key: key) }
+        if finishedEvent { scheduleRetirement() }
+    }
+
+    /// Retirement rewrites the journal's dedupe snapshot, so it is batched: at most once a second.
+    func scheduleRetirement() {
+        let alreadyScheduled = tracker.withLock { tracker -> Bool in
+            defer { tracker.retirementScheduled = true }
+            return tracker.retirementScheduled
+        }
+        guard !alreadyScheduled else { return }
+        queue.asyncAfter(deadline: .now() + .seconds(1)) {
+            self.tracker.withLock { $0.retirementScheduled = false }
+            self.retireFinishedSegments()
+        }
+    }
+
+    func retireFinishedSegments() {
+        let segments = journal.segments
+        let active = journal.activeSegment
+        guard let upTo = tracker.withLock({ $0.retirableUpTo(segments: segments, active: active) }) else { return }
+        journal.retireSegments(upTo: upTo) { [logger] result in
+            switch result {
+            case .success(let removed) where !removed.isEmpty:
+                logger.debug("journal segments retired", [("segments", removed.map(String.init).joined(separator: " "))])
+            case .success:
+                break
+            case .failure(let error):
+                logger.error("journal segments not retired", [("error", "\(error)")])
+            }
+        }
+    }
+}

@@ -1,0 +1,188 @@
+import Dispatch
+import StoreRelayConfig
+import StoreRelaySupport
+
+/// How long and how often a destination keeps trying (from its `routes.conf` options).
+struct DeliveryLimits: Sendable {
+    var maxAttempts: Int
+    var maxAge: Duration
+    var schedule: RetrySchedule
+}
+
+/// A point-in-time view of one destination, for status pages and metrics.
+public struct DestinationStatus: Sendable {
+    public var name: String
+    public var kind: String
+    public var queueDepth: Int
+    public var inFlight: Int
+    public var breaker: CircuitBreaker.State
+    public var lastSuccess: Timestamp?
+    public var lastError: String?
+    public var lastErrorAt: Timestamp?
+}
+
+/// One destination's own queue: events wait here until due, at most `concurrency` attempts
+/// are in flight, and its circuit breaker decides when a failing destination is tried again.
+/// A slow, dead or hanging destination only ever delays its own events.
+///
+/// All state is confined to `queue`. Waiting events sit in a heap with one timer armed for
+/// the earliest, so a backlog for a dead destination costs no CPU while it waits.
+final class DestinationQueue: @unchecked Sendable {
+    /// What the queue tells the engine; called on the queue's own serial queue.
+    struct Events: Sendable {
+        var attempted: @Sendable (DeliveryJob, DeliveryAttempt) -> Void
+        var delivered: @Sendable (DeliveryJob) -> Void
+        var deadLettered: @Sendable (DeliveryJob, DeadLetter.Reason, String) -> Void
+    }
+
+    let name: String
+    let kind: String
+    private let driver: any DeliveryDriver
+    private let limits: DeliveryLimits
+    private let clock: any Clock
+    private let events: Events
+    private let queue: DispatchQueue
+
+    // Confined to `queue`.
+    private var waiting = DueHeap()
+    private var inFlight = 0
+    private var breaker: CircuitBreaker
+    private var timer: (any DispatchSourceTimer)?
+    private var stopped = false
+    private var lastSuccess: Timestamp?
+    private var lastError: (message: String, at: Timestamp)?
+
+    init(name: String, kind: String, driver: any DeliveryDriver, limits: DeliveryLimits, clock: any Clock, events: Events) {
+        self.name = name
+        self.kind = kind
+        self.driver = driver
+        self.limits = limits
+        self.clock = clock
+        self.events = events
+        queue = DispatchQueue(label: "storerelay.destination.\(name)")
+        breaker = CircuitBreaker(threshold: 5, cooldown: limits.schedule)
+    }
+
+    func body(for notification: StoredNotification) -> [UInt8] { driver.body(for: notification) }
+
+    /// Adds `job`; it goes out when due and the destination has room.
+    func enqueue(_ job: DeliveryJob) {
+        queue.async { [self] in
+            guard !stopped else { return }
+            waiting.insert(job)
+            pump()
+        }
+    }
+
+    /// Stops attempts; waiting and in-flight events resume from the journal on the next start.
+    func stop(completion: @escaping @Sendable () -> Void) {
+        queue.async { [self] in
+            stopped = true
+            timer?.cancel()
+            timer = nil
+            _ = waiting.drain()
+            driver.close(completion: completion)
+        }
+    }
+
+    var status: DestinationStatus {
+        queue.sync {
+            DestinationStatus(name: name, kind: kind, queueDepth: waiting.count, inFlight: inFlight,
+                              breaker: breaker.state, lastSuccess: lastSuccess,
+                              lastError: lastError?.message, lastErrorAt: lastError?.at)
+        }
+    }
+
+    // MARK: Scheduling
+
+    /// Starts every due event the concurrency limit and the breaker allow, then arms the
+    /// timer for the next moment something can start.
+    private func pump() {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard !stopped else { return }
+        let now = clock.now()
+        while inFlight < driver.concurrency, let due = waiting.earliest, due <= now {
+            var job = waiting.popEarliest()!
+            if let expiry = expiry(of: job), now >= expiry {
+                job.due = now
+                events.deadLettered(job, .exhausted, "max-age \(ConfigFormat.duration(limits.maxAge)) passed before the event could be delivered")
+                continue
+            }
+            guard breaker.allowsAttempt(at: now) else {
+                waiting.insert(job)
+                break
+            }
+            start(job)
+        }
+        armTimer(now: now)
+    }
+
+    private func armTimer(now: Timestamp) {
+        timer?.cancel()
+        timer = nil
+        guard inFlight < driver.concurrency, var wake = waiting.earliest else { return }
+        switch breaker.state {
+        case .closed: break
+        case .open: if let until = breaker.openUntil { wake = max(wake, until) }
+        case .halfOpen: return  // the probe's outcome pumps again
+        }
+        let delay = max(0, wake.milliseconds - now.milliseconds)
+        let source = DispatchSource.makeTimerSource(queue: queue)
+        source.schedule(deadline: .now() + .milliseconds(Int(min(delay, Int64(Int32.max)))), leeway: .milliseconds(5))
+        source.setEventHandler { [weak self] in self?.pump() }
+        source.resume()
+        timer = source
+    }
+
+    private func start(_ job: DeliveryJob) {
+        inFlight += 1
+        driver.attempt(job, number: job.attempts.count + 1) { [self] outcome in
+            queue.async { self.finish(job, outcome) }
+        }
+    }
+
+    private func finish(_ job: DeliveryJob, _ outcome: AttemptOutcome) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        inFlight -= 1
+        guard !stopped else { return }
+        var job = job
+        job.attempts.append(outcome.attempt)
+        let now = clock.now()
+        switch outcome {
+        case .delivered:
+            breaker.recordSuccess()
+            lastSuccess = now
+            events.delivered(job)
+        case .reject(let attempt):
+            breaker.recordAnswer()
+            lastError = (attempt.error ?? "rejected", now)
+            events.deadLettered(job, .rejected, "the destination answered HTTP \(attempt.status ?? 0), which is not retried")
+        case .retry(let attempt, let retryAfter):
+            breaker.recordFailure(at: now)
+            lastError = (attempt.error ?? "failed", now)
+            scheduleRetry(job, after: retryAfter, now: now)
+        }
+        pump()
+    }
+
+    private func scheduleRetry(_ job: DeliveryJob, after retryAfter: Duration?, now: Timestamp) {
+        var job = job
+        guard job.attemptsInBudget < limits.maxAttempts else {
+            events.deadLettered(job, .exhausted, "gave up after \(job.attemptsInBudget) attempts (max-attempts \(limits.maxAttempts))")
+            return
+        }
+        let backoff = limits.schedule.delay(afterFailures: job.attemptsInBudget)
+        let delay = max(backoff, retryAfter ?? .zero)
+        job.due = Timestamp(milliseconds: now.milliseconds + RetrySchedule.milliseconds(delay))
+        if let expiry = expiry(of: job), job.due >= expiry {
+            events.deadLettered(job, .exhausted, "max-age \(ConfigFormat.duration(limits.maxAge)) would pass before the next attempt")
+            return
+        }
+        events.attempted(job, job.attempts.last!)
+        waiting.insert(job)
+    }
+
+    private func expiry(of job: DeliveryJob) -> Timestamp? {
+        Timestamp(milliseconds: job.budgetStart.milliseconds + RetrySchedule.milliseconds(limits.maxAge))
+    }
+}
