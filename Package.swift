@@ -108,7 +108,7 @@ let package = Package(
         // MARK: Tests
         .target(
             name: "StoreRelayTestSupport",
-            dependencies: ["StoreRelaySupport", "StoreRelayJSON"],
+            dependencies: ["StoreRelaySupport", "StoreRelayJSON", "StoreRelayCrypto"],
             path: "Tests/StoreRelayTestSupport",
             swiftSettings: swiftSettings
         ),

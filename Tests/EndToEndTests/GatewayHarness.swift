@@ -12,14 +12,21 @@ struct Gateway {
     /// A minimal configuration: loopback on an ephemeral port, data in the test directory,
     /// everything routed to one file queue. `extra` is appended verbatim.
     static func config(_ extra: String = "") -> String {
+        bareConfig("""
+            destination all file ./data/queues/all
+            route * * * -> all
+            \(extra)
+            """)
+    }
+
+    /// Listener, path and data only: `body` declares every destination and route.
+    static func bareConfig(_ body: String, listen: String = "127.0.0.1:0") -> String {
         """
-        listen 127.0.0.1:0
+        listen \(listen)
         path \(path)
         data ./data
         read-timeout 2s
-        destination all file ./data/queues/all
-        route * * * -> all
-        \(extra)
+        \(body)
         """
     }
 

@@ -85,8 +85,8 @@ public final class GatewayProcess: @unchecked Sendable {
             }
             seen = lines.count
             if !process.isRunning {
-                // Drain what the pipe still holds once, then give up.
-                Thread.sleep(forTimeInterval: 0.05)
+                // Drain what the pipe still holds, then give up.
+                Thread.sleep(forTimeInterval: 0.2)
                 if logLines.count == seen { return nil }
                 continue
             }
