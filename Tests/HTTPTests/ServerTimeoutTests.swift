@@ -1,3 +1,4 @@
+import Dispatch
 import Testing
 import StoreRelayHTTP
 import StoreRelayTestSupport
@@ -38,8 +39,8 @@ import StoreRelayTestSupport
     @Test func handlerTimeIsNotCountedAsReadOrIdleTime() throws {
         let server = try TestServer({ $0.readTimeout = .milliseconds(200); $0.idleTimeout = .milliseconds(200) },
                                     handler: { request, responder in
-            Task {
-                try? await Task.sleep(for: .milliseconds(600))
+            // Dispatch, not a Task: blocking socket tests can occupy the whole cooperative pool.
+            DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(600)) {
                 responder.respond(HTTPResponse(status: 200, contentType: "text/plain", body: request.path))
             }
         })
