@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import StoreRelayHTTP
+import StoreRelaySupport
 import StoreRelayTestSupport
 
 @Suite struct ServerExpectContinueTests {
@@ -15,6 +16,25 @@ import StoreRelayTestSupport
         try client.send("hello")
         let final = try client.readResponse()
         #expect(final.status == 200 && final.bodyText == "POST /up hello")
+    }
+
+    /// The interim answer of a pipelined request waits for the final answers before it.
+    @Test func interim100WaitsForEarlierAnswers() throws {
+        let held = Locked<HTTPResponder?>(nil)
+        let server = try TestServer(handler: { request, responder in
+            if request.path == "/hold" { held.withLock { $0 = responder } } else { TestServer.echo(request, responder) }
+        })
+        defer { server.stop() }
+        let client = try server.client()
+        try client.send(RawHTTPClient.request("GET", "/hold")
+            + "POST /second HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\nContent-Length: 3\r\n\r\n")
+        #expect(waitUntil(timeout: 5) { held.current != nil })
+        #expect(!client.hasActivity(within: 0.2))
+        held.current?.respond(HTTPResponse(status: 200, contentType: "text/plain", body: "first"))
+        #expect(try client.readResponse().bodyText == "first")
+        #expect(try client.readResponse().status == 100)
+        try client.send("abc")
+        #expect(try client.readResponse().bodyText == "POST /second abc")
     }
 
     @Test func tooLargeWithExpectGets413InsteadOf100() throws {

@@ -34,4 +34,17 @@ import StoreRelayTestSupport
         #expect(response.bodyText.contains("\"headers_too_large\""))
         #expect(client.waitForClose(within: 5))
     }
+
+    /// A peer that stops reading: output backs up, reading pauses, and after `writeTimeout`
+    /// without progress the connection is dropped instead of holding memory forever.
+    @Test func peerThatStopsReadingIsDroppedAfterTheWriteTimeout() throws {
+        let big = [UInt8](repeating: UInt8(ascii: "x"), count: 32 * 1024 * 1024)
+        let server = try TestServer({ $0.writeTimeout = .milliseconds(300) }, handler: { _, responder in
+            responder.respond(HTTPResponse(status: 200, body: big))
+        })
+        defer { server.stop() }
+        let client = try server.client()
+        try client.send(RawHTTPClient.request("GET", "/big"))
+        #expect(waitUntil(timeout: 10) { server.server.connectionCount == 0 })
+    }
 }
