@@ -1,5 +1,9 @@
+@testable import StoreRelayHTTP
+import CStoreRelayShims
+#if canImport(Glibc)
+import Glibc
+#endif
 import Testing
-import StoreRelayHTTP
 import StoreRelaySupport
 import StoreRelayTestSupport
 
@@ -48,5 +52,38 @@ import StoreRelayTestSupport
         first.close()
         let response = try third.readResponse()
         #expect(response.bodyText == "GET /third ")
+    }
+}
+
+/// Accept failing for lack of descriptors pauses the accept source instead of spinning.
+@Suite struct ServerAcceptBackoffTests {
+    @Test func emfileOnAcceptBacksOffThenRecovers() throws {
+        let calls = Locked(0)
+        let firstCall = Locked<UInt64?>(nil)
+        var configuration = HTTPServerConfiguration(address: "127.0.0.1:0")
+        configuration.acceptBackoff = .milliseconds(100)
+        // Descriptors "run out" for the first 400 ms after the first accept attempt.
+        let server = HTTPServer(configuration: configuration, logger: .disabled, handler: TestServer.echo) { fd, address, length in
+            calls.withLock { $0 += 1 }
+            let now = MonotonicClock.nanoseconds()
+            let start = firstCall.withLock { first -> UInt64 in
+                if first == nil { first = now }
+                return first!
+            }
+            if now - start < 400_000_000 {
+                errno = EMFILE
+                return -1
+            }
+            return storerelay_accept4_nonblocking(fd, address, length)
+        }
+        let port = try server.start()
+        defer { server.shutdown() }
+        let client = try RawHTTPClient(port: port)
+        try client.send(RawHTTPClient.request("GET", "/after-emfile"))
+        #expect(try client.readResponse().bodyText == "GET /after-emfile ")
+        // About four failures, each followed by a 100 ms pause, then a success (and maybe an
+        // EAGAIN): an accept loop that spins would have made thousands of calls.
+        #expect(calls.current <= 12, "\(calls.current) accept calls")
+        #expect(calls.current >= 2)
     }
 }
