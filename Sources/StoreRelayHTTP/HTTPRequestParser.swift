@@ -61,7 +61,12 @@ public struct HTTPRequestParser: Sendable {
 
     /// Appends bytes received from the peer.
     public mutating func feed<Bytes: Sequence<UInt8>>(_ bytes: Bytes) {
-        if readIndex > 4096 && readIndex * 2 >= buffer.count {
+        if readIndex == buffer.count {
+            // Everything consumed (the usual case between keep-alive requests): reuse the storage.
+            buffer.removeAll(keepingCapacity: buffer.capacity <= 64 * 1024)
+            readIndex = 0
+            scanIndex = 0
+        } else if readIndex > 4096 && readIndex * 2 >= buffer.count {
             buffer.removeFirst(readIndex)
             scanIndex -= readIndex
             readIndex = 0

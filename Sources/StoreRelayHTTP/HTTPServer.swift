@@ -31,6 +31,8 @@ public final class HTTPServer: @unchecked Sendable {
     private let queue = DispatchQueue(label: "storerelay.http.accept")
     private let sharedQueues: [DispatchQueue]
     private let boundAddress = Locked<SocketAddress?>(nil)
+    /// `accept4` in production; tests inject failures such as EMFILE.
+    private let acceptFunction: AcceptFunction
 
     private var state = State.idle
     private var listenFD: Int32 = -1
@@ -41,7 +43,14 @@ public final class HTTPServer: @unchecked Sendable {
     private var nextConnectionID = 0
     private var shutdownCompletions: [@Sendable () -> Void] = []
 
-    public init(configuration: HTTPServerConfiguration, logger: Logger = .disabled, handler: @escaping HTTPHandler) {
+    typealias AcceptFunction = @Sendable (Int32, UnsafeMutablePointer<sockaddr>, UnsafeMutablePointer<socklen_t>) -> Int32
+
+    public convenience init(configuration: HTTPServerConfiguration, logger: Logger = .disabled, handler: @escaping HTTPHandler) {
+        self.init(configuration: configuration, logger: logger, handler: handler, accept: { storerelay_accept4_nonblocking($0, $1, $2) })
+    }
+
+    init(configuration: HTTPServerConfiguration, logger: Logger, handler: @escaping HTTPHandler, accept: @escaping AcceptFunction) {
+        acceptFunction = accept
         self.configuration = configuration
         self.handler = handler
         self.logger = logger
@@ -128,7 +137,7 @@ public final class HTTPServer: @unchecked Sendable {
             guard state == .running, !acceptSuspended, connections.count < configuration.maxConnections else { break }
             var peer = SocketAddress()
             let listener = listenFD
-            let fd = peer.fill { storerelay_accept4_nonblocking(listener, $0, $1) }
+            let fd = peer.fill { acceptFunction(listener, $0, $1) }
             if fd < 0 {
                 let error = errno
                 switch error {

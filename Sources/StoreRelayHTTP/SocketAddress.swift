@@ -73,13 +73,17 @@ struct SocketAddress: CustomStringConvertible {
                 if family == AF_INET6 {
                     let offset = MemoryLayout<sockaddr_in6>.offset(of: \.sin6_addr)!
                     inet_ntop(AF_INET6, bytes + offset, &text, socklen_t(text.count))
-                    return "[" + String(cString: text) + "]:\(port)"
+                    return "[" + Self.decode(text) + "]:\(port)"
                 }
                 let offset = MemoryLayout<sockaddr_in>.offset(of: \.sin_addr)!
                 inet_ntop(AF_INET, bytes + offset, &text, socklen_t(text.count))
-                return String(cString: text) + ":\(port)"
+                return Self.decode(text) + ":\(port)"
             }
         }
+    }
+
+    private static func decode(_ text: [CChar]) -> String {
+        String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     /// Calls `body` with the address as a `sockaddr` pointer.

@@ -1,0 +1,89 @@
+@testable import StoreRelayHTTP
+import CStoreRelayShims
+#if canImport(Glibc)
+import Glibc
+#endif
+import Testing
+import StoreRelaySupport
+import StoreRelayTestSupport
+
+@Suite struct ServerScaleTests {
+    /// 300 connections each with a request in flight at the same moment (the handler holds
+    /// every answer until all have arrived) while the process keeps a small thread count.
+    @Test func threeHundredConcurrentConnections() throws {
+        let count = 300
+        let held = Locked<[HTTPResponder]>([])
+        let server = try TestServer({ $0.maxConnections = 1000 }, handler: { request, responder in
+            held.withLock { $0.append(responder) }
+        })
+        defer { server.stop() }
+        let clients = try (0..<count).map { _ in try server.client(timeout: 20) }
+        for (index, client) in clients.enumerated() {
+            try client.send(RawHTTPClient.request("GET", "/c/\(index)"))
+        }
+        #expect(waitUntil(timeout: 30) { held.current.count == count }, "only \(held.current.count) requests arrived")
+        #expect(server.server.connectionCount == count)
+        let threads = try #require(processThreadCount())
+        #expect(threads < 64, "\(threads) threads for \(count) connections")
+        for (index, responder) in held.current.enumerated() {
+            responder.respond(HTTPResponse(status: 200, contentType: "text/plain", body: "r\(index)"))
+        }
+        for client in clients {
+            let response = try client.readResponse()
+            #expect(response.status == 200)
+        }
+    }
+
+    /// At `maxConnections` the server stops accepting; a waiting connection is served as
+    /// soon as another one closes.
+    @Test func connectionsBeyondTheCapWaitForAFreeSlot() throws {
+        let server = try TestServer({ $0.maxConnections = 2 })
+        defer { server.stop() }
+        let first = try server.client()
+        let second = try server.client()
+        for client in [first, second] {
+            try client.send(RawHTTPClient.request("GET", "/held"))
+            #expect(try client.readResponse().status == 200)
+        }
+        let third = try server.client()
+        try third.send(RawHTTPClient.request("GET", "/third"))
+        #expect(!third.hasActivity(within: 0.3))
+        #expect(server.server.connectionCount == 2)
+        first.close()
+        let response = try third.readResponse()
+        #expect(response.bodyText == "GET /third ")
+    }
+}
+
+/// Accept failing for lack of descriptors pauses the accept source instead of spinning.
+@Suite struct ServerAcceptBackoffTests {
+    @Test func emfileOnAcceptBacksOffThenRecovers() throws {
+        let calls = Locked(0)
+        let firstCall = Locked<UInt64?>(nil)
+        var configuration = HTTPServerConfiguration(address: "127.0.0.1:0")
+        configuration.acceptBackoff = .milliseconds(100)
+        // Descriptors "run out" for the first 400 ms after the first accept attempt.
+        let server = HTTPServer(configuration: configuration, logger: .disabled, handler: TestServer.echo) { fd, address, length in
+            calls.withLock { $0 += 1 }
+            let now = MonotonicClock.nanoseconds()
+            let start = firstCall.withLock { first -> UInt64 in
+                if first == nil { first = now }
+                return first!
+            }
+            if now - start < 400_000_000 {
+                errno = EMFILE
+                return -1
+            }
+            return storerelay_accept4_nonblocking(fd, address, length)
+        }
+        let port = try server.start()
+        defer { server.shutdown() }
+        let client = try RawHTTPClient(port: port)
+        try client.send(RawHTTPClient.request("GET", "/after-emfile"))
+        #expect(try client.readResponse().bodyText == "GET /after-emfile ")
+        // About four failures, each followed by a 100 ms pause, then a success (and maybe an
+        // EAGAIN): an accept loop that spins would have made thousands of calls.
+        #expect(calls.current <= 12, "\(calls.current) accept calls")
+        #expect(calls.current >= 2)
+    }
+}
