@@ -94,4 +94,22 @@ import Testing
         #expect(error?.code == .certificateAuthority)
         #expect(error?.message.contains("does not belong") == true)
     }
+
+    @Test func concurrentFirstRunsAgreeOnOneAuthority() throws {
+        let data = try TestPaths.makeTemporaryDirectory("storerelay-devca-race").path + "/data"
+        let roots = Locked<[[UInt8]]>([])
+        let failures = Locked<[String]>([])
+        DispatchQueue.concurrentPerform(iterations: 4) { _ in
+            do {
+                let authority = try DevCertificateAuthority.loadOrCreate(dataDirectory: data)
+                roots.withLock { $0.append(authority.root.derBytes) }
+            } catch {
+                failures.withLock { $0.append("\(error)") }
+            }
+        }
+        #expect(failures.current.isEmpty, "\(failures.current)")
+        #expect(roots.current.count == 4)
+        #expect(Set(roots.current).count == 1)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: data) == ["dev-ca"])
+    }
 }
