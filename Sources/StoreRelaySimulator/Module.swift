@@ -1,1 +1,0 @@
-// StoreRelaySimulator: see the module's files.

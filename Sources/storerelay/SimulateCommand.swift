@@ -1,0 +1,143 @@
+import Foundation
+import StoreRelayConfig
+import StoreRelaySimulator
+import StoreRelaySupport
+
+/// `storerelay simulate`: signs a realistic V2 notification with the local dev CA and posts
+/// it to a gateway, saves it, or prints it.
+enum SimulateCommand: CommandDescribing {
+    static let name = "simulate"
+    static let summary = "sign a realistic V2 notification with a local dev CA and POST or save it"
+    static let help = """
+        Usage: storerelay simulate --type T [--subtype S] [--env sandbox|production]
+                                   [--bundle ID] [--apple-id N] [--url URL | --out FILE]
+                                   [--config FILE]
+               storerelay simulate --list
+
+        Builds an App Store Server Notification V2 of the given type and subtype, with nested
+        signed transaction and renewal info consistent with it, and signs it with a dev
+        certificate authority kept in DATA/dev-ca/ (created on first use; DATA is the
+        configuration's `data` directory). The chain looks like Apple's (marker OIDs included)
+        but is NOT Apple's: a gateway accepts these notifications only when its configuration
+        says `trust-root DATA/dev-ca/root.pem`.
+
+        With --url, POSTs the body as Apple does, prints the HTTP status and the gateway's
+        answer, and exits 0 on 2xx, else 1. With --out FILE (or - for stdout), writes the
+        body {"signedPayload":"..."} there. With neither, prints the body.
+
+        Options:
+          --type T         the notificationType, e.g. DID_RENEW (see --list)
+          --subtype S      its subtype, e.g. BILLING_RECOVERY (required when the type has no
+                           plain form)
+          --env E          sandbox (default) or production
+          --bundle ID      the app's bundle id (default \(NotificationRequest.defaultBundleId))
+          --apple-id N     the app's Apple ID, appAppleId (default \(NotificationRequest.defaultAppAppleId))
+          --url URL        post to this http:// URL (the gateway's notification path)
+          --out FILE       write the body to FILE, or - for stdout
+          --list           print every type and its subtypes, then exit
+          --config FILE    the configuration (default: $STORERELAY_CONFIG, ./routes.conf, or
+                           the embedded default)
+        """
+
+    static func run(_ arguments: [String]) -> Int32 {
+        let parsed: ParsedArguments
+        do {
+            parsed = try ArgumentSpec(
+                valueOptions: ["type", "subtype", "env", "bundle", "apple-id", "url", "out", "config"],
+                flags: ["list"]
+            ).parse(arguments)
+        } catch {
+            return usage(error.description)
+        }
+        if parsed.flag("list") {
+            writeStandardOutput(NotificationCatalog.listing)
+            return ExitCode.ok
+        }
+        let request: NotificationRequest
+        var target: PostTarget?
+        do {
+            request = try makeRequest(parsed)
+            try request.validate()
+            if let url = parsed.option("url") { target = try PostTarget(url: url) }
+        } catch let error as UsageError {
+            return usage(error.description)
+        } catch let error as SimulatorError {
+            return usage(error.message)
+        } catch {
+            return usage("\(error)")
+        }
+        if target != nil, parsed.option("out") != nil {
+            return usage("give either --url or --out, not both")
+        }
+
+        let notification: SimulatedNotification
+        let authority: DevCertificateAuthority
+        do {
+            let configuration = try ConfigurationLoader.load(option: parsed.option("config"))
+            authority = try DevCertificateAuthority.loadOrCreate(dataDirectory: configuration.dataDirectory)
+            notification = try NotificationFactory(authority: authority).make(request)
+        } catch let error as ConfigurationLoader.Failure {
+            writeStandardError("storerelay simulate: \(error.description)")
+            return ExitCode.failure
+        } catch {
+            writeStandardError("storerelay simulate: \(error)")
+            return ExitCode.failure
+        }
+        if authority.wasCreated {
+            writeStandardError("created a dev CA in \(authority.directory); a gateway trusts it only with `trust-root \(authority.rootPath)`")
+        }
+        return deliver(notification, target: target, out: parsed.option("out"))
+    }
+
+    private static func makeRequest(_ parsed: ParsedArguments) throws -> NotificationRequest {
+        guard let type = parsed.option("type") else {
+            throw UsageError("--type is required (see `storerelay simulate --list`)")
+        }
+        var request = NotificationRequest(type: type, subtype: parsed.option("subtype"))
+        if let env = parsed.option("env") {
+            guard let environment = AppStoreEnvironment(appleName: env), environment == .sandbox || environment == .production else {
+                throw UsageError("--env must be sandbox or production, not '\(env)'")
+            }
+            request.environment = environment
+        }
+        if let bundle = parsed.option("bundle") { request.bundleId = bundle }
+        if let appleId = parsed.option("apple-id") {
+            guard let value = Int64(appleId), value > 0 else {
+                throw UsageError("--apple-id must be a positive number, not '\(appleId)'")
+            }
+            request.appAppleId = value
+        }
+        return request
+    }
+
+    private static func deliver(_ notification: SimulatedNotification, target: PostTarget?, out: String?) -> Int32 {
+        if let target {
+            do {
+                let answer = try NotificationPoster().post(notification.httpBody, to: target)
+                writeStandardOutput("HTTP \(answer.status) \(answer.reason)")
+                if !answer.body.isEmpty { writeStandardOutput(answer.body) }
+                return answer.isSuccess ? ExitCode.ok : ExitCode.failure
+            } catch {
+                writeStandardError("storerelay simulate: \(error.message)")
+                return ExitCode.failure
+            }
+        }
+        guard let out, out != "-" else {
+            writeStandardOutput(notification.httpBody)
+            return ExitCode.ok
+        }
+        do {
+            try Data((notification.httpBody + "\n").utf8).write(to: URL(fileURLWithPath: out), options: .atomic)
+        } catch {
+            writeStandardError("storerelay simulate: cannot write \(out): \(error.localizedDescription)")
+            return ExitCode.failure
+        }
+        writeStandardError("wrote \(notification.payload["notificationType"]?.stringValue ?? "notification") \(notification.notificationUUID) to \(out)")
+        return ExitCode.ok
+    }
+
+    private static func usage(_ message: String) -> Int32 {
+        writeStandardError("storerelay simulate: \(message)")
+        return ExitCode.usage
+    }
+}

@@ -1,0 +1,116 @@
+import StoreRelayAppStore
+import StoreRelayJSON
+import StoreRelaySimulator
+import StoreRelaySupport
+import Testing
+
+/// The nested transaction and renewal info say what the notification type says.
+@Suite struct NotificationConsistencyTests {
+    static let authority = Result { try SimulatorFixtures.authority(clock: WallClock()) }
+
+    struct Decoded {
+        let notification: VerifiedNotification
+        var transaction: JSONObject { notification.transaction?.payload ?? JSONObject() }
+        var renewal: JSONObject { notification.renewal?.payload ?? JSONObject() }
+        var status: Int64? { notification.data?["status"]?.int64Value }
+    }
+
+    func make(_ type: String, _ subtype: String? = nil, _ environment: AppStoreEnvironment = .sandbox) throws -> Decoded {
+        let authority = try Self.authority.get()
+        let request = NotificationRequest(type: type, subtype: subtype, environment: environment)
+        let notification = try NotificationFactory(authority: authority).make(request)
+        return Decoded(notification: try SimulatorFixtures.verifier(trusting: authority).verify(signedPayload: notification.signedPayload))
+    }
+
+    @Test func subscribedAndRenewalStatus() throws {
+        let initial = try make("SUBSCRIBED", "INITIAL_BUY")
+        #expect(initial.transaction["transactionId"] == initial.transaction["originalTransactionId"])
+        #expect(initial.transaction["purchaseDate"] == initial.transaction["originalPurchaseDate"])
+        #expect(initial.transaction["transactionReason"]?.stringValue == "PURCHASE")
+        #expect(initial.status == 1)
+        let resubscribe = try make("SUBSCRIBED", "RESUBSCRIBE")
+        #expect(resubscribe.transaction["transactionId"] != resubscribe.transaction["originalTransactionId"])
+        #expect(try make("DID_CHANGE_RENEWAL_STATUS", "AUTO_RENEW_DISABLED").renewal["autoRenewStatus"]?.int64Value == 0)
+        #expect(try make("DID_CHANGE_RENEWAL_STATUS", "AUTO_RENEW_ENABLED").renewal["autoRenewStatus"]?.int64Value == 1)
+        let renew = try make("DID_RENEW")
+        #expect(renew.transaction["transactionReason"]?.stringValue == "RENEWAL")
+        #expect(renew.renewal["renewalDate"] == renew.transaction["expiresDate"])
+    }
+
+    @Test func renewalPreferenceChanges() throws {
+        let upgrade = try make("DID_CHANGE_RENEWAL_PREF", "UPGRADE")
+        #expect(upgrade.transaction["productId"]?.stringValue?.hasSuffix("premiumplus.monthly") == true)
+        #expect(upgrade.renewal["autoRenewProductId"] == upgrade.transaction["productId"])
+        let downgrade = try make("DID_CHANGE_RENEWAL_PREF", "DOWNGRADE")
+        #expect(downgrade.renewal["autoRenewProductId"]?.stringValue?.hasSuffix("basic.monthly") == true)
+        #expect(downgrade.renewal["productId"] == downgrade.transaction["productId"])
+        let none = try make("DID_CHANGE_RENEWAL_PREF")
+        #expect(none.renewal["autoRenewProductId"] == none.renewal["productId"])
+        let offer = try make("OFFER_REDEEMED", "UPGRADE")
+        #expect(offer.transaction["offerType"]?.int64Value == 2)
+        #expect(try make("OFFER_REDEEMED", "INITIAL_BUY").transaction["offerType"]?.int64Value == 3)
+    }
+
+    @Test func expiryAndBillingFailures() throws {
+        for (subtype, intent) in [("VOLUNTARY", 1), ("BILLING_RETRY", 2), ("PRICE_INCREASE", 3), ("PRODUCT_NOT_FOR_SALE", 4)] as [(String, Int64)] {
+            let expired = try make("EXPIRED", subtype)
+            #expect(expired.status == 2)
+            #expect(expired.renewal["expirationIntent"]?.int64Value == intent, "\(subtype)")
+            let expires = try #require(expired.transaction["expiresDate"]?.int64Value)
+            #expect(expires < (expired.notification.signedDate?.milliseconds ?? 0))
+        }
+        #expect(try make("EXPIRED", "VOLUNTARY").renewal["autoRenewStatus"]?.int64Value == 0)
+        let retry = try make("DID_FAIL_TO_RENEW")
+        #expect(retry.status == 3)
+        #expect(retry.renewal["isInBillingRetryPeriod"]?.boolValue == true)
+        let grace = try make("DID_FAIL_TO_RENEW", "GRACE_PERIOD")
+        #expect(grace.status == 4)
+        let graceEnd = try #require(grace.renewal["gracePeriodExpiresDate"]?.int64Value)
+        #expect(graceEnd > (grace.notification.signedDate?.milliseconds ?? .max))
+        let graceExpired = try make("GRACE_PERIOD_EXPIRED")
+        #expect(try #require(graceExpired.renewal["gracePeriodExpiresDate"]?.int64Value) < (graceExpired.notification.signedDate?.milliseconds ?? 0))
+        #expect(try make("PRICE_INCREASE", "PENDING").renewal["priceIncreaseStatus"]?.int64Value == 0)
+        #expect(try make("PRICE_INCREASE", "ACCEPTED").renewal["priceIncreaseStatus"]?.int64Value == 1)
+    }
+
+    @Test func refundsRevocationsAndRequests() throws {
+        for type in ["REFUND", "REVOKE"] {
+            let revoked = try make(type)
+            #expect(revoked.transaction["revocationDate"]?.int64Value != nil, "\(type)")
+            #expect(revoked.transaction["revocationReason"]?.int64Value != nil, "\(type)")
+            #expect(revoked.status == 5)
+        }
+        #expect(try make("REVOKE").transaction["inAppOwnershipType"]?.stringValue == "FAMILY_SHARED")
+        for type in ["REFUND_DECLINED", "REFUND_REVERSED"] {
+            #expect(try make(type).transaction["revocationDate"] == nil, "\(type)")
+        }
+        let consumption = try make("CONSUMPTION_REQUEST")
+        #expect(consumption.notification.data?["consumptionRequestReason"]?.stringValue == "UNINTENDED_PURCHASE")
+    }
+
+    @Test func bodiesWithoutData() throws {
+        let summary = try make("RENEWAL_EXTENSION", "SUMMARY", .production)
+        #expect(summary.notification.data == nil)
+        #expect(summary.notification.summary?["environment"]?.stringValue == "Production")
+        #expect(summary.notification.summary?["storefrontCountryCodes"]?.arrayValue?.isEmpty == false)
+        let token = try make("EXTERNAL_PURCHASE_TOKEN", "CREATED")
+        #expect(token.notification.externalPurchaseToken?["tokenType"]?.stringValue == "SERVICES")
+        #expect(try make("EXTERNAL_PURCHASE_TOKEN", "UNREPORTED").notification.externalPurchaseToken?["tokenType"] == nil)
+        let rescind = try make("RESCIND_CONSENT", nil, .production)
+        #expect(rescind.notification.appTransaction?.payload["receiptType"]?.stringValue == "Production")
+        #expect(rescind.notification.appData?["signedAppTransactionInfo"]?.stringValue != nil)
+        let test = try make("TEST")
+        #expect(test.notification.data?.keys == ["appAppleId", "bundleId", "environment"])
+    }
+
+    @Test func advancedCommerceTypesCarryTheirInfo() throws {
+        for type in ["METADATA_UPDATE", "MIGRATION", "PRICE_CHANGE"] {
+            let decoded = try make(type)
+            #expect(decoded.transaction["advancedCommerceInfo"]?["items"]?.arrayValue?.count == 1, "\(type)")
+            #expect(decoded.renewal["advancedCommerceInfo"]?["consistencyToken"] != nil, "\(type)")
+        }
+        let change = try make("PRICE_CHANGE")
+        let item = change.renewal["advancedCommerceInfo"]?["items"]?.arrayValue?.first
+        #expect(item?["priceIncreaseInfo"]?["price"] == change.renewal["renewalPrice"])
+    }
+}
