@@ -144,6 +144,8 @@ public final class TLSConnection {
                 return .closed
             case SSL_ERROR_SYSCALL where ERR_peek_error() == 0:
                 throw TLSError(.io, "connection closed without TLS close_notify")
+            case SSL_ERROR_SSL where ERR_GET_REASON(ERR_peek_error()) == SSL_R_UNEXPECTED_EOF_WHILE_READING:
+                throw TLSError.fromErrorQueue(.io, "connection closed without TLS close_notify")
             default:
                 throw TLSError.fromErrorQueue(.protocol, "TLS read failed")
             }
