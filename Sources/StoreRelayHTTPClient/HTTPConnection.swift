@@ -32,6 +32,8 @@ final class HTTPConnection: @unchecked Sendable {
     /// True once the connection served a request: a failure before sending may be a stale
     /// keep-alive connection, worth one retry on a fresh one.
     var wasReused = false
+    /// Reused for every `recv`, so reading allocates nothing.
+    var readBuffer = [UInt8](repeating: 0, count: 64 * 1024)
     /// Bumped each time the connection goes idle, so an old idle timer knows it is stale.
     var idleToken = 0
     private var addresses: [SocketAddress] = []

@@ -75,6 +75,21 @@ import Testing
         #expect(server.acceptedCount == 2)
     }
 
+    @Test func aPooledConnectionResetByTheServerIsReplacedWithoutAnError() async throws {
+        let server = try TestHTTPServer { connection in
+            if connection.readRequest() != nil { connection.write(ok("reset after")) }
+            connection.reset()
+        }
+        defer { server.stop() }
+        let client = makeClient()
+        defer { client.shutdown() }
+        for _ in 0..<5 {  // no waiting: the next request may meet the reset on reuse
+            let result = try await fetch(client, "http://127.0.0.1:\(server.port)/")
+            #expect(result.bodyText == "reset after", "\(result)")
+        }
+        #expect(server.acceptedCount == 5)
+    }
+
     @Test func idleConnectionsAreDroppedAfterTheIdleTimeout() async throws {
         let closedByClient = Locked(0)
         let server = try TestHTTPServer { connection in
