@@ -185,6 +185,7 @@ extension HTTPConnection {
         let previous = state
         if previous == .closed { return }
         state = .closed  // first: a failing flush below must not fail (and close) again
+        stopBackstop()
         if let tls, previous == .idle || previous == .exchanging {
             tls.close()  // close_notify, best effort
             outbound.append(contentsOf: tls.takeCiphertext())

@@ -10,6 +10,7 @@ import Darwin
 extension HTTPConnection {
     /// Parks the connection in the pool and arms its idle timer.
     func becomeIdle() {
+        stopBackstop()
         state = .idle
         wasReused = true
         idleToken += 1
@@ -39,6 +40,7 @@ extension HTTPConnection {
         }
         self.task = task
         idleToken += 1
+        startBackstop()
         startExchange()
     }
 
