@@ -76,18 +76,34 @@ import Testing
     }
 
     @Test func aPooledConnectionResetByTheServerIsReplacedWithoutAnError() async throws {
+        let resets = Locked(0)
         let server = try TestHTTPServer { connection in
             if connection.readRequest() != nil { connection.write(ok("reset after")) }
+            connection.reset()
+            resets.withLock { $0 += 1 }
+        }
+        defer { server.stop() }
+        let client = makeClient()
+        defer { client.shutdown() }
+        for round in 1...5 {
+            let result = try await fetch(client, "http://127.0.0.1:\(server.port)/")
+            #expect(result.bodyText == "reset after", "\(result)")
+            #expect(await eventually { resets.current == round })
+        }
+        #expect(server.acceptedCount == 5)
+    }
+
+    @Test func aResetAfterTheRequestWasSentIsAnIOErrorAndNotRetried() async throws {
+        let server = try TestHTTPServer { connection in
+            _ = connection.readRequest()
             connection.reset()
         }
         defer { server.stop() }
         let client = makeClient()
         defer { client.shutdown() }
-        for _ in 0..<5 {  // no waiting: the next request may meet the reset on reuse
-            let result = try await fetch(client, "http://127.0.0.1:\(server.port)/")
-            #expect(result.bodyText == "reset after", "\(result)")
-        }
-        #expect(server.acceptedCount == 5)
+        let result = try await fetch(client, "http://127.0.0.1:\(server.port)/")
+        #expect(result.error?.code == .io, "\(result)")
+        #expect(server.acceptedCount == 1)
     }
 
     @Test func idleConnectionsAreDroppedAfterTheIdleTimeout() async throws {
