@@ -1,5 +1,6 @@
 import Dispatch
 internal import StoreRelayTLS
+internal import StoreRelaySupport
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -52,6 +53,7 @@ extension HTTPConnection {
             }
             let code = errno
             if code == EINTR { continue }
+            if state == .closed { return }  // a farewell close_notify that did not fit
             if code == EAGAIN || code == EWOULDBLOCK { return channel.setWriting(true) }
             return transportFailed(code, while: "sending to")
         }
@@ -81,15 +83,14 @@ extension HTTPConnection {
     /// Reads once (the source fires again while more is waiting) and feeds the bytes on.
     private func receive() {
         guard let channel else { return }
-        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
-        let count = buffer.withUnsafeMutableBytes { recv(channel.fd, $0.baseAddress, $0.count, 0) }
+        let count = readBuffer.withUnsafeMutableBytes { recv(channel.fd, $0.baseAddress, $0.count, 0) }
         if count < 0 {
             let code = errno
             if code == EAGAIN || code == EWOULDBLOCK || code == EINTR { return }
             return transportFailed(code, while: "reading from")
         }
         if count == 0 { return endOfStream() }
-        let bytes = buffer[..<count]
+        let bytes = readBuffer[..<count]
         guard let tls else { return deliver(bytes) }
         tls.receiveCiphertext(bytes)
         if state == .handshaking { return advanceHandshake() }
@@ -142,6 +143,9 @@ extension HTTPConnection {
     /// since a fresh connection is never "reused".
     private func retryOnFreshConnection() {
         guard let task else { return close() }
+        client.configuration.logger.debug("pooled connection was closed by the server; retrying on a fresh one", [
+            ("http.origin", origin),
+        ])
         self.task = nil
         close()
         client.startOnFreshConnection(task)
@@ -159,6 +163,9 @@ extension HTTPConnection {
     }
 
     func fail(_ error: HTTPClientError) {
+        client.configuration.logger.debug("HTTP request failed", [
+            ("http.origin", origin), ("error.code", error.code.description), ("error.message", error.message),
+        ])
         let task = self.task
         self.task = nil
         close()
@@ -175,13 +182,15 @@ extension HTTPConnection {
 
     func close() {
         dispatchPrecondition(condition: .onQueue(queue))
-        if state == .closed { return }
-        if let tls, state == .idle || state == .exchanging {
+        let previous = state
+        if previous == .closed { return }
+        state = .closed  // first: a failing flush below must not fail (and close) again
+        stopBackstop()
+        if let tls, previous == .idle || previous == .exchanging {
             tls.close()  // close_notify, best effort
             outbound.append(contentsOf: tls.takeCiphertext())
             flush()
         }
-        state = .closed
         channel?.close()
         channel = nil
         tls = nil

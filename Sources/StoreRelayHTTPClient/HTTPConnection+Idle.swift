@@ -10,6 +10,7 @@ import Darwin
 extension HTTPConnection {
     /// Parks the connection in the pool and arms its idle timer.
     func becomeIdle() {
+        stopBackstop()
         state = .idle
         wasReused = true
         idleToken += 1
@@ -39,6 +40,7 @@ extension HTTPConnection {
         }
         self.task = task
         idleToken += 1
+        startBackstop()
         startExchange()
     }
 
@@ -47,11 +49,10 @@ extension HTTPConnection {
     /// means the connection cannot carry another request.
     func checkIdle() {
         guard let channel else { return closeIdle() }
-        var buffer = [UInt8](repeating: 0, count: 16 * 1024)
-        let count = buffer.withUnsafeMutableBytes { recv(channel.fd, $0.baseAddress, $0.count, 0) }
+        let count = readBuffer.withUnsafeMutableBytes { recv(channel.fd, $0.baseAddress, $0.count, 0) }
         if count < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) { return }
         guard count > 0, let tls else { return closeIdle() }
-        tls.receiveCiphertext(buffer[..<count])
+        tls.receiveCiphertext(readBuffer[..<count])
         var plaintext: [UInt8] = []
         guard (try? tls.readPlaintext(into: &plaintext)) == .needsInput, plaintext.isEmpty else { return closeIdle() }
     }

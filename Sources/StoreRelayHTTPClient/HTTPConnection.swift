@@ -32,6 +32,10 @@ final class HTTPConnection: @unchecked Sendable {
     /// True once the connection served a request: a failure before sending may be a stale
     /// keep-alive connection, worth one retry on a fresh one.
     var wasReused = false
+    /// Reused for every `recv`, so reading allocates nothing.
+    var readBuffer = [UInt8](repeating: 0, count: 64 * 1024)
+    /// Polls the socket while a request is in flight; see `HTTPConnection+Backstop.swift`.
+    var backstop: (any DispatchSourceTimer)?
     /// Bumped each time the connection goes idle, so an old idle timer knows it is stale.
     var idleToken = 0
     private var addresses: [SocketAddress] = []
@@ -74,6 +78,7 @@ final class HTTPConnection: @unchecked Sendable {
                 }
             }
             state = .connecting
+            startBackstop()
             connectNext()
         }
     }
@@ -98,7 +103,7 @@ final class HTTPConnection: @unchecked Sendable {
         self.channel = channel
         let result = address.withSockaddr { connect(fd, $0, $1) }
         if result == 0 { return connected() }
-        if errno == EINPROGRESS { return channel.setWriting(true) }
+        if errno == EINPROGRESS { return }  // the write source reports the outcome
         connectFailed(address, errno)
         channel.close()
         self.channel = nil
@@ -125,7 +130,6 @@ final class HTTPConnection: @unchecked Sendable {
     }
 
     private func connected() {
-        channel?.setReading(true)
         guard key.scheme == .https else { return startExchange() }
         do {
             let context = try client.tlsContext(extraCAFile: key.extraCAFile)

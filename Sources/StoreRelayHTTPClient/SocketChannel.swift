@@ -7,9 +7,10 @@ import Darwin
 
 /// One non-blocking socket with its read and write sources, confined to one serial queue.
 ///
-/// Dispatch rules kept here in one place: both sources start inactive and are switched with
-/// balanced resume/suspend; a source is resumed before it is cancelled; the fd is closed only
-/// in the last cancel handler, so no source ever watches a reused descriptor.
+/// Dispatch rules kept here in one place: both sources are activated at once and then switched
+/// with balanced suspend/resume; a source is resumed before it is cancelled; the fd is closed
+/// only in the last cancel handler, so no source ever watches a reused descriptor.
+/// Both start on: the write side reports the end of a non-blocking connect.
 final class SocketChannel {
     let fd: Int32
     private let queue: DispatchQueue
@@ -38,6 +39,14 @@ final class SocketChannel {
         }
         readSource.setCancelHandler(handler: lastCancel)
         writeSource.setCancelHandler(handler: lastCancel)
+        // Both sources are registered now, before the socket can hang up. Linux libdispatch
+        // shares one epoll entry per descriptor and drops it on EPOLLHUP; a source first
+        // registered after that never fires (swift-corelibs-libdispatch issue #833). Seen
+        // here as a request that hung when the server answered and reset at once.
+        readSource.resume()
+        writeSource.resume()
+        reading = true
+        writing = true
     }
 
     /// Watches for readability (data, end of stream or an error).

@@ -103,6 +103,9 @@ public final class TLSConnection {
 
     /// Advances the handshake with the ciphertext received so far. Returns true once it is
     /// complete; false when it needs more input (send `takeCiphertext()` first).
+    /// After a failure, still send `takeCiphertext()`: it holds the alert telling the peer why.
+    /// After success, call `readPlaintext` before waiting on the socket: the peer's first
+    /// data often arrives together with its last handshake message.
     public func handshake() throws(TLSError) -> Bool {
         if isHandshakeComplete { return true }
         ERR_clear_error()
@@ -144,6 +147,8 @@ public final class TLSConnection {
                 return .closed
             case SSL_ERROR_SYSCALL where ERR_peek_error() == 0:
                 throw TLSError(.io, "connection closed without TLS close_notify")
+            case SSL_ERROR_SSL where ERR_GET_REASON(ERR_peek_error()) == SSL_R_UNEXPECTED_EOF_WHILE_READING:
+                throw TLSError.fromErrorQueue(.io, "connection closed without TLS close_notify")
             default:
                 throw TLSError.fromErrorQueue(.protocol, "TLS read failed")
             }

@@ -141,6 +141,13 @@ final class TestConnection: @unchecked Sendable {
         Glibc.close(fd)
     }
 
+    /// Closes with a TCP reset (linger 0) instead of a FIN.
+    func reset() {
+        var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
+        setsockopt(fd, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
+        close()
+    }
+
     private func find(_ pattern: [UInt8]) -> Int? {
         guard buffer.count >= pattern.count else { return nil }
         for index in 0...(buffer.count - pattern.count) where buffer[index..<index + pattern.count].elementsEqual(pattern) {
@@ -149,16 +156,24 @@ final class TestConnection: @unchecked Sendable {
         return nil
     }
 
+    /// Adds at least one byte to `buffer`, or returns false at the end of the stream.
     private func readMore() -> Bool {
-        guard let bytes = receiveRaw() else { return false }
         guard let tls else {
+            guard let bytes = receiveRaw() else { return false }
             buffer += bytes
             return true
         }
-        tls.receiveCiphertext(bytes)
-        let status = try? tls.readPlaintext(into: &buffer)
-        sendRaw(tls.takeCiphertext())
-        return status != nil && status != .closed || !buffer.isEmpty
+        // The client's first request often arrives with its last handshake message, so it
+        // may already sit in the engine: decrypt before waiting on the socket.
+        while true {
+            let before = buffer.count
+            guard let status = try? tls.readPlaintext(into: &buffer) else { return false }
+            sendRaw(tls.takeCiphertext())
+            if buffer.count > before { return true }
+            if status == .closed { return false }
+            guard let bytes = receiveRaw() else { return false }
+            tls.receiveCiphertext(bytes)
+        }
     }
 
     private func receiveRaw() -> [UInt8]? {

@@ -54,8 +54,13 @@ final class TLSEchoServer: Sendable {
     private static func serve(_ fd: Int32, context: TLSServerContext) -> Outcome {
         var timeout = timeval(tv_sec: 5, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        let tls: TLSConnection
         do {
-            let tls = try context.makeConnection()
+            tls = try context.makeConnection()
+        } catch {
+            return .failed(error)
+        }
+        do {
             while try !tls.handshake() {
                 sendAll(fd, tls.takeCiphertext())
                 guard let bytes = receive(fd) else { throw TLSError(.io, "peer closed during handshake") }
@@ -74,6 +79,7 @@ final class TLSEchoServer: Sendable {
             sendAll(fd, tls.takeCiphertext())
             return .served(serverName: tls.requestedServerName, protocolVersion: tls.protocolVersion)
         } catch let error as TLSError {
+            sendAll(fd, tls.takeCiphertext())  // the alert tells the client why
             return .failed(error)
         } catch {
             return .failed(TLSError(.io, "\(error)"))
