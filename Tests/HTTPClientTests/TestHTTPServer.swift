@@ -78,7 +78,7 @@ final class TestConnection: @unchecked Sendable {
 
     init(fd: Int32) {
         self.fd = fd
-        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        var timeout = timeval(tv_sec: 120, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
     }
 

@@ -23,8 +23,10 @@ import StoreRelayTestSupport
         }
         #expect(waitUntil(timeout: 30) { held.current.count == count }, "only \(held.current.count) requests arrived")
         #expect(server.server.connectionCount == count)
+        // The count is process-wide and other suites run in parallel, each with threads of its
+        // own; half the connection count still proves there is no thread per connection.
         let threads = try #require(processThreadCount())
-        #expect(threads < 64, "\(threads) threads for \(count) connections")
+        #expect(threads < count / 2, "\(threads) threads for \(count) connections")
         for (index, responder) in held.current.enumerated() {
             responder.respond(HTTPResponse(status: 200, contentType: "text/plain", body: "r\(index)"))
         }
