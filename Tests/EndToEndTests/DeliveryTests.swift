@@ -213,3 +213,42 @@ struct DeliveryEndToEndTests {
         #expect(gateway.fileQueueLines("data/queues/production").isEmpty)
     }
 }
+
+/// HTTPS downstreams: the system store plus `ca-file`, SNI and hostname checks.
+@Suite("HTTPS delivery end to end", .serialized)
+struct HTTPSDeliveryTests {
+    @Test func onlyAVerifiedCertificateForTheRightHostIsAccepted() throws {
+        let certificates = try TLSTestCertificates.shared()
+        let signer = try NotificationSigner(authority: TestCertificateAuthority())
+        let good = try WebhookSink(secret: testSigningSecret, certificate: certificates.localhost.certificateFile,
+                                   key: certificates.localhost.privateKeyFile)
+        let wrongHost = try WebhookSink(certificate: certificates.otherHost.certificateFile,
+                                        key: certificates.otherHost.privateKeyFile)
+        let unknownCA = try WebhookSink(certificate: certificates.untrusted.certificateFile,
+                                        key: certificates.untrusted.privateKeyFile)
+        let directory = try TestPaths.makeTemporaryDirectory("storerelay-https")
+        try signer.authority.rootPEM.write(to: directory.appendingPathComponent("test-root.pem"), atomically: true, encoding: .utf8)
+        let trust = "ca-file \(certificates.caFile)\nmax-attempts 2"
+        let gateway = try Gateway(config: Gateway.bareConfig("""
+            trust-root ./test-root.pem
+            \(webhookDestination("good", good.url("/ok", host: "localhost"), options: trust))
+            \(webhookDestination("wronghost", wrongHost.url("/ok", host: "localhost"), options: trust))
+            \(webhookDestination("unknownca", unknownCA.url("/ok", host: "localhost"), options: trust))
+            \(webhookDestination("nocafile", good.url("/ok?nocafile", host: "localhost"), options: "max-attempts 2"))
+            route * * * -> good, wronghost, unknownca, nocafile
+            """), directory: directory)
+        let uuid = UUID().uuidString.lowercased()
+        #expect(try gateway.post(json: try signer.body(uuid: uuid)).status == 200)
+        #expect(good.waitFor { $0.count == 1 })
+        #expect(good.requests.first?["signatureValid"] == true)
+        #expect(gateway.waitForDeadLetters { $0.count == 3 })
+        for name in ["wronghost", "unknownca", "nocafile"] {
+            let letter = gateway.deadLetters.first { $0["destination"]?.stringValue == name }
+            #expect(letter?["reason"]?.stringValue == "exhausted", "\(name)")
+            #expect(letter?["attempts"]?.arrayValue?.first?["error"]?.stringValue?.contains("tls") == true, "\(name)")
+        }
+        // A certificate that failed verification never received the event.
+        #expect(wrongHost.requests.isEmpty && unknownCA.requests.isEmpty)
+        #expect(good.requests.count == 1)
+    }
+}

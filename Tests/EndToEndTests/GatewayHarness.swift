@@ -41,6 +41,13 @@ struct Gateway {
         port = try process.waitForPort()
     }
 
+    /// Wraps a gateway process the test manages itself.
+    init(process: GatewayProcess, port: Int, directory: URL) {
+        self.process = process
+        self.port = port
+        self.directory = directory
+    }
+
     var baseURL: String { "http://127.0.0.1:\(port)" }
     var notificationURL: String { baseURL + Gateway.path }
 
