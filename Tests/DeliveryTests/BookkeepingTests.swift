@@ -1,0 +1,142 @@
+import Foundation
+import Testing
+@testable import StoreRelayDelivery
+import StoreRelayEvents
+import StoreRelayJSON
+import StoreRelaySupport
+import StoreRelayTestSupport
+
+func sampleNotification(id: String = UUID().uuidString.lowercased(), destinations: [String] = ["a"]) throws -> StoredNotification {
+    let payload = try JSONValue.parse(#"{"notificationType":"DID_RENEW","notificationUUID":"\#(id)","version":"2.0","signedDate":1700000000000,"data":{"bundleId":"com.acme.journal","environment":"Sandbox","appAppleId":1}}"#)
+    let content = NotificationContent(payload: payload.objectValue!, environment: .sandbox)
+    let event = try NormalizedEvent(content: content, receivedAt: Timestamp(milliseconds: 1_700_000_000_500))
+    return StoredNotification(event: event, disposition: .accept, destinations: destinations,
+                              body: Array(#"{"signedPayload":"x.y.z"}"#.utf8), receivedAt: Timestamp(milliseconds: 1_700_000_000_500))
+}
+
+@Suite struct RecordFormatTests {
+    @Test func storedNotificationsRoundTrip() throws {
+        let original = try sampleNotification(destinations: ["a", "b"])
+        let decoded = try #require(StoredNotification(decoding: original.encoded()))
+        #expect(decoded.id == original.id && decoded.destinations == ["a", "b"] && decoded.body == original.body)
+        #expect(decoded.event == original.event && decoded.receivedAt == original.receivedAt)
+        var quarantined = original
+        quarantined.disposition = .quarantine(reason: "app x is not declared")
+        #expect(StoredNotification(decoding: quarantined.encoded())?.disposition == .quarantine(reason: "app x is not declared"))
+        #expect(StoredNotification(decoding: Array("{}".utf8)) == nil)
+    }
+
+    @Test func progressRecordsRoundTrip() {
+        let attempt = DeliveryAttempt(at: Timestamp(milliseconds: 5), status: 503, error: "HTTP 503", durationMs: 12)
+        for record in [
+            DeliveryProgress.attempted(destination: "a", attempt: attempt, next: Timestamp(milliseconds: 99)),
+            .delivered(destination: "b"), .deadLettered(destination: "", deadLetterId: "dl-1"),
+        ] {
+            #expect(DeliveryProgress(decoding: record.encoded()) == record)
+        }
+        #expect(DeliveryProgress(decoding: Array(#"{"d":"a","r":"what"}"#.utf8)) == nil)
+    }
+
+    @Test func dueHeapReturnsEarliestFirstAndKeepsArrivalOrder() throws {
+        var heap = DueHeap()
+        let notification = try sampleNotification()
+        var random = SystemRandomNumberGenerator()
+        var dues: [Int64] = []
+        for index in 0..<500 {
+            let due = Int64.random(in: 0...50, using: &random)
+            dues.append(due)
+            heap.insert(DeliveryJob(notification: notification, destination: "\(index)", body: [], attempts: [],
+                                    due: Timestamp(milliseconds: due), budgetStart: Timestamp(milliseconds: 0)))
+        }
+        var popped: [(Int64, Int)] = []
+        while let job = heap.popEarliest() { popped.append((job.due.milliseconds, Int(job.destination)!)) }
+        #expect(popped.count == 500)
+        for (a, b) in zip(popped, popped.dropFirst()) {
+            let ordered = a.0 < b.0 || (a.0 == b.0 && a.1 < b.1)
+            #expect(ordered)
+        }
+    }
+
+    @Test func segmentsRetireOnlyBehindFinishedEvents() {
+        var tracker = EventTracker()
+        tracker.track("e1", segment: 1, keys: ["a", "b"])
+        tracker.track("e2", segment: 2, keys: ["a"])
+        tracker.track("e3", segment: 3, keys: ["a"])
+        #expect(tracker.retirableUpTo(segments: [1, 2, 3, 4], active: 4) == nil)
+        let first = tracker.finish("e1", key: "a")
+        let second = tracker.finish("e1", key: "b")
+        let again = tracker.finish("e1", key: "b")
+        #expect(!first && second)
+        #expect(!again, "finishing twice is harmless")
+        #expect(tracker.retirableUpTo(segments: [1, 2, 3, 4], active: 4) == 1)
+        tracker.finish("e3", key: "a")
+        #expect(tracker.retirableUpTo(segments: [1, 2, 3, 4], active: 4) == 1, "e2 still holds segment 2")
+        tracker.finish("e2", key: "a")
+        #expect(tracker.retirableUpTo(segments: [1, 2, 3, 4], active: 4) == 3)
+        #expect(tracker.retirableUpTo(segments: [1, 2, 3], active: 3) == 2, "the active segment stays")
+    }
+}
+
+@Suite struct DeadLetterStoreTests {
+    @Test func writeListPageShowAndDelete() throws {
+        let directory = try TestPaths.makeTemporaryDirectory("storerelay-dlq").path
+        let store = try DeadLetterStore.open(directory: directory, logger: .disabled)
+        var ids: [String] = []
+        for index in 0..<7 {
+            let letter = DeadLetter(
+                notification: try sampleNotification(), destination: index % 2 == 0 ? "a" : "b",
+                reason: index < 5 ? .exhausted : .rejected, detail: "d\(index)",
+                attempts: [DeliveryAttempt(at: Timestamp(milliseconds: 1000), status: 503, error: "HTTP 503", durationMs: 4)],
+                createdAt: Timestamp(milliseconds: 1_000_000 + Int64(index)))
+            let done = DispatchSemaphore(value: 0)
+            store.write(letter) { result in
+                #expect((try? result.get()) != nil)
+                done.signal()
+            }
+            done.wait()
+            ids.append(letter.id)
+        }
+        // Newest first, paged with an opaque cursor, nothing repeated or skipped.
+        var seen: [String] = []
+        var cursor: String?
+        repeat {
+            let page = store.list(limit: 3, cursor: cursor)
+            #expect(page.items.count <= 3)
+            seen += page.items.map(\.id)
+            cursor = page.nextCursor
+        } while cursor != nil
+        #expect(seen == ids.reversed())
+        #expect(store.list(destination: "a").items.count == 4)
+        #expect(store.list(reason: .rejected).items.map(\.id) == [ids[6], ids[5]])
+        let shown = try #require(store.letter(id: ids[0]))
+        #expect(shown.detail == "d0" && shown.attempts.first?.status == 503)
+
+        // Reopening indexes the files again.
+        let reopened = try DeadLetterStore.open(directory: directory, logger: .disabled)
+        #expect(reopened.count == 7)
+        #expect(reopened.delete(id: ids[0]))
+        #expect(!reopened.delete(id: ids[0]))
+        #expect(reopened.letter(id: ids[0]) == nil)
+        #expect(!FileManager.default.fileExists(atPath: directory + "/" + ids[0] + ".json"))
+    }
+
+    @Test func identifiersNeverReachTheFileSystemUnchecked() throws {
+        let directory = try TestPaths.makeTemporaryDirectory("storerelay-dlq")
+        let store = try DeadLetterStore.open(directory: directory.path, logger: .disabled)
+        let outside = directory.deletingLastPathComponent().appendingPathComponent("victim-\(UUID().uuidString).json")
+        try "{}".write(to: outside, atomically: true, encoding: .utf8)
+        for id in ["../\(outside.lastPathComponent.dropLast(5))", "..", "/etc/passwd", "dl-../../x", "dl-" + String(repeating: "g", count: 32), ""] {
+            #expect(store.letter(id: id) == nil)
+            #expect(!store.delete(id: id))
+        }
+        #expect(FileManager.default.fileExists(atPath: outside.path))
+        #expect(store.list(cursor: "not-a-cursor").items.isEmpty)
+    }
+
+    @Test func deadLetterIdsAreStablePerEventAndDestination() {
+        #expect(DeadLetter.id(eventId: "e", destination: "a") == DeadLetter.id(eventId: "e", destination: "a"))
+        #expect(DeadLetter.id(eventId: "e", destination: "a") != DeadLetter.id(eventId: "e", destination: "b"))
+        #expect(DeadLetter.id(eventId: "e", destination: nil) != DeadLetter.id(eventId: "e", destination: "a"))
+        #expect(DeadLetterStore.isValidID(DeadLetter.id(eventId: "e", destination: nil)))
+    }
+}
