@@ -87,6 +87,19 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(
+            name: "StoreRelayMetrics",
+            dependencies: ["StoreRelaySupport"],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "StoreRelayAdmin",
+            dependencies: [
+                "StoreRelayHTTP", "StoreRelayDelivery", "StoreRelayMetrics", "StoreRelayCrypto", "StoreRelayEvents",
+                "StoreRelayConfig", "StoreRelayJSON", "StoreRelaySupport",
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
             name: "StoreRelaySimulator",
             dependencies: ["StoreRelayCrypto", "StoreRelayJSON", "StoreRelaySupport", "COpenSSL", "CStoreRelayShims"],
             swiftSettings: swiftSettings
@@ -95,13 +108,17 @@ let package = Package(
             name: "StoreRelayGateway",
             dependencies: [
                 "StoreRelayHTTP", "StoreRelayCrypto", "StoreRelayAppStore", "StoreRelayEvents",
-                "StoreRelayConfig", "StoreRelayJournal", "StoreRelayDelivery", "StoreRelayJSON", "StoreRelaySupport",
+                "StoreRelayConfig", "StoreRelayJournal", "StoreRelayDelivery", "StoreRelayAdmin", "StoreRelayMetrics",
+                "StoreRelayJSON", "StoreRelaySupport",
             ],
             swiftSettings: swiftSettings
         ),
         .executableTarget(
             name: "storerelay",
-            dependencies: ["StoreRelayGateway", "StoreRelayConfig", "StoreRelaySimulator", "StoreRelaySupport"],
+            dependencies: [
+                "StoreRelayGateway", "StoreRelayConfig", "StoreRelaySimulator", "StoreRelayHTTPClient", "StoreRelayJSON",
+                "StoreRelaySupport",
+            ],
             swiftSettings: swiftSettings
         ),
 
@@ -164,6 +181,19 @@ let package = Package(
             dependencies: [
                 "StoreRelayDelivery", "StoreRelayConfig", "StoreRelayEvents", "StoreRelayJournal", "StoreRelayJSON",
                 "StoreRelayCrypto", "StoreRelayTestSupport",
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "MetricsTests",
+            dependencies: ["StoreRelayMetrics", "StoreRelayTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "AdminTests",
+            dependencies: [
+                "StoreRelayAdmin", "StoreRelayDelivery", "StoreRelayMetrics", "StoreRelayHTTP", "StoreRelayEvents",
+                "StoreRelayJSON", "StoreRelayTestSupport",
             ],
             swiftSettings: swiftSettings
         ),

@@ -1,0 +1,34 @@
+import StoreRelayDelivery
+import StoreRelayJSON
+import StoreRelaySupport
+
+/// What the admin listener needs from the running gateway. The gateway implements it; tests
+/// use a double.
+public protocol AdminBackend: Sendable {
+    /// Every destination's queue depth, in-flight count, breaker state, last success and error.
+    var destinationStatuses: [DestinationStatus] { get }
+    /// One event and its delivery state per destination, while the gateway still knows it
+    /// (unfinished events, and a bounded window of recently finished ones); nil otherwise.
+    func event(id: String) -> EventDeliveryState?
+    /// The dead-letter store (list, read, delete).
+    var deadLetters: DeadLetterStore { get }
+    /// Re-queues one dead letter with a fresh attempt budget; it leaves the store when the
+    /// replayed delivery succeeds. Unrouted and quarantined ones are routed again with the
+    /// current configuration.
+    func replay(deadLetterId: String) -> ReplayOutcome
+    /// Replays every dead letter matching the filters; returns how many were replayed.
+    func replayAll(destination: String?, reason: DeadLetter.Reason?) -> Int
+    /// Readiness: journal writable and configuration loaded.
+    var isReady: Bool { get }
+}
+
+/// The result of replaying one dead letter.
+public enum ReplayOutcome: Sendable, Equatable {
+    /// Queued again for these destinations.
+    case replayed(destinations: [String])
+    case notFound
+    /// An unrouted or quarantined letter that still matches no route.
+    case noRoute
+    /// Already being replayed.
+    case alreadyReplaying
+}

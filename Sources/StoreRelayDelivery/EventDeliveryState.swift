@@ -1,0 +1,50 @@
+import StoreRelayJSON
+import StoreRelaySupport
+
+/// One event and where each of its deliveries stands, for `/api/events/{id}`.
+public struct EventDeliveryState: Sendable {
+    public enum Phase: String, Sendable {
+        /// Waiting for its next attempt (or its first).
+        case pending
+        case delivered
+        case deadLettered = "dead-lettered"
+    }
+
+    public struct Delivery: Sendable {
+        public var destination: String
+        public var phase: Phase
+        public var attempts: [DeliveryAttempt]
+        public var nextAttempt: Timestamp?
+        public var deadLetterId: String?
+
+        public var json: JSONValue {
+            [
+                "destination": .string(destination),
+                "state": .string(phase.rawValue),
+                "attempts": .array(attempts.map(\.json)),
+                "nextAttemptAt": .string(nextAttempt?.iso8601),
+                "deadLetterId": .string(deadLetterId),
+            ]
+        }
+    }
+
+    public var notification: StoredNotification
+    public var deliveries: [Delivery]
+
+    public var json: JSONValue {
+        var disposition: JSONValue = "accepted"
+        var reason: JSONValue = .null
+        if case .quarantine(let why) = notification.disposition {
+            disposition = "quarantined"
+            reason = .string(why)
+        }
+        return [
+            "id": .string(notification.id),
+            "receivedAt": .string(notification.receivedAt.iso8601),
+            "disposition": disposition,
+            "quarantineReason": reason,
+            "event": .object(notification.event.json),
+            "deliveries": .array(deliveries.map(\.json)),
+        ]
+    }
+}

@@ -1,0 +1,1 @@
+// StoreRelayMetrics: see the module's files.
