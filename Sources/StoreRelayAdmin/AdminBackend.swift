@@ -22,13 +22,5 @@ public protocol AdminBackend: Sendable {
     var isReady: Bool { get }
 }
 
-/// The result of replaying one dead letter.
-public enum ReplayOutcome: Sendable, Equatable {
-    /// Queued again for these destinations.
-    case replayed(destinations: [String])
-    case notFound
-    /// An unrouted or quarantined letter that still matches no route.
-    case noRoute
-    /// Already being replayed.
-    case alreadyReplaying
-}
+/// The result of replaying one dead letter (defined with the engine that does it).
+public typealias ReplayOutcome = ReplayResult

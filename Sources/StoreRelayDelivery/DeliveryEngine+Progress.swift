@@ -52,12 +52,10 @@ extension DeliveryEngine {
         case .quarantine(let reason):
             plans = [("", .deadLetter(.quarantined, nil, reason))]
         case .accept where notification.destinations.isEmpty:
-            let event = notification.event
-            plans = [("", .deadLetter(.unrouted, nil,
-                "no route matches environment \(event.environment.rawValue), app \(event.bundleId ?? "-"), type \(event.type)\(event.subtype.map { "/" + $0 } ?? "")"))]
+            plans = [("", .deadLetter(.unrouted, nil, Self.noRouteDetail(notification)))]
         case .accept:
             for name in notification.destinations {
-                if let queue = destinations[name] {
+                if let queue = queue(named: name) {
                     plans.append((name, .deliver(queue)))
                 } else {
                     plans.append((name, .deadLetter(.unrouted, name, "destination \(name) is no longer configured")))
@@ -71,6 +69,7 @@ extension DeliveryEngine {
             return isNew
         }
         if newSegment { scheduleRetirement() }
+        ledger.withLock { $0.record(notification, destinations: plans.map(\.key).filter { !$0.isEmpty }) }
         for (key, plan) in plans {
             switch plan {
             case .deliver(let queue):
@@ -80,49 +79,95 @@ extension DeliveryEngine {
                     attempts: restored.attempts, due: restored.nextAttempt ?? clock.now(),
                     budgetStart: notification.receivedAt))
             case .deadLetter(let reason, let destination, let detail):
-                deadLetter(notification, key: key, destination: destination, reason: reason, detail: detail, attempts: [])
+                writeDeadLetter(notification, key: key, destination: destination, reason: reason, detail: detail,
+                                attempts: [], replayOf: nil)
             }
         }
+    }
+
+    static func noRouteDetail(_ notification: StoredNotification) -> String {
+        let event = notification.event
+        return "no route matches environment \(event.environment.rawValue), app \(event.bundleId ?? "-"), type \(event.type)"
+            + (event.subtype.map { "/" + $0 } ?? "")
     }
 
     // MARK: Progress from destination queues
 
     func recordAttempt(_ job: DeliveryJob, _ attempt: DeliveryAttempt) {
+        observer.attemptFinished(destination: job.destination, outcome: "retry", seconds: Double(attempt.durationMs) / 1000)
+        ledger.withLock { $0.update(job.eventId, destination: job.destination) {
+            $0.attempts = job.attempts
+            $0.nextAttempt = job.due
+        } }
+        logger.info("delivery attempt failed", [
+            ("event.id", job.eventId), ("destination", job.destination), ("attempt", String(job.attempts.count)),
+            ("status", attempt.status.map(String.init) ?? ""), ("error", attempt.error ?? ""),
+            ("next", job.due.iso8601),
+        ])
+        // Replays are not in the journal's bookkeeping: their dead letter stays until they succeed.
+        guard job.replayOf == nil else { return }
         let record = DeliveryProgress.attempted(destination: job.destination, attempt: attempt, next: job.due)
         journal.appendProgress(id: job.eventId, payload: record.encoded()) { [logger] outcome in
             if case .failed(let error) = outcome {
                 logger.warning("delivery progress not stored", [("event.id", job.eventId), ("error", "\(error)")])
             }
         }
-        logger.info("delivery attempt failed", [
-            ("event.id", job.eventId), ("destination", job.destination), ("attempt", String(job.attempts.count)),
-            ("status", attempt.status.map(String.init) ?? ""), ("error", attempt.error ?? ""),
-            ("next", job.due.iso8601),
-        ])
     }
 
     func recordDelivery(_ job: DeliveryJob) {
+        if let attempt = job.attempts.last {
+            observer.attemptFinished(destination: job.destination, outcome: "delivered", seconds: Double(attempt.durationMs) / 1000)
+        }
+        ledger.withLock { $0.update(job.eventId, destination: job.destination) {
+            $0.attempts = job.attempts
+            $0.phase = .delivered
+            $0.nextAttempt = nil
+        } }
         logger.debug("delivered", [("event.id", job.eventId), ("destination", job.destination),
                                     ("attempt", String(job.attempts.count))])
+        if let replayed = job.replayOf {
+            return finishReplay(replayed, destination: job.destination, rewrittenAs: nil)
+        }
         journal.appendProgress(id: job.eventId, payload: DeliveryProgress.delivered(destination: job.destination).encoded()) { _ in
             // Even if the mark is not stored, the delivery happened: at worst it repeats after a crash.
             self.finish(job.eventId, key: job.destination)
         }
     }
 
+    /// A destination queue gave up on `job`.
+    func deadLetter(_ job: DeliveryJob, reason: DeadLetter.Reason, detail: String) {
+        if reason == .rejected, let attempt = job.attempts.last {
+            observer.attemptFinished(destination: job.destination, outcome: "rejected", seconds: Double(attempt.durationMs) / 1000)
+        }
+        writeDeadLetter(job.notification, key: job.destination, destination: job.destination, reason: reason,
+                        detail: detail, attempts: job.attempts, replayOf: job.replayOf)
+    }
+
     /// Writes the dead letter durably, then marks the delivery finished; a failed write is
     /// retried, so the event is never forgotten before its dead letter exists.
-    func deadLetter(_ notification: StoredNotification, key: String, destination: String?, reason: DeadLetter.Reason,
-                    detail: String, attempts: [DeliveryAttempt]) {
+    func writeDeadLetter(_ notification: StoredNotification, key: String, destination: String?, reason: DeadLetter.Reason,
+                         detail: String, attempts: [DeliveryAttempt], replayOf: String?) {
         let letter = DeadLetter(notification: notification, destination: destination, reason: reason, detail: detail,
                                 attempts: attempts, createdAt: clock.now())
         deadLetters.write(letter) { [self] result in
             switch result {
             case .success:
+                observer.deadLettered(destination: destination, reason: reason)
                 logger.warning("dead-lettered", [
                     ("event.id", notification.id), ("destination", destination ?? ""), ("reason", reason.rawValue),
                     ("attempts", String(attempts.count)), ("detail", detail),
                 ])
+                if !key.isEmpty {
+                    ledger.withLock { $0.update(notification.id, destination: key) {
+                        $0.attempts = attempts
+                        $0.phase = .deadLettered
+                        $0.nextAttempt = nil
+                        $0.deadLetterId = letter.id
+                    } }
+                }
+                if let replayOf {
+                    return finishReplay(replayOf, destination: key, rewrittenAs: letter.id)
+                }
                 let record = DeliveryProgress.deadLettered(destination: key, deadLetterId: letter.id)
                 journal.appendProgress(id: notification.id, payload: record.encoded()) { _ in
                     self.finish(notification.id, key: key)
@@ -130,8 +175,8 @@ extension DeliveryEngine {
             case .failure(let error):
                 logger.error("dead letter not written; retrying", [("event.id", notification.id), ("error", "\(error)")])
                 queue.asyncAfter(deadline: .now() + .seconds(5)) {
-                    self.deadLetter(notification, key: key, destination: destination, reason: reason,
-                                    detail: detail, attempts: attempts)
+                    self.writeDeadLetter(notification, key: key, destination: destination, reason: reason,
+                                         detail: detail, attempts: attempts, replayOf: replayOf)
                 }
             }
         }

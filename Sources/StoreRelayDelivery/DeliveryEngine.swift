@@ -13,49 +13,50 @@ import StoreRelaySupport
 /// nothing: on start, `resume` replays events and progress and picks up every unfinished
 /// delivery where it stood. A journal segment is retired once every event in it is finished.
 public final class DeliveryEngine: Sendable {
+    /// What a reload can change, swapped as a whole.
+    struct Topology: Sendable {
+        var queues: [String: DestinationQueue]
+        /// Destination names in configuration order, for status listings.
+        var order: [String]
+        var routes: RouteTable
+    }
+
     let journal: Journal
     public let deadLetters: DeadLetterStore
-    let destinations: [String: DestinationQueue]
-    /// Destination names in configuration order, for status listings.
-    let destinationOrder: [String]
+    let topology: Locked<Topology>
     let clock: any Clock
     let logger: Logger
-    /// Event bookkeeping and segment retirement, confined to this queue.
+    let observer: any DeliveryObserver
+    /// Delayed work (retirement, dead-letter retries, reloads) runs here.
     let queue = DispatchQueue(label: "storerelay.delivery")
-    let tracker: Locked<EventTracker>
-    private let client: HTTPClient
+    let tracker = Locked(EventTracker())
+    let ledger = Locked(EventLedger())
+    /// Dead letters being replayed, with the destinations still to finish.
+    let replaying = Locked<[String: (remaining: Set<String>, rewritten: Set<String>)]>([:])
+    let client: HTTPClient
+    /// Lets destination queues reach the engine without a retain cycle.
+    private let reference: EngineReference
 
     /// Opens every destination (file queues now, so a bad directory fails start-up).
     public init(
         configuration: GatewayConfiguration, journal: Journal, deadLetters: DeadLetterStore,
-        clock: any Clock = WallClock(), logger: Logger
+        clock: any Clock = WallClock(), logger: Logger, observer: any DeliveryObserver = NoDeliveryObserver()
     ) throws {
         var clientConfiguration = HTTPClientConfiguration()
         clientConfiguration.logger = logger
-        let client = HTTPClient(configuration: clientConfiguration)
-        // Destination queues report to the engine, which does not exist yet while they are
-        // built: they hold it through this box, filled in at the end of init.
-        let reference = EngineReference()
-        let events = DestinationQueue.Events(
-            attempted: { job, attempt in reference.engine?.recordAttempt(job, attempt) },
-            delivered: { job in reference.engine?.recordDelivery(job) },
-            deadLettered: { job, reason, detail in
-                reference.engine?.deadLetter(job.notification, key: job.destination, destination: job.destination,
-                                             reason: reason, detail: detail, attempts: job.attempts)
-            })
+        client = HTTPClient(configuration: clientConfiguration)
+        reference = EngineReference()
+        self.journal = journal
+        self.deadLetters = deadLetters
+        self.clock = clock
+        self.logger = logger
+        self.observer = observer
         var queues: [String: DestinationQueue] = [:]
         for destination in configuration.destinations {
             queues[destination.name] = try Self.makeQueue(
-                destination, client: client, clock: clock, logger: logger, events: events)
+                destination, client: client, clock: clock, logger: logger, events: reference.events)
         }
-        self.journal = journal
-        self.deadLetters = deadLetters
-        self.client = client
-        self.clock = clock
-        self.logger = logger
-        destinations = queues
-        destinationOrder = configuration.destinations.map(\.name)
-        tracker = Locked(EventTracker())
+        topology = Locked(Topology(queues: queues, order: configuration.destinations.map(\.name), routes: configuration.routes))
         reference.engine = self
     }
 
@@ -66,13 +67,19 @@ public final class DeliveryEngine: Sendable {
 
     /// Status of every destination, in configuration order.
     public var status: [DestinationStatus] {
-        destinationOrder.compactMap { destinations[$0]?.status }
+        let topology = topology.current
+        return topology.order.compactMap { topology.queues[$0]?.status }
+    }
+
+    /// Where the deliveries of event `id` stand, while the engine remembers it.
+    public func state(ofEvent id: String) -> EventDeliveryState? {
+        ledger.withLock { $0.state(of: id) }
     }
 
     /// Stops every destination; unfinished deliveries resume from the journal on the next start.
     public func stop(completion: @escaping @Sendable () -> Void) {
         let group = DispatchGroup()
-        for queue in destinations.values {
+        for queue in topology.current.queues.values {
             group.enter()
             queue.stop { group.leave() }
         }
@@ -82,7 +89,9 @@ public final class DeliveryEngine: Sendable {
         }
     }
 
-    private static func makeQueue(
+    func queue(named name: String) -> DestinationQueue? { topology.current.queues[name] }
+
+    static func makeQueue(
         _ destination: DestinationConfiguration, client: HTTPClient, clock: any Clock, logger: Logger,
         events: DestinationQueue.Events
     ) throws -> DestinationQueue {
@@ -92,7 +101,7 @@ public final class DeliveryEngine: Sendable {
             let limits = DeliveryLimits(
                 maxAttempts: options.maxAttempts, maxAge: options.maxAge,
                 schedule: RetrySchedule(initial: options.backoffInitial, maximum: options.backoffMaximum))
-            return DestinationQueue(name: destination.name, kind: "webhook", driver: driver, limits: limits,
+            return DestinationQueue(definition: destination, kind: "webhook", driver: driver, limits: limits,
                                     clock: clock, events: events)
         case .file(let options):
             var queueOptions = FileQueueOptions(
@@ -104,14 +113,22 @@ public final class DeliveryEngine: Sendable {
             let limits = DeliveryLimits(
                 maxAttempts: Int.max, maxAge: .seconds(365 * 86400),
                 schedule: RetrySchedule(initial: .milliseconds(100), maximum: .seconds(30)))
-            return DestinationQueue(name: destination.name, kind: "file", driver: FileQueueDriver(queue: fileQueue, clock: clock),
+            return DestinationQueue(definition: destination, kind: "file", driver: FileQueueDriver(queue: fileQueue, clock: clock),
                                     limits: limits, clock: clock, events: events)
         }
     }
 }
 
 /// Lets destination queues reach the engine that owns them without a retain cycle.
-private final class EngineReference: @unchecked Sendable {
+final class EngineReference: @unchecked Sendable {
     // Written once, at the end of the engine's init, before any queue can report.
     weak var engine: DeliveryEngine?
+
+    /// Events for queues built before the engine exists (in its init).
+    var events: DestinationQueue.Events {
+        DestinationQueue.Events(
+            attempted: { [self] job, attempt in engine?.recordAttempt(job, attempt) },
+            delivered: { [self] job in engine?.recordDelivery(job) },
+            deadLettered: { [self] job, reason, detail in engine?.deadLetter(job, reason: reason, detail: detail) })
+    }
 }

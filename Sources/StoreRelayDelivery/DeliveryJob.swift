@@ -14,6 +14,8 @@ struct DeliveryJob: Sendable {
     /// `budgetStart` (acceptance, or the replay that gave a fresh budget).
     var attemptsBeforeBudget: Int = 0
     var budgetStart: Timestamp
+    /// The dead letter this job replays; such jobs are not in the journal's bookkeeping.
+    var replayOf: String?
 
     var eventId: String { notification.id }
     var attemptsInBudget: Int { attempts.count - attemptsBeforeBudget }

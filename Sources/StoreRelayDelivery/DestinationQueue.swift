@@ -37,6 +37,8 @@ final class DestinationQueue: @unchecked Sendable {
 
     let name: String
     let kind: String
+    /// The definition this queue was built from; a reload keeps the queue when it is unchanged.
+    let definition: DestinationConfiguration
     private let driver: any DeliveryDriver
     private let limits: DeliveryLimits
     private let clock: any Clock
@@ -51,15 +53,21 @@ final class DestinationQueue: @unchecked Sendable {
     private var stopped = false
     private var lastSuccess: Timestamp?
     private var lastError: (message: String, at: Timestamp)?
+    /// Set when a reload removed or redefined this destination: nothing new starts, and every
+    /// job that would wait here goes to the hand-off instead.
+    private var handOff: (@Sendable (DeliveryJob) -> Void)?
+    private var retiredCompletion: (@Sendable () -> Void)?
 
-    init(name: String, kind: String, driver: any DeliveryDriver, limits: DeliveryLimits, clock: any Clock, events: Events) {
-        self.name = name
+    init(definition: DestinationConfiguration, kind: String, driver: any DeliveryDriver, limits: DeliveryLimits,
+         clock: any Clock, events: Events) {
+        self.definition = definition
+        self.name = definition.name
         self.kind = kind
         self.driver = driver
         self.limits = limits
         self.clock = clock
         self.events = events
-        queue = DispatchQueue(label: "storerelay.destination.\(name)")
+        queue = DispatchQueue(label: "storerelay.destination.\(definition.name)")
         breaker = CircuitBreaker(threshold: 5, cooldown: limits.schedule)
     }
 
@@ -69,9 +77,30 @@ final class DestinationQueue: @unchecked Sendable {
     func enqueue(_ job: DeliveryJob) {
         queue.async { [self] in
             guard !stopped else { return }
+            if let handOff { return handOff(job) }
             waiting.insert(job)
             pump()
         }
+    }
+
+    /// Retires the queue after a reload: waiting jobs, and every in-flight job that still needs
+    /// another attempt, go to `handOff`; `completion` runs once nothing is in flight and the
+    /// driver is closed.
+    func retire(handOff: @escaping @Sendable (DeliveryJob) -> Void, completion: @escaping @Sendable () -> Void) {
+        queue.async { [self] in
+            self.handOff = handOff
+            retiredCompletion = completion
+            timer?.cancel()
+            timer = nil
+            for job in waiting.drain() { handOff(job) }
+            closeIfRetiredAndIdle()
+        }
+    }
+
+    private func closeIfRetiredAndIdle() {
+        guard inFlight == 0, let completion = retiredCompletion else { return }
+        retiredCompletion = nil
+        driver.close(completion: completion)
     }
 
     /// Stops attempts; waiting and in-flight events resume from the journal on the next start.
@@ -99,7 +128,7 @@ final class DestinationQueue: @unchecked Sendable {
     /// timer for the next moment something can start.
     private func pump() {
         dispatchPrecondition(condition: .onQueue(queue))
-        guard !stopped else { return }
+        guard !stopped, handOff == nil else { return closeIfRetiredAndIdle() }
         let now = clock.now()
         while inFlight < driver.concurrency, let due = waiting.earliest, due <= now {
             var job = waiting.popEarliest()!
@@ -179,6 +208,7 @@ final class DestinationQueue: @unchecked Sendable {
             return
         }
         events.attempted(job, job.attempts.last!)
+        if let handOff { return handOff(job) }
         waiting.insert(job)
     }
 
