@@ -13,18 +13,24 @@ import StoreRelaySupport
 /// listener, so nothing is accepted before it can be stored and delivered; `stop` runs the
 /// other way round (SPEC "Operations").
 public final class Gateway: Sendable {
-    public let configuration: GatewayConfiguration
-    private let logger: Logger
-    private let journal: Journal
-    private let delivery: DeliveryEngine
-    private let intake: NotificationIntake
+    /// The configuration in force (replaced by a successful reload).
+    public var configuration: GatewayConfiguration { current.current }
+    let current: Locked<GatewayConfiguration>
+    let logger: Logger
+    let clock: any Clock
+    let journal: Journal
+    let delivery: DeliveryEngine
+    let intake: NotificationIntake
     private let publicServer: HTTPServer
+    /// The public listener's routes, rebuilt when a reload changes the notification paths.
+    let publicRoutes: Locked<HTTPRoutes>
     private let stopping = Locked(false)
 
     /// Opens the journal under the data directory, loads the trust roots and starts listening.
     public init(configuration: GatewayConfiguration, logger: Logger, clock: any Clock = WallClock()) throws(GatewayError) {
-        self.configuration = configuration
+        current = Locked(configuration)
         self.logger = logger
+        self.clock = clock
         if let tls = configuration.tls {
             throw GatewayError("TLS termination (tls \(tls.certificateFile) \(tls.privateKeyFile)) is not available in this version; terminate TLS in a proxy in front of StoreRelay")
         }
@@ -63,9 +69,11 @@ public final class Gateway: Sendable {
         serverConfiguration.maxBodyBytes = configuration.maxBodySize
         serverConfiguration.readTimeout = configuration.readTimeout
         serverConfiguration.idleTimeout = configuration.idleTimeout
-        publicServer = HTTPServer(
-            configuration: serverConfiguration, logger: logger,
-            handler: Self.publicRoutes(configuration: configuration, intake: intake, journal: journal).handler)
+        let routes = Locked(Self.publicRoutes(configuration: configuration, intake: intake, journal: journal))
+        publicRoutes = routes
+        publicServer = HTTPServer(configuration: serverConfiguration, logger: logger) { request, responder in
+            routes.current.handle(request, responder)
+        }
         let port: Int
         do {
             port = try publicServer.start()

@@ -6,7 +6,8 @@ import StoreRelaySupport
 /// The acceptance pipeline: verify and normalize off the connection's queue, then journal,
 /// then answer — 200 only once the record is fsync'ed (SPEC "Public listener").
 final class NotificationIntake: Sendable {
-    private let processor: NotificationProcessor
+    /// Replaced as a whole by a configuration reload; each notification uses one snapshot.
+    private let processor: Locked<NotificationProcessor>
     private let journal: Journal
     private let delivery: DeliveryEngine
     private let clock: any Clock
@@ -17,11 +18,16 @@ final class NotificationIntake: Sendable {
         label: "storerelay.verification", qos: .userInitiated, attributes: .concurrent)
 
     init(processor: NotificationProcessor, journal: Journal, delivery: DeliveryEngine, clock: any Clock, logger: Logger) {
-        self.processor = processor
+        self.processor = Locked(processor)
         self.journal = journal
         self.delivery = delivery
         self.clock = clock
         self.logger = logger
+    }
+
+    /// Applies a reloaded configuration to notifications that arrive from now on.
+    func replace(processor: NotificationProcessor) {
+        self.processor.withLock { $0 = processor }
     }
 
     /// Handles one body posted on a path bound to `pathEnvironment` (nil: any environment).
@@ -32,7 +38,7 @@ final class NotificationIntake: Sendable {
         verificationQueue.async { [self] in
             let processed: StoredNotification
             do throws(IntakeRejection) {
-                processed = try processor.process(body: body, pathEnvironment: pathEnvironment, receivedAt: clock.now())
+                processed = try processor.current.process(body: body, pathEnvironment: pathEnvironment, receivedAt: clock.now())
             } catch {
                 logger.notice("notification rejected", [("reason", error.message)])
                 completion(.rejected(error))

@@ -28,8 +28,8 @@ enum ProcessSetup {
         }
     }
 
-    /// Calls `stop` once on the first SIGTERM or SIGINT; SIGHUP is logged.
-    static func onTermination(logger: Logger, stop: @escaping @Sendable () -> Void) {
+    /// Calls `stop` on SIGTERM or SIGINT and `reload` on SIGHUP, each on its own queue.
+    static func handleSignals(logger: Logger, stop: @escaping @Sendable () -> Void, reload: @escaping @Sendable () -> Void) {
         let queue = DispatchQueue(label: "storerelay.signals")
         var sources: [any DispatchSourceSignal] = []
         for signalNumber in [SIGTERM, SIGINT] {
@@ -43,9 +43,12 @@ enum ProcessSetup {
             sources.append(source)
         }
         signal(SIGHUP, SIG_IGN)
-        let hangup = DispatchSource.makeSignalSource(signal: SIGHUP, queue: queue)
+        // A reload may wait for retired destinations to close: never on the signal queue.
+        let reloads = DispatchQueue(label: "storerelay.reload")
+        let hangup = DispatchSource.makeSignalSource(signal: SIGHUP, queue: reloads)
         hangup.setEventHandler { @Sendable in
-            logger.warning("SIGHUP received: this version does not reload routes.conf; restart to apply changes")
+            logger.info("signal received", [("signal", "SIGHUP")])
+            reload()
         }
         hangup.resume()
         sources.append(hangup)

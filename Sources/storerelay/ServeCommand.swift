@@ -15,10 +15,11 @@ enum ServeCommand: CommandDescribing {
     static let help = """
         Usage: storerelay serve [--config FILE] [--log-level LEVEL]
 
-        Runs the gateway: verifies Apple's notifications on the public listener and answers
-        200 once each is durably journaled under the data directory. Logs are JSON lines on
-        stderr. SIGTERM or SIGINT stops accepting, answers requests in flight, flushes the
-        journal and exits 0.
+        Runs the gateway: verifies Apple's notifications on the public listener, answers 200
+        once each is durably journaled under the data directory, and fans events out to the
+        destinations their routes name. Logs are JSON lines on stderr. SIGHUP reloads the
+        configuration (an invalid file is rejected and the old one stays). SIGTERM or SIGINT
+        stops accepting, answers requests in flight, flushes the journal and exits 0.
 
         Options:
           --config FILE       the configuration (default: $STORERELAY_CONFIG, ./routes.conf,
@@ -58,9 +59,20 @@ enum ServeCommand: CommandDescribing {
             writeStandardError("storerelay serve: \(error.description)")
             return ExitCode.failure
         }
-        ProcessSetup.onTermination(logger: logger) {
+        let configOption = parsed.option("config")
+        ProcessSetup.handleSignals(logger: logger, stop: {
             gateway.stop { exit(ExitCode.ok) }
-        }
+        }, reload: {
+            // Parsed and validated first: on any error the old configuration stays.
+            do {
+                let reloaded = try ConfigurationLoader.load(option: configOption)
+                try gateway.reload(reloaded)
+            } catch let error as ConfigurationLoader.Failure {
+                logger.error("reload rejected; the previous configuration stays", [("errors", error.description)])
+            } catch {
+                logger.error("reload rejected; the previous configuration stays", [("errors", "\(error)")])
+            }
+        })
         dispatchMain()
     }
 }
