@@ -11,6 +11,13 @@ let package = Package(
     platforms: [.macOS(.v14)],
     products: [
         .executable(name: "storerelay", targets: ["storerelay"]),
+        // Libraries for the on-demand packages beside this one (Fuzz/, Benchmarks/).
+        .library(name: "StoreRelayJSON", targets: ["StoreRelayJSON"]),
+        .library(name: "StoreRelayHTTP", targets: ["StoreRelayHTTP"]),
+        .library(name: "StoreRelayAppStore", targets: ["StoreRelayAppStore"]),
+        .library(name: "StoreRelayEvents", targets: ["StoreRelayEvents"]),
+        .library(name: "StoreRelayConfig", targets: ["StoreRelayConfig"]),
+        .library(name: "StoreRelayCrypto", targets: ["StoreRelayCrypto"]),
     ],
     targets: [
         // MARK: C libraries (system) and the one C shim target
