@@ -7,11 +7,11 @@ import StoreRelaySupport
 /// only the first time a set of label values is seen.
 public final class Counter: Sendable, MetricFamily {
     let descriptor: MetricDescriptor
-    private let series: Locked<[LabelValues: Double]>
+    private let storage: Locked<[LabelValues: Double]>
 
     init(descriptor: MetricDescriptor) {
         self.descriptor = descriptor
-        series = Locked(descriptor.initialSeries(0))
+        storage = Locked(descriptor.initialSeries(0))
     }
 
     /// The family's name, with its `_total` suffix.
@@ -21,9 +21,33 @@ public final class Counter: Sendable, MetricFamily {
     /// per label name given at registration.
     public func increment(_ labelValues: [String] = [], by amount: Double = 1) {
         descriptor.checkLabelCount(labelValues)
+        add(amount, to: LabelValues(labelValues))
+    }
+
+    private func add(_ amount: Double, to key: LabelValues) {
         precondition(amount >= 0, "counter '\(descriptor.name)' cannot go down (increment by \(amount))")
+        storage.withLock { $0[key, default: 0] += amount }
+    }
+
+    /// A handle on the series for `labelValues`, which shows as 0 from now on. Keep it for a
+    /// hot path: its updates build no label array and check the label count only once.
+    public func series(_ labelValues: [String]) -> Series {
+        descriptor.checkLabelCount(labelValues)
         let key = LabelValues(labelValues)
-        series.withLock { $0[key, default: 0] += amount }
+        storage.withLock { if $0[key] == nil { $0[key] = 0 } }
+        return Series(family: self, key: key)
+    }
+
+    /// One series of a counter, its label values bound.
+    public struct Series: Sendable {
+        let family: Counter
+        let key: LabelValues
+
+        /// Adds `amount` (zero or more).
+        public func increment(by amount: Double = 1) { family.add(amount, to: key) }
+
+        /// The current value.
+        public var value: Double { family.storage.withLock { $0[key] } ?? 0 }
     }
 
     /// The current value of one series, 0 when it was never incremented. For tests and
@@ -31,13 +55,13 @@ public final class Counter: Sendable, MetricFamily {
     public func value(_ labelValues: [String] = []) -> Double {
         descriptor.checkLabelCount(labelValues)
         let key = LabelValues(labelValues)
-        return series.withLock { $0[key] } ?? 0
+        return storage.withLock { $0[key] } ?? 0
     }
 
     func write(to writer: inout ExpositionWriter) {
-        let snapshot = series.current
+        let snapshot = sortedSnapshot(storage) { $0 }
         writer.writeHeader(descriptor)
-        for (key, value) in sortedSeries(snapshot) {
+        for (key, value) in snapshot {
             writer.writeSample(name: descriptor.name, labelNames: descriptor.labelNames, labelValues: key.values, value: value)
         }
     }

@@ -7,11 +7,11 @@ import StoreRelaySupport
 /// Thread-safe; allocates only the first time a set of label values is seen.
 public final class Gauge: Sendable, MetricFamily {
     let descriptor: MetricDescriptor
-    private let series: Locked<[LabelValues: Double]>
+    private let storage: Locked<[LabelValues: Double]>
 
     init(descriptor: MetricDescriptor) {
         self.descriptor = descriptor
-        series = Locked(descriptor.initialSeries(0))
+        storage = Locked(descriptor.initialSeries(0))
     }
 
     /// The family's name.
@@ -20,28 +20,53 @@ public final class Gauge: Sendable, MetricFamily {
     /// Sets the series for `labelValues` to `value`.
     public func set(_ value: Double, _ labelValues: [String] = []) {
         descriptor.checkLabelCount(labelValues)
-        let key = LabelValues(labelValues)
-        series.withLock { $0[key] = value }
+        set(value, at: LabelValues(labelValues))
     }
 
     /// Adds `amount`, which may be negative, to the series for `labelValues`.
     public func add(_ amount: Double, _ labelValues: [String] = []) {
         descriptor.checkLabelCount(labelValues)
+        add(amount, at: LabelValues(labelValues))
+    }
+
+    /// A handle on the series for `labelValues`, which shows as 0 from now on. Keep it for a
+    /// hot path: its updates build no label array and check the label count only once.
+    public func series(_ labelValues: [String]) -> Series {
+        descriptor.checkLabelCount(labelValues)
         let key = LabelValues(labelValues)
-        series.withLock { $0[key, default: 0] += amount }
+        storage.withLock { if $0[key] == nil { $0[key] = 0 } }
+        return Series(family: self, key: key)
+    }
+
+    /// One series of a gauge, its label values bound.
+    public struct Series: Sendable {
+        let family: Gauge
+        let key: LabelValues
+
+        public func set(_ value: Double) { family.set(value, at: key) }
+        public func add(_ amount: Double) { family.add(amount, at: key) }
+        public var value: Double { family.storage.withLock { $0[key] } ?? 0 }
+    }
+
+    private func set(_ value: Double, at key: LabelValues) {
+        storage.withLock { $0[key] = value }
+    }
+
+    private func add(_ amount: Double, at key: LabelValues) {
+        storage.withLock { $0[key, default: 0] += amount }
     }
 
     /// The current value of one series, 0 when it was never set. For tests and status pages.
     public func value(_ labelValues: [String] = []) -> Double {
         descriptor.checkLabelCount(labelValues)
         let key = LabelValues(labelValues)
-        return series.withLock { $0[key] } ?? 0
+        return storage.withLock { $0[key] } ?? 0
     }
 
     func write(to writer: inout ExpositionWriter) {
-        let snapshot = series.current
+        let snapshot = sortedSnapshot(storage) { $0 }
         writer.writeHeader(descriptor)
-        for (key, value) in sortedSeries(snapshot) {
+        for (key, value) in snapshot {
             writer.writeSample(name: descriptor.name, labelNames: descriptor.labelNames, labelValues: key.values, value: value)
         }
     }

@@ -15,6 +15,7 @@ import Testing
         let histogram = registry.histogram("latency_seconds", help: "Latency.", labels: ["destination"],
                                            buckets: MetricBuckets.latencySeconds)
         let destinations = ["alpha", "beta", "gamma"]
+        let bound = destinations.map { counter.series([$0, "bound"]) }
         let scrapes = Box(0)
 
         DispatchQueue.concurrentPerform(iterations: Self.threads + 1) { thread in
@@ -32,6 +33,7 @@ import Testing
                 let destination = destinations[(index + thread) % destinations.count]
                 counter.increment([destination, index % 2 == 0 ? "ok" : "failed"])
                 plain.increment(by: 0.5)
+                bound[index % bound.count].increment()
                 gauge.add(1, [destination])
                 gauge.add(-1, [destination])
                 gauge.add(1, [destination])
@@ -45,6 +47,7 @@ import Testing
             counted += counter.value([destination, "ok"]) + counter.value([destination, "failed"])
         }
         #expect(counted == total)
+        #expect(bound.map(\.value).reduce(0, +) == total)
         #expect(plain.value() == total / 2)
         #expect(destinations.map { gauge.value([$0]) }.reduce(0, +) == total)
         #expect(destinations.map { histogram.count([$0]) }.reduce(0, +) == UInt64(total))
