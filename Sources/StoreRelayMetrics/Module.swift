@@ -1,1 +1,0 @@
-// StoreRelayMetrics: see the module's files.
