@@ -21,6 +21,7 @@ public final class Gateway: Sendable {
     let journal: Journal
     let delivery: DeliveryEngine
     let intake: NotificationIntake
+    let metrics = GatewayMetrics()
     private let publicServer: HTTPServer
     /// The public listener's routes, rebuilt when a reload changes the notification paths.
     let publicRoutes: Locked<HTTPRoutes>
@@ -46,7 +47,7 @@ public final class Gateway: Sendable {
         do {
             let deadLetters = try DeadLetterStore.open(directory: configuration.dataDirectory + "/dead-letters", logger: logger)
             delivery = try DeliveryEngine(configuration: configuration, journal: journal, deadLetters: deadLetters,
-                                          clock: clock, logger: logger)
+                                          clock: clock, logger: logger, observer: metrics)
         } catch {
             journal.close()
             throw GatewayError("cannot open the destinations: \(error)")
@@ -63,7 +64,9 @@ public final class Gateway: Sendable {
             journal.close()
             throw error
         }
-        intake = NotificationIntake(processor: processor, journal: journal, delivery: delivery, clock: clock, logger: logger)
+        intake = NotificationIntake(processor: processor, journal: journal, delivery: delivery, clock: clock,
+                                    logger: logger, metrics: metrics)
+        metrics.observe(delivery: delivery, journal: journal, journalDirectory: journalDirectory)
 
         var serverConfiguration = HTTPServerConfiguration(address: configuration.listen.description)
         serverConfiguration.maxBodyBytes = configuration.maxBodySize

@@ -1,5 +1,6 @@
 import Dispatch
 import StoreRelayDelivery
+import StoreRelayEvents
 import StoreRelayJournal
 import StoreRelaySupport
 
@@ -12,12 +13,15 @@ final class NotificationIntake: Sendable {
     private let delivery: DeliveryEngine
     private let clock: any Clock
     private let logger: Logger
+    private let metrics: GatewayMetrics
     /// ECDSA verification is CPU work: it runs on the cooperative width of this concurrent
     /// queue, never on a connection's serial queue.
     private let verificationQueue = DispatchQueue(
         label: "storerelay.verification", qos: .userInitiated, attributes: .concurrent)
 
-    init(processor: NotificationProcessor, journal: Journal, delivery: DeliveryEngine, clock: any Clock, logger: Logger) {
+    init(processor: NotificationProcessor, journal: Journal, delivery: DeliveryEngine, clock: any Clock,
+         logger: Logger, metrics: GatewayMetrics) {
+        self.metrics = metrics
         self.processor = Locked(processor)
         self.journal = journal
         self.delivery = delivery
@@ -35,17 +39,32 @@ final class NotificationIntake: Sendable {
         body: [UInt8], pathEnvironment: AppStoreEnvironment?,
         completion: @escaping @Sendable (IntakeOutcome) -> Void
     ) {
+        let started = MonotonicClock.nanoseconds()
         verificationQueue.async { [self] in
             let processed: StoredNotification
             do throws(IntakeRejection) {
                 processed = try processor.current.process(body: body, pathEnvironment: pathEnvironment, receivedAt: clock.now())
             } catch {
                 logger.notice("notification rejected", [("reason", error.message)])
-                completion(.rejected(error))
+                answer(.rejected(error), event: nil, started: started, completion: completion)
                 return
             }
-            store(processed, completion: completion)
+            store(processed) { [self] outcome in
+                answer(outcome, event: processed.event, started: started, completion: completion)
+            }
         }
+    }
+
+    /// Counts and times the answer, then gives it.
+    private func answer(
+        _ outcome: IntakeOutcome, event: NormalizedEvent?, started: UInt64,
+        completion: @escaping @Sendable (IntakeOutcome) -> Void
+    ) {
+        let version = event.map { $0.json["version"]?.stringValue == "1.0" ? "1" : "2" }
+        metrics.notificationAnswered(
+            environment: event?.environment.rawValue, version: version, outcome: outcome.label,
+            seconds: Double(MonotonicClock.nanoseconds() - started) / 1e9)
+        completion(outcome)
     }
 
     private func store(_ stored: StoredNotification, completion: @escaping @Sendable (IntakeOutcome) -> Void) {
