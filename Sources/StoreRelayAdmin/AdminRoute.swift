@@ -1,0 +1,95 @@
+/// The admin listener's routes, matched from a method and a raw (not percent-decoded) path.
+///
+/// `HTTPRouter` matches exact paths only; these routes carry identifiers, so matching is done
+/// here on path segments. Identifier segments are returned raw: the caller validates them
+/// (`DeadLetterStore.isValidID`, `AdminRoute.isValidEventID`) before they reach anything
+/// else, and a segment such as `..%2F..%2Fetc` fails that validation whatever it decodes to.
+enum AdminRoute: Equatable {
+    case metrics
+    case status
+    case event(id: String)
+    case listDeadLetters
+    case replayMatching
+    case deadLetter(id: String)
+    case deleteDeadLetter(id: String)
+    case replayDeadLetter(id: String)
+    case page
+    case loginForm
+    case login
+    case logout
+    case uiReplay
+    case uiPurge
+    case uiReplayAll
+
+    enum Match: Equatable {
+        case route(AdminRoute)
+        case notFound
+        case methodNotAllowed(allow: [String])
+    }
+
+    /// Matches `method` on `path`; `HEAD` counts as `GET`.
+    static func match(method: String, path: String) -> Match {
+        let method = method == "HEAD" ? "GET" : method
+        let table = candidates(path: path)
+        guard !table.isEmpty else { return .notFound }
+        if let route = table.first(where: { $0.method == method }) { return .route(route.route) }
+        var allow = Set(table.map(\.method))
+        if allow.contains("GET") { allow.insert("HEAD") }
+        return .methodNotAllowed(allow: allow.sorted())
+    }
+
+    /// The routes served on `path`, by method.
+    private static func candidates(path: String) -> [(method: String, route: AdminRoute)] {
+        switch path {
+        case "/": return [("GET", .page)]
+        case "/metrics": return [("GET", .metrics)]
+        case "/login": return [("GET", .loginForm), ("POST", .login)]
+        case "/logout": return [("POST", .logout)]
+        case "/ui/replay": return [("POST", .uiReplay)]
+        case "/ui/purge": return [("POST", .uiPurge)]
+        case "/ui/replay-all": return [("POST", .uiReplayAll)]
+        case "/api/status": return [("GET", .status)]
+        case "/api/dead-letters": return [("GET", .listDeadLetters)]
+        case "/api/dead-letters/replay": return [("POST", .replayMatching)]
+        default: break
+        }
+        let segments = path.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        guard segments.count >= 4, segments[0].isEmpty, segments[1] == "api", !segments[3].isEmpty else { return [] }
+        let id = segments[3]
+        switch (segments[2], segments.count) {
+        case ("events", 4):
+            return [("GET", .event(id: id))]
+        case ("dead-letters", 4):
+            return [("GET", .deadLetter(id: id)), ("DELETE", .deleteDeadLetter(id: id))]
+        case ("dead-letters", 5) where segments[4] == "replay":
+            return [("POST", .replayDeadLetter(id: id))]
+        default:
+            return []
+        }
+    }
+
+    /// Event ids are notification UUIDs (or, for V1, a hex hash): `[A-Za-z0-9-]{1,64}`.
+    static func isValidEventID(_ id: String) -> Bool {
+        let bytes = Array(id.utf8)
+        return (1...64).contains(bytes.count) && bytes.allSatisfy { byte in
+            (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
+                || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || byte == UInt8(ascii: "-")
+        }
+    }
+
+    /// Whether the route is the HTML page's (session cookie accepted) rather than the API's.
+    var isPage: Bool {
+        switch self {
+        case .page, .loginForm, .login, .logout, .uiReplay, .uiPurge, .uiReplayAll: true
+        default: false
+        }
+    }
+
+    /// Routes anyone may call: metrics and the login form.
+    var isOpen: Bool {
+        switch self {
+        case .metrics, .loginForm, .login: true
+        default: false
+        }
+    }
+}

@@ -1,0 +1,90 @@
+import StoreRelayAdmin
+import StoreRelayJSON
+import StoreRelaySupport
+
+/// One validated `dlq` invocation, checked in full before any request is sent.
+enum DlqAction {
+    struct Filters {
+        var destination: String?
+        var reason: String?
+    }
+
+    case list(Filters, limit: Int, json: Bool)
+    case show(id: String)
+    case replay(ids: [String])
+    case replayAll(Filters, confirmed: Bool, dryRun: Bool)
+    case purge(ids: [String])
+    case purgeAll(Filters, olderThanMilliseconds: Int64?, confirmed: Bool, dryRun: Bool)
+
+    static let reasons = ["exhausted", "rejected", "unrouted", "quarantined"]
+
+    init(subcommand: String, operands: [String], parsed: ParsedArguments) throws(DlqFailure) {
+        let filters = Filters(destination: parsed.option("destination"), reason: parsed.option("reason"))
+        if let reason = filters.reason, !Self.reasons.contains(reason) {
+            throw .usage("--reason must be one of \(Self.reasons.joined(separator: ", ")), not '\(reason)'")
+        }
+        let all = parsed.flag("all")
+        let filtered = filters.destination != nil || filters.reason != nil
+        func refuse(_ names: [String], _ context: String) throws(DlqFailure) {
+            for name in names where parsed.option(name) != nil || parsed.flag(name) {
+                throw .usage("--\(name) does not apply to \(context)")
+            }
+        }
+        switch subcommand {
+        case "list":
+            try refuse(["all", "yes", "dry-run", "older-than"], "list")
+            guard operands.isEmpty else { throw .usage("list takes no arguments; use --destination and --reason to filter") }
+            var limit = 100
+            if let text = parsed.option("limit") {
+                guard let value = Int(text), value > 0 else { throw .usage("--limit must be a positive number, not '\(text)'") }
+                limit = value
+            }
+            self = .list(filters, limit: limit, json: parsed.flag("json"))
+        case "show":
+            try refuse(["all", "yes", "dry-run", "older-than", "limit", "json", "destination", "reason"], "show")
+            guard operands.count == 1 else { throw .usage("show takes exactly one dead-letter id") }
+            self = .show(id: operands[0])
+        case "replay", "purge":
+            try refuse(["limit", "json"], subcommand)
+            if subcommand == "replay" { try refuse(["older-than"], "replay") }
+            if all {
+                guard operands.isEmpty else { throw .usage("give dead-letter ids or --all, not both") }
+                let confirmed = parsed.flag("yes"), dryRun = parsed.flag("dry-run")
+                if subcommand == "replay" {
+                    self = .replayAll(filters, confirmed: confirmed, dryRun: dryRun)
+                } else {
+                    let age = try parsed.option("older-than").map { (text) throws(DlqFailure) -> Int64 in
+                        guard let value = Self.milliseconds(text) else {
+                            throw .usage("--older-than takes a duration such as 30d, 12h or 90m, not '\(text)'")
+                        }
+                        return value
+                    }
+                    self = .purgeAll(filters, olderThanMilliseconds: age, confirmed: confirmed, dryRun: dryRun)
+                }
+            } else {
+                guard !operands.isEmpty else { throw .usage("\(subcommand) needs dead-letter ids, or --all") }
+                guard !filtered else { throw .usage("--destination and --reason apply only with --all") }
+                try refuse(["yes", "dry-run", "older-than"], "\(subcommand) by id")
+                self = subcommand == "replay" ? .replay(ids: operands) : .purge(ids: operands)
+            }
+        default:
+            throw .usage("unknown subcommand '\(subcommand)'; use list, show, replay or purge")
+        }
+    }
+
+    /// `500ms`, `45s`, `90m`, `12h`, `30d`, `2w`.
+    static func milliseconds(_ text: String) -> Int64? {
+        let units: [(String, Int64)] = [("ms", 1), ("s", 1000), ("m", 60_000), ("h", 3_600_000), ("d", 86_400_000), ("w", 604_800_000)]
+        for (suffix, scale) in units where text.hasSuffix(suffix) {
+            let digits = text.dropLast(suffix.count)
+            guard !digits.isEmpty, digits.allSatisfy(\.isASCIIDigit), let value = Int64(digits),
+                  value <= Int64.max / scale else { continue }
+            return value * scale
+        }
+        return nil
+    }
+}
+
+extension Character {
+    fileprivate var isASCIIDigit: Bool { ("0"..."9").contains(self) }
+}

@@ -1,0 +1,23 @@
+import Foundation
+import Testing
+import StoreRelayTestSupport
+
+/// Headless Chromium through the page, driven by chromedriver (Tests/Fixtures/browser_replay.py).
+@Suite struct BrowserTests {
+    static let available = CommandRunner.isAvailable("chromedriver")
+        && (CommandRunner.isAvailable("chromium") || CommandRunner.isAvailable("chromium-browser")
+            || CommandRunner.isAvailable("google-chrome"))
+
+    @Test(.enabled(if: available, "Chromium and chromedriver are not installed (apt-get install chromium chromium-driver): browser test skipped"))
+    func logInSeeADeadLetterReplayItAndSeeItGone() throws {
+        let admin = try AdminHarness()
+        let letter = try admin.backend.add(destination: "billing", productId: "com.acme.journal.yearly")
+        let other = try admin.backend.add(destination: "ledger")
+        let script = TestPaths.packageRoot.appendingPathComponent("Tests/Fixtures/browser_replay.py").path
+        let result = try CommandRunner.run("python3", [script, admin.baseURL, admin.token, letter.id])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("ok: logged in, replayed \(letter.id)"))
+        #expect(admin.backend.replayed == [letter.id])
+        #expect(admin.backend.deadLetters.letter(id: other.id) != nil, "only the clicked row was replayed")
+    }
+}

@@ -1,0 +1,100 @@
+import Foundation
+import StoreRelayAdmin
+@testable import StoreRelayDelivery
+import StoreRelayEvents
+import StoreRelayJSON
+import StoreRelaySupport
+import StoreRelayTestSupport
+
+/// An `AdminBackend` double over a real `DeadLetterStore` in a temporary directory. Replaying
+/// removes the letter at once, as if the replayed delivery had succeeded.
+final class FakeBackend: AdminBackend {
+    let deadLetters: DeadLetterStore
+    let directory: String
+    private let state = Locked(State())
+
+    struct State {
+        var statuses: [DestinationStatus] = []
+        var events: [String: EventDeliveryState] = [:]
+        var ready = true
+        var replayed: [String] = []
+        var replayAllCalls: [(String?, DeadLetter.Reason?)] = []
+        var outcomes: [String: ReplayOutcome] = [:]
+    }
+
+    init() throws {
+        directory = try TestPaths.makeTemporaryDirectory("storerelay-admin").path
+        deadLetters = try DeadLetterStore.open(directory: directory + "/dead-letters", logger: .disabled)
+    }
+
+    var destinationStatuses: [DestinationStatus] { state.current.statuses }
+    var isReady: Bool { state.current.ready }
+    func event(id: String) -> EventDeliveryState? { state.current.events[id] }
+
+    func replay(deadLetterId: String) -> ReplayOutcome {
+        if let forced = state.current.outcomes[deadLetterId] { return forced }
+        guard let letter = deadLetters.letter(id: deadLetterId) else { return .notFound }
+        deadLetters.delete(id: deadLetterId)
+        state.withLock { $0.replayed.append(deadLetterId) }
+        return .replayed(destinations: letter.destination.map { [$0] } ?? ["ledger"])
+    }
+
+    func replayAll(destination: String?, reason: DeadLetter.Reason?) -> Int {
+        state.withLock { $0.replayAllCalls.append((destination, reason)) }
+        let matching = deadLetters.list(destination: destination, reason: reason, limit: Int.max).items
+        for letter in matching { _ = replay(deadLetterId: letter.id) }
+        return matching.count
+    }
+
+    func update(_ body: (inout State) -> Void) { state.withLock(body) }
+    var replayed: [String] { state.current.replayed }
+    var replayAllCalls: [(String?, DeadLetter.Reason?)] { state.current.replayAllCalls }
+
+    /// Writes a dead letter and waits until it is stored.
+    @discardableResult
+    func add(eventId: String = UUID().uuidString.lowercased(), destination: String? = "billing",
+             reason: DeadLetter.Reason = .exhausted, productId: String = "com.acme.journal.monthly",
+             type: String = "DID_RENEW", subtype: String? = "BILLING_RECOVERY",
+             error: String = "HTTP 503 from billing", createdAt: Timestamp = .now()) throws -> DeadLetter {
+        let letter = DeadLetter(
+            notification: try Self.notification(id: eventId, productId: productId, type: type, subtype: subtype,
+                                                destination: destination),
+            destination: destination, reason: reason, detail: "gave up",
+            attempts: [DeliveryAttempt(at: createdAt, status: 503, error: error, durationMs: 12),
+                       DeliveryAttempt(at: createdAt, status: 503, error: error, durationMs: 9)],
+            createdAt: createdAt)
+        let done = DispatchSemaphore(value: 0)
+        let failure = Locked<(any Error)?>(nil)
+        deadLetters.write(letter) { result in
+            if case .failure(let error) = result { failure.withLock { $0 = error } }
+            done.signal()
+        }
+        done.wait()
+        if let error = failure.current { throw error }
+        return letter
+    }
+
+    static func notification(id: String, productId: String, type: String, subtype: String?,
+                             destination: String?) throws -> StoredNotification {
+        let event: JSONValue = [
+            "id": .string(id), "source": "appstore", "version": "2.0", "environment": "sandbox",
+            "type": .string(type), "subtype": .string(subtype), "legacyType": nil,
+            "signedDate": "2026-11-20T10:15:30.123Z", "receivedAt": "2026-11-20T10:15:30.456Z",
+            "app": ["bundleId": "com.acme.journal", "appAppleId": 1234567890, "bundleVersion": "42"],
+            "subscription": ["originalTransactionId": "2000000123456789", "productId": .string(productId), "status": 1],
+            "transaction": ["productId": .string(productId), "originalTransactionId": "2000000123456789"],
+            "renewal": nil, "summary": nil, "externalPurchaseToken": nil, "appTransaction": nil,
+            "consumptionRequestReason": nil, "raw": nil,
+        ]
+        let normalized = try NormalizedEvent(storedJSON: event.serializedBytes())
+        return StoredNotification(event: normalized, disposition: .accept, destinations: destination.map { [$0] } ?? [],
+                                  body: Array(#"{"signedPayload":"a.b.c"}"#.utf8), receivedAt: .now())
+    }
+
+    static func status(_ name: String, kind: String = "webhook", depth: Int = 0, breaker: CircuitBreaker.State = .closed,
+                       lastError: String? = nil) -> DestinationStatus {
+        DestinationStatus(name: name, kind: kind, queueDepth: depth, inFlight: depth > 0 ? 1 : 0, breaker: breaker,
+                          lastSuccess: Timestamp(milliseconds: Timestamp.now().milliseconds - 60_000),
+                          lastError: lastError, lastErrorAt: lastError == nil ? nil : .now())
+    }
+}

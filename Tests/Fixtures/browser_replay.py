@@ -1,0 +1,157 @@
+#!/usr/bin/env python3
+"""Drives headless Chromium through the StoreRelay admin page with the WebDriver HTTP API
+(chromedriver), using only the standard library:
+
+    browser_replay.py BASE_URL TOKEN DEAD_LETTER_ID
+
+Opens the page (and is sent to the login form), logs in with the token, finds the dead
+letter's row, clicks its Replay button, and checks that the page then says it was replayed
+and no longer lists it. Also checks the session cookie is HttpOnly and SameSite=Strict and the
+token never appears in a URL. Exit 0 on success; 1 with the reason on stderr; 77 when
+Chromium or chromedriver is missing.
+"""
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+
+ELEMENT = "element-6066-11e4-a52e-4f735466cecf"
+
+
+def fail(message):
+    sys.stderr.write("browser test: " + message + "\n")
+    sys.exit(1)
+
+
+def find_binary(*names):
+    for name in names:
+        path = shutil.which(name)
+        if path:
+            return path
+    return None
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class WebDriver:
+    def __init__(self, port):
+        self.base = "http://127.0.0.1:%d" % port
+        self.session = None
+
+    def call(self, method, path, body=None):
+        data = None if body is None else json.dumps(body).encode()
+        request = urllib.request.Request(self.base + path, data=data, method=method,
+                                         headers={"Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(request, timeout=60) as response:
+                return json.loads(response.read() or b"{}").get("value")
+        except urllib.error.HTTPError as error:
+            fail("webdriver %s %s: %s" % (method, path, error.read().decode(errors="replace")[:500]))
+
+    def s(self, method, path, body=None):
+        return self.call(method, "/session/%s%s" % (self.session, path), body)
+
+    def wait_ready(self, deadline):
+        while time.monotonic() < deadline:
+            try:
+                with urllib.request.urlopen(self.base + "/status", timeout=2) as response:
+                    if json.loads(response.read())["value"].get("ready"):
+                        return
+            except (OSError, ValueError):
+                pass
+            time.sleep(0.1)
+        fail("chromedriver did not become ready")
+
+    def find(self, xpath):
+        return self.s("POST", "/element", {"using": "xpath", "value": xpath})[ELEMENT]
+
+    def wait_for(self, predicate, what, seconds=20):
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            if predicate():
+                return
+            time.sleep(0.1)
+        fail("timed out waiting for " + what + "; at " + str(self.s("GET", "/url")))
+
+
+def main():
+    if len(sys.argv) != 4:
+        sys.stderr.write(__doc__)
+        sys.exit(2)
+    base, token, letter_id = sys.argv[1:]
+    chromium = find_binary("chromium", "chromium-browser", "google-chrome")
+    driver_binary = find_binary("chromedriver")
+    if not chromium or not driver_binary:
+        sys.stderr.write("browser test: Chromium or chromedriver is not installed\n")
+        sys.exit(77)
+
+    port = free_port()
+    profile = tempfile.mkdtemp(prefix="storerelay-chromium-")
+    log = open(os.path.join(profile, "chromedriver.log"), "w")
+    process = subprocess.Popen([driver_binary, "--port=%d" % port], stdout=log, stderr=log)
+    driver = WebDriver(port)
+    try:
+        driver.wait_ready(time.monotonic() + 30)
+        created = driver.call("POST", "/session", {"capabilities": {"alwaysMatch": {
+            "browserName": "chrome",
+            "goog:chromeOptions": {"binary": chromium, "args": [
+                "--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
+                "--user-data-dir=" + os.path.join(profile, "user-data")]},
+        }}})
+        driver.session = created["sessionId"]
+        driver.s("POST", "/timeouts", {"implicit": 5000, "pageLoad": 30000})
+
+        # Anonymous: the page sends the browser to the login form.
+        driver.s("POST", "/url", {"url": base + "/"})
+        if not driver.s("GET", "/url").endswith("/login"):
+            fail("expected the login form, got " + driver.s("GET", "/url"))
+        field = driver.find("//input[@name='token']")
+        driver.s("POST", "/element/%s/value" % field, {"text": token})
+        driver.s("POST", "/element/%s/click" % driver.find("//form[@action='/login']//button"), {})
+        driver.wait_for(lambda: letter_id in driver.s("GET", "/source"), "the dead letter on the page")
+
+        cookies = {c["name"]: c for c in driver.s("GET", "/cookie")}
+        session = cookies.get("storerelay_session")
+        if not session or not session.get("httpOnly") or session.get("sameSite") != "Strict":
+            fail("session cookie not HttpOnly/SameSite=Strict: %r" % (session,))
+        if token in session.get("value", ""):
+            fail("the cookie holds the token")
+
+        button = driver.find("//form[@action='/ui/replay'][input[@name='id' and @value='%s']]/button" % letter_id)
+        driver.s("POST", "/element/%s/click" % button, {})
+        driver.wait_for(lambda: "done=replayed-1" in driver.s("GET", "/url"), "the redirect after replay")
+        source = driver.s("GET", "/source")
+        if "Replayed 1 dead letter." not in source:
+            fail("no replay notice on the page")
+        if letter_id in source:
+            fail("the replayed dead letter is still listed")
+        if token in driver.s("GET", "/url"):
+            fail("the token appeared in a URL")
+        print("ok: logged in, replayed %s, gone from the page" % letter_id)
+    finally:
+        if driver.session:
+            try:
+                driver.call("DELETE", "/session/" + driver.session)
+            except SystemExit:
+                pass
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+        log.close()
+        shutil.rmtree(profile, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
