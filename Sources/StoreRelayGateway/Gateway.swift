@@ -1,4 +1,5 @@
 import Foundation
+import StoreRelayAdmin
 import StoreRelayAppStore
 import StoreRelayConfig
 import StoreRelayCrypto
@@ -26,6 +27,8 @@ public final class Gateway: Sendable {
     /// The public listener's routes, rebuilt when a reload changes the notification paths.
     let publicRoutes: Locked<HTTPRoutes>
     private let stopping = Locked(false)
+    /// The admin listener, started last: it serves a gateway that is fully up.
+    private let adminServer = Locked<AdminServer?>(nil)
 
     /// Opens the journal under the data directory, loads the trust roots and starts listening.
     public init(configuration: GatewayConfiguration, logger: Logger, clock: any Clock = WallClock()) throws(GatewayError) {
@@ -89,6 +92,15 @@ public final class Gateway: Sendable {
             ("listener", "public"), ("address", Self.address(configuration.listen, port: port)),
             ("paths", configuration.paths.map(\.path).joined(separator: " ")),
         ])
+        do {
+            let admin = try Self.startAdmin(self, configuration: configuration, logger: logger)
+            adminServer.withLock { $0 = admin }
+        } catch {
+            publicServer.shutdown {}
+            delivery.stop {}
+            journal.close()
+            throw error
+        }
         logger.info("started", [
             ("data", configuration.dataDirectory), ("routes", String(configuration.routes.rules.count)),
             ("destinations", String(configuration.destinations.count)),
@@ -107,6 +119,7 @@ public final class Gateway: Sendable {
         }
         guard !alreadyStopping else { return }
         logger.info("stopping")
+        adminServer.current?.shutdown()
         publicServer.shutdown { [delivery, journal, logger] in
             delivery.stop {
                 journal.close {
@@ -117,7 +130,7 @@ public final class Gateway: Sendable {
         }
     }
 
-    private static func address(_ listen: ListenAddress, port: Int) -> String {
+    static func address(_ listen: ListenAddress, port: Int) -> String {
         listen.kind == .ipv6 ? "[\(listen.host)]:\(port)" : "\(listen.host):\(port)"
     }
 }

@@ -203,6 +203,8 @@ struct DeliveryEndToEndTests {
         guard let jws = Vectors.realNotification("09_sandbox_DID_RENEW") else { print(TestPaths.vectorsMissing); return }
         var config = try String(contentsOf: TestPaths.packageRoot.appendingPathComponent("routes.conf"), encoding: .utf8)
         config = config.replacingOccurrences(of: "listen 0.0.0.0:8080", with: "listen 127.0.0.1:0")
+            .replacingOccurrences(of: "admin  127.0.0.1:9090", with: "admin 127.0.0.1:0")
+        #expect(config.contains("admin 127.0.0.1:0"))
         let gateway = try Gateway(config: config)
         #expect(try gateway.post(signedPayload: jws).status == 200)
         let deadline = Date().addingTimeInterval(10)

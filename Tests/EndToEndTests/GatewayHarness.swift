@@ -23,6 +23,7 @@ struct Gateway {
     static func bareConfig(_ body: String, listen: String = "127.0.0.1:0") -> String {
         """
         listen \(listen)
+        admin 127.0.0.1:0
         path \(path)
         data ./data
         read-timeout 2s
