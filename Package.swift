@@ -35,7 +35,7 @@ let package = Package(
         ),
         .target(
             name: "StoreRelayHTTP",
-            dependencies: ["StoreRelaySupport", "CStoreRelayShims"],
+            dependencies: ["StoreRelaySupport", "StoreRelayTLS", "CStoreRelayShims"],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -116,7 +116,7 @@ let package = Package(
         .testTarget(name: "SupportTests", dependencies: ["StoreRelaySupport"], swiftSettings: swiftSettings),
         .testTarget(
             name: "HTTPTests",
-            dependencies: ["StoreRelayHTTP", "StoreRelayTestSupport"],
+            dependencies: ["StoreRelayHTTP", "StoreRelayTLS", "StoreRelayTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

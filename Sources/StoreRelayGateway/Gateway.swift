@@ -21,13 +21,13 @@ public final class Gateway: Sendable {
     private let publicServer: HTTPServer
     private let stopping = Locked(false)
 
-    /// Opens the journal under the data directory, loads the trust roots and starts listening.
+    /// Loads the TLS files (when `tls` is set), opens the journal under the data directory,
+    /// loads the trust roots and starts listening.
     public init(configuration: GatewayConfiguration, logger: Logger, clock: any Clock = WallClock()) throws(GatewayError) {
         self.configuration = configuration
         self.logger = logger
-        if let tls = configuration.tls {
-            throw GatewayError("TLS termination (tls \(tls.certificateFile) \(tls.privateKeyFile)) is not available in this version; terminate TLS in a proxy in front of StoreRelay")
-        }
+        // Before the journal opens: a bad certificate or key must not leave anything behind.
+        let publicTLS = try Self.loadTLS(configuration)
         let journalDirectory = configuration.dataDirectory + "/journal"
         do {
             journal = try Journal.open(directory: journalDirectory, logger: logger)
@@ -63,6 +63,7 @@ public final class Gateway: Sendable {
         serverConfiguration.maxBodyBytes = configuration.maxBodySize
         serverConfiguration.readTimeout = configuration.readTimeout
         serverConfiguration.idleTimeout = configuration.idleTimeout
+        serverConfiguration.tls = publicTLS
         publicServer = HTTPServer(
             configuration: serverConfiguration, logger: logger,
             handler: Self.publicRoutes(configuration: configuration, intake: intake, journal: journal).handler)
@@ -77,6 +78,7 @@ public final class Gateway: Sendable {
         logger.info("listening", [
             ("listener", "public"), ("address", Self.address(configuration.listen, port: port)),
             ("paths", configuration.paths.map(\.path).joined(separator: " ")),
+            ("tls", publicTLS == nil ? "no" : "yes"),
         ])
         logger.info("started", [
             ("data", configuration.dataDirectory), ("routes", String(configuration.routes.rules.count)),
