@@ -42,7 +42,7 @@ let package = Package(
         ),
         .target(
             name: "StoreRelayHTTP",
-            dependencies: ["StoreRelaySupport", "CStoreRelayShims"],
+            dependencies: ["StoreRelaySupport", "StoreRelayTLS", "CStoreRelayShims"],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -123,8 +123,8 @@ let package = Package(
         .executableTarget(
             name: "storerelay",
             dependencies: [
-                "StoreRelayGateway", "StoreRelayConfig", "StoreRelaySimulator", "StoreRelayHTTPClient", "StoreRelayJSON",
-                "StoreRelaySupport",
+                "StoreRelayGateway", "StoreRelayAdmin", "StoreRelayConfig", "StoreRelaySimulator", "StoreRelayHTTPClient",
+                "StoreRelayJSON", "StoreRelaySupport",
             ],
             swiftSettings: swiftSettings
         ),
@@ -140,7 +140,7 @@ let package = Package(
         .testTarget(name: "SupportTests", dependencies: ["StoreRelaySupport"], swiftSettings: swiftSettings),
         .testTarget(
             name: "HTTPTests",
-            dependencies: ["StoreRelayHTTP", "StoreRelayTestSupport"],
+            dependencies: ["StoreRelayHTTP", "StoreRelayTLS", "StoreRelayTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -49,6 +49,17 @@ extension Gateway {
         }
     }
 
+    /// The public listener's TLS certificate and key (`tls CERT KEY`), or nil for plain HTTP.
+    /// A missing, unreadable or mismatched file is a start-up error naming that file.
+    static func loadTLS(_ configuration: GatewayConfiguration) throws(GatewayError) -> HTTPServerTLS? {
+        guard let files = configuration.tls else { return nil }
+        do {
+            return try HTTPServerTLS(certificateChainFile: files.certificateFile, privateKeyFile: files.privateKeyFile)
+        } catch {
+            throw GatewayError("cannot set up TLS on the public listener: \(error)")
+        }
+    }
+
     /// The public listener's routes: POST on every notification path, health and readiness.
     static func publicRoutes(configuration: GatewayConfiguration, intake: NotificationIntake, journal: Journal) -> HTTPRoutes {
         var router = HTTPRouter()

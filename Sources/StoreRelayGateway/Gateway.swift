@@ -30,14 +30,14 @@ public final class Gateway: Sendable {
     /// The admin listener, started last: it serves a gateway that is fully up.
     private let adminServer = Locked<AdminServer?>(nil)
 
-    /// Opens the journal under the data directory, loads the trust roots and starts listening.
+    /// Loads the TLS files (when `tls` is set), opens the journal under the data directory,
+    /// loads the trust roots and starts listening.
     public init(configuration: GatewayConfiguration, logger: Logger, clock: any Clock = WallClock()) throws(GatewayError) {
         current = Locked(configuration)
         self.logger = logger
         self.clock = clock
-        if let tls = configuration.tls {
-            throw GatewayError("TLS termination (tls \(tls.certificateFile) \(tls.privateKeyFile)) is not available in this version; terminate TLS in a proxy in front of StoreRelay")
-        }
+        // Before the journal opens: a bad certificate or key must not leave anything behind.
+        let publicTLS = try Self.loadTLS(configuration)
         let journalDirectory = configuration.dataDirectory + "/journal"
         do {
             journal = try Journal.open(directory: journalDirectory, logger: logger)
@@ -75,6 +75,7 @@ public final class Gateway: Sendable {
         serverConfiguration.maxBodyBytes = configuration.maxBodySize
         serverConfiguration.readTimeout = configuration.readTimeout
         serverConfiguration.idleTimeout = configuration.idleTimeout
+        serverConfiguration.tls = publicTLS
         let routes = Locked(Self.publicRoutes(configuration: configuration, intake: intake, journal: journal))
         publicRoutes = routes
         publicServer = HTTPServer(configuration: serverConfiguration, logger: logger) { request, responder in
@@ -91,6 +92,7 @@ public final class Gateway: Sendable {
         logger.info("listening", [
             ("listener", "public"), ("address", Self.address(configuration.listen, port: port)),
             ("paths", configuration.paths.map(\.path).joined(separator: " ")),
+            ("tls", publicTLS == nil ? "no" : "yes"),
         ])
         do {
             let admin = try Self.startAdmin(self, configuration: configuration, logger: logger)

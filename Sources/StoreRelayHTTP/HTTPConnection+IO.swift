@@ -138,6 +138,12 @@ extension HTTPConnection {
             handleReadable()
         }
         flush()
+        // `flush` only manages the write source while open; a lingering TLS connection that
+        // waited to send its close_notify must not keep it resumed on an always-writable socket.
+        if phase == .lingering && !readWantsWrite && !writeSuspended {
+            writeSuspended = true
+            writeSource?.suspend()
+        }
         updateReadInterest()
         refreshTimer()
     }

@@ -1,6 +1,6 @@
 import Dispatch
 
-/// The read, idle, write and linger deadlines, all served by one timer per connection.
+/// The handshake, read, idle, write and linger deadlines, all served by one timer per connection.
 extension HTTPConnection {
     /// Schedules the timer for the earliest deadline that applies in the current state.
     func refreshTimer() {
@@ -13,8 +13,13 @@ extension HTTPConnection {
             && outputOffset == output.count
     }
 
+    /// A TLS handshake gets the read timeout: it is the start of the first request, and a
+    /// client stalling it must not hold the connection for the longer idle timeout.
+    private var handshakeDeadline: DispatchTime { openedAt.advanced(by: configuration.readTimeout) }
+
     private func nextDeadline() -> DispatchTime? {
         if phase == .lingering { return lingerDeadline }
+        if transport.isHandshaking { return handshakeDeadline }
         var deadlines: [DispatchTime] = []
         if let started = requestStartedAt, acceptingRequests {
             deadlines.append(started.advanced(by: configuration.readTimeout))
@@ -37,6 +42,13 @@ extension HTTPConnection {
         case .lingering:
             if now >= lingerDeadline { return closeNow() }
         case .open:
+            if transport.isHandshaking {
+                guard now < handshakeDeadline else {
+                    logger.debug("TLS handshake timeout", [("http.peer", remoteAddress)])
+                    return closeNow()
+                }
+                break
+            }
             if outputOffset < output.count && now >= lastWriteProgress.advanced(by: configuration.writeTimeout) {
                 logger.debug("write timeout", [("http.peer", remoteAddress)])
                 return closeNow()

@@ -50,6 +50,8 @@ final class HTTPConnection: @unchecked Sendable {
     var draining = false
     /// The read side of a transport (TLS) asked to wait for writability.
     var readWantsWrite = false
+    /// A read of input the transport already holds is queued (see `updateReadInterest`).
+    var bufferedReadScheduled = false
 
     /// Sequence numbers give every request (and every error answer) its place in line.
     var nextRequestSequence = 0
@@ -66,6 +68,8 @@ final class HTTPConnection: @unchecked Sendable {
     var outputOffset = 0
 
     var requestStartedAt: DispatchTime?
+    /// When the connection started: a TLS handshake must end by `openedAt + readTimeout`.
+    var openedAt = DispatchTime.now()
     var idleSince = DispatchTime.now()
     var lastWriteProgress = DispatchTime.now()
     var lingerDeadline = DispatchTime.distantFuture
@@ -104,7 +108,8 @@ final class HTTPConnection: @unchecked Sendable {
             writeSource = write
             self.timer = timer
             timer.resume()
-            idleSince = .now()
+            openedAt = .now()
+            idleSince = openedAt
             updateReadInterest()
             refreshTimer()
         }
@@ -178,6 +183,15 @@ final class HTTPConnection: @unchecked Sendable {
         } else if !wanted && !readSuspended {
             readSuspended = true
             readSource?.suspend()
+        }
+        // Input a TLS transport already decrypted makes the socket no more readable: read it
+        // from here, or a connection that paused its pipeline would wait forever.
+        if !readSuspended && transport.hasBufferedInput && !bufferedReadScheduled {
+            bufferedReadScheduled = true
+            queue.async { [self] in
+                bufferedReadScheduled = false
+                handleReadable()
+            }
         }
     }
 

@@ -9,7 +9,8 @@ import Darwin
 
 /// A non-blocking HTTP/1.1 server on Dispatch: one listening socket, accept driven by a read
 /// source, and per connection a serial queue (targeting one of `queueCount` shared queues)
-/// with read, write and timer sources. No thread per connection.
+/// with read, write and timer sources. No thread per connection. With `configuration.tls`
+/// every connection speaks TLS (`TLSTransport`), driven by the same sources.
 ///
 /// ```swift
 /// let server = HTTPServer(configuration: .init(address: "127.0.0.1:0"), handler: routes.handler)
@@ -87,7 +88,7 @@ public final class HTTPServer: @unchecked Sendable {
             state = .running
             updateAcceptSource()
         }
-        logger.info("http listening", [("http.address", address.description)])
+        logger.info("http listening", [("http.address", address.description), ("http.tls", configuration.tls == nil ? "no" : "yes")])
         return address.port
     }
 
@@ -159,15 +160,30 @@ public final class HTTPServer: @unchecked Sendable {
     }
 
     private func open(fd: Int32, peer: SocketAddress) {
+        guard let transport = makeTransport(fd: fd, peer: peer) else { return }
         nextConnectionID += 1
         let id = nextConnectionID
         let connection = HTTPConnection(
-            id: id, transport: SocketTransport(fileDescriptor: fd), remoteAddress: peer.description,
+            id: id, transport: transport, remoteAddress: peer.description,
             queue: DispatchQueue(label: "storerelay.http.connection", target: sharedQueues[id % sharedQueues.count]),
             configuration: configuration, handler: handler, logger: logger,
             onClose: { [self] id in queue.async { self.connectionClosed(id) } })
         connections[id] = connection
         connection.start()
+    }
+
+    /// A plain socket, or TLS over it when configured (the handshake runs on the
+    /// connection's queue, not here).
+    private func makeTransport(fd: Int32, peer: SocketAddress) -> (any HTTPTransport)? {
+        guard let tls = configuration.tls else { return SocketTransport(fileDescriptor: fd) }
+        do {
+            return TLSTransport(fileDescriptor: fd, engine: try tls.context.makeConnection(), logger: logger, peer: peer.description)
+        } catch {
+            // Only an allocation failure in OpenSSL gets here; drop this connection, keep serving.
+            logger.warning("cannot start TLS for a connection", [("http.peer", peer.description), ("tls.error", error.description)])
+            _ = systemClose(fd)
+            return nil
+        }
     }
 
     private func connectionClosed(_ id: Int) {

@@ -56,6 +56,10 @@ public struct HTTPServerConfiguration: Sendable {
     /// How long `shutdown` waits for requests in flight before closing connections anyway.
     public var shutdownTimeout: Duration = .seconds(10)
 
+    /// TLS for every accepted connection; nil serves plain HTTP (TLS terminated by a proxy,
+    /// if any). The handshake must finish within `readTimeout`.
+    public var tls: HTTPServerTLS? = nil
+
     /// Serial queues shared by all connections; each connection gets its own serial queue
     /// targeting one of these, so the thread count stays bounded by this number.
     public var queueCount: Int = max(1, min(4, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))))

@@ -4,12 +4,12 @@ import Glibc
 import Darwin
 #endif
 
-/// Why the server could not start listening. Compare on `code`; `errno` and `detail` are
+/// Why the server could not start listening (or load its TLS files). Compare on `code`; `errno` and `detail` are
 /// context for the one-sentence message an operator sees.
 public struct HTTPServerError: Error, Sendable, Hashable, CustomStringConvertible {
     public struct Code: Sendable, Hashable, CustomStringConvertible {
         private enum Backing: String, Sendable, Hashable {
-            case invalidAddress, resolutionFailed, socketFailed, bindFailed, listenFailed, alreadyStarted
+            case invalidAddress, resolutionFailed, socketFailed, bindFailed, listenFailed, alreadyStarted, tlsSetupFailed
         }
         private let backing: Backing
         private init(_ backing: Backing) { self.backing = backing }
@@ -25,6 +25,9 @@ public struct HTTPServerError: Error, Sendable, Hashable, CustomStringConvertibl
         public static let listenFailed = Code(.listenFailed)
         /// `start()` was called twice, or after `shutdown`.
         public static let alreadyStarted = Code(.alreadyStarted)
+        /// `HTTPServerTLS`: a certificate or key file is unreadable, not PEM, or the key does
+        /// not match the certificate.
+        public static let tlsSetupFailed = Code(.tlsSetupFailed)
     }
 
     public let code: Code

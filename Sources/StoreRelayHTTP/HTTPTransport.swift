@@ -18,7 +18,8 @@ enum TransportResult: Sendable, Equatable {
     case failed(errno: Int32)
 }
 
-/// The byte stream under one connection: the boundary where TLS slots in later.
+/// The byte stream under one connection: a plain socket (`SocketTransport`) or TLS over one
+/// (`TLSTransport`).
 ///
 /// A connection drives its transport only from its own serial queue, and only when the file
 /// descriptor is ready; a transport never blocks. The descriptor belongs to the transport and
@@ -27,69 +28,21 @@ enum TransportResult: Sendable, Equatable {
 protocol HTTPTransport: AnyObject {
     /// The descriptor the connection watches for readiness.
     var fileDescriptor: Int32 { get }
+    /// True until the transport can carry requests (a TLS handshake in progress): the
+    /// connection bounds this phase with its read timeout instead of the idle timeout.
+    var isHandshaking: Bool { get }
+    /// True when `read` would return something (plaintext already decrypted, or the end of
+    /// the stream already seen) that no readiness event of the socket will announce.
+    var hasBufferedInput: Bool { get }
     /// Reads decrypted/plain bytes into `buffer`.
     func read(into buffer: UnsafeMutableRawBufferPointer) -> TransportResult
-    /// Writes from `bytes`; may write fewer than offered.
+    /// Writes from `bytes`; may write fewer than offered. After `.wouldBlock` the caller
+    /// retries with the same leading bytes (more may follow them), as `SSL_write` requires:
+    /// a TLS transport may already have encrypted them.
     func write(_ bytes: UnsafeRawBufferPointer) -> TransportResult
     /// Sends end-of-stream (FIN, or close_notify for TLS) while still allowing reads.
     func shutdownWrite()
     func close()
-}
-
-/// A plain TCP socket.
-final class SocketTransport: HTTPTransport {
-    let fileDescriptor: Int32
-    private var closed = false
-
-    init(fileDescriptor: Int32) {
-        self.fileDescriptor = fileDescriptor
-        var one: Int32 = 1
-        // Answers go out in one write; Nagle would hold a pipelined second answer for an ACK.
-        setsockopt(fileDescriptor, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
-        #if canImport(Darwin)
-        setsockopt(fileDescriptor, SOL_SOCKET, SO_NOSIGPIPE, &one, socklen_t(MemoryLayout<Int32>.size))
-        #endif
-    }
-
-    func read(into buffer: UnsafeMutableRawBufferPointer) -> TransportResult {
-        while true {
-            let count = recv(fileDescriptor, buffer.baseAddress, buffer.count, 0)
-            if count > 0 { return .transferred(count) }
-            if count == 0 { return .endOfStream }
-            switch errno {
-            case EINTR: continue
-            case EAGAIN, EWOULDBLOCK: return .wouldBlock(.readable)
-            case let error: return .failed(errno: error)
-            }
-        }
-    }
-
-    func write(_ bytes: UnsafeRawBufferPointer) -> TransportResult {
-        #if canImport(Glibc)
-        let flags = Int32(MSG_NOSIGNAL)
-        #else
-        let flags: Int32 = 0
-        #endif
-        while true {
-            let count = send(fileDescriptor, bytes.baseAddress, bytes.count, flags)
-            if count >= 0 { return .transferred(count) }
-            switch errno {
-            case EINTR: continue
-            case EAGAIN, EWOULDBLOCK: return .wouldBlock(.writable)
-            case let error: return .failed(errno: error)
-            }
-        }
-    }
-
-    func shutdownWrite() {
-        _ = systemShutdown(fileDescriptor, Int32(SHUT_WR))
-    }
-
-    func close() {
-        guard !closed else { return }
-        closed = true
-        _ = systemClose(fileDescriptor)
-    }
 }
 
 /// `close(2)` and `shutdown(2)` under names no method can shadow.
@@ -108,3 +61,10 @@ func systemShutdown(_ fd: Int32, _ how: Int32) -> Int32 {
     Darwin.shutdown(fd, how)
     #endif
 }
+
+/// `send(2)` flags: never raise SIGPIPE on a peer that went away (Darwin uses SO_NOSIGPIPE).
+#if canImport(Glibc)
+let sendFlags = Int32(MSG_NOSIGNAL)
+#else
+let sendFlags: Int32 = 0
+#endif
