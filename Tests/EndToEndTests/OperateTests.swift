@@ -1,0 +1,165 @@
+import Foundation
+import Testing
+import StoreRelayJSON
+import StoreRelaySupport
+import StoreRelayTestSupport
+
+/// The admin listener of a real gateway: API, replay, page, metrics, CLI and logs.
+@Suite("Operate end to end", .serialized)
+struct OperateTests {
+    let signer: NotificationSigner
+    init() throws { signer = try NotificationSigner(authority: TestCertificateAuthority()) }
+
+    private func gateway(_ body: String) throws -> (Gateway, adminPort: Int, token: String) {
+        let directory = try TestPaths.makeTemporaryDirectory("storerelay-operate")
+        try signer.authority.rootPEM.write(to: directory.appendingPathComponent("test-root.pem"), atomically: true, encoding: .utf8)
+        let gateway = try Gateway(config: Gateway.bareConfig("trust-root ./test-root.pem\nshared-secret s3cret-do-not-log\n" + body),
+                                  directory: directory)
+        let adminPort = try gateway.process.waitForPort(listener: "admin")
+        let tokenFile = directory.appendingPathComponent("data/admin.token")
+        let attributes = try FileManager.default.attributesOfItem(atPath: tokenFile.path)
+        #expect((attributes[.posixPermissions] as? Int) == 0o600)
+        let token = try String(contentsOf: tokenFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        return (gateway, adminPort, token)
+    }
+
+    @Test func deadLettersAreListedReplayedAndResolved() throws {
+        let sink = try WebhookSink(secret: testSigningSecret)
+        let (gateway, adminPort, token) = try self.gateway("""
+            \(webhookDestination("flaky", sink.url("/flaky/3"), options: "max-attempts 2"))
+            route * * * -> flaky
+            """)
+        let admin = "http://127.0.0.1:\(adminPort)"
+        let auth = ["Authorization: Bearer \(token)"]
+        #expect(try Curl.get(admin + "/api/status").status == 401)
+        #expect(try Curl.get(admin + "/api/status", headers: ["Authorization: Bearer wrong"]).status == 401)
+
+        let uuid = UUID().uuidString.lowercased()
+        #expect(try gateway.post(json: try signer.body(uuid: uuid)).status == 200)
+        #expect(gateway.waitForDeadLetters { $0.count == 1 })
+        let list = try Curl.get(admin + "/api/dead-letters?destination=flaky&reason=exhausted", headers: auth)
+        #expect(list.status == 200)
+        let letter = try #require(list.json?["items"]?.arrayValue?.first)
+        #expect(letter["eventId"]?.stringValue == uuid)
+        #expect(letter["attempts"]?.arrayValue?.count == 2)
+        #expect(list.json?["nextCursor"] == .null)
+        let id = try #require(letter["id"]?.stringValue)
+        #expect(try Curl.get(admin + "/api/dead-letters/\(id)", headers: auth).json?["id"]?.stringValue == id)
+        let event = try Curl.get(admin + "/api/events/\(uuid)", headers: auth)
+        #expect(event.status == 200)
+        #expect(event.json?["deliveries"]?.arrayValue?.first?["state"]?.stringValue == "dead-lettered")
+        let status = try Curl.get(admin + "/api/status", headers: auth)
+        #expect(status.json?["destinations"]?.arrayValue?.first?["name"]?.stringValue == "flaky")
+
+        // Replay: a fresh budget; the third attempt succeeds and the letter leaves the store.
+        let replay = try Curl.post(admin + "/api/dead-letters/\(id)/replay", json: "", headers: auth)
+        #expect(replay.status == 200, "\(replay.body)")
+        #expect(sink.waitFor { $0.count == 3 })
+        #expect(sink.requests.last?["headers"]?["storerelay-attempt"]?.stringValue == "3")
+        #expect(gateway.waitForDeadLetters { $0.isEmpty })
+        #expect(try Curl.get(admin + "/api/dead-letters/\(id)", headers: auth).status == 404)
+        #expect(try Curl.get(admin + "/api/dead-letters/..%2F..%2Fadmin.token", headers: auth).status >= 400)
+    }
+
+    @Test func unroutedLettersReplayWithTheCurrentRoutesAndThePageEscapesEverything() throws {
+        let sink = try WebhookSink(secret: testSigningSecret)
+        let (gateway, adminPort, token) = try self.gateway("""
+            \(webhookDestination("ok", sink.url("/ok")))
+            route production * * -> ok
+            """)
+        let admin = "http://127.0.0.1:\(adminPort)"
+        let auth = ["Authorization: Bearer \(token)"]
+        let uuid = UUID().uuidString.lowercased()
+        let hostile = "<script>alert(1)</script>"
+        #expect(try gateway.post(json: try signer.body(uuid: uuid, productId: hostile)).status == 200)
+        #expect(gateway.waitForDeadLetters { $0.first?["reason"]?.stringValue == "unrouted" })
+
+        let page = try Curl.get(admin + "/", headers: auth)
+        #expect(page.status == 200)
+        #expect(page.body.contains("&lt;script&gt;alert(1)&lt;/script&gt;"))
+        #expect(!page.body.contains(hostile))
+        #expect(page.body.contains("DID_RENEW") && page.body.contains("unrouted"))
+
+        // Still no route for sandbox: the replay says so and the letter stays.
+        let id = try #require(gateway.deadLetters.first?["id"]?.stringValue)
+        #expect(try Curl.post(admin + "/api/dead-letters/\(id)/replay", json: "", headers: auth).status >= 400)
+        var config = try String(contentsOf: gateway.process.configPath, encoding: .utf8)
+        config = config.replacingOccurrences(of: "route production * * -> ok", with: "route * * * -> ok")
+        try config.write(to: gateway.process.configPath, atomically: true, encoding: .utf8)
+        gateway.process.send(SIGHUP)
+        #expect(gateway.process.waitForLog { $0["message"]?.stringValue == "configuration reloaded" } != nil)
+        let bulk = try Curl.post(admin + "/api/dead-letters/replay", json: #"{"reason":"unrouted"}"#, headers: auth)
+        #expect(bulk.json?["replayed"]?.int64Value == 1, "\(bulk.body)")
+        #expect(sink.waitFor { $0.count == 1 })
+        #expect(gateway.waitForDeadLetters { $0.isEmpty })
+    }
+
+    @Test func metricsParseWithThePrometheusParserAndLogsKeepSecrets() throws {
+        let sink = try WebhookSink(secret: testSigningSecret)
+        let (gateway, adminPort, _) = try self.gateway("""
+            \(webhookDestination("ok", sink.url("/ok")))
+            route * * * -> ok
+            """)
+        for _ in 0..<3 { #expect(try gateway.post(json: try signer.body()).status == 200) }
+        #expect(try gateway.post(json: "garbage").status == 400)
+        #expect(sink.waitFor { $0.count == 3 })
+        let metrics = try Curl.get("http://127.0.0.1:\(adminPort)/metrics")
+        #expect(metrics.status == 200)
+        for family in ["storerelay_notifications_received_total", "storerelay_acknowledgement_seconds_bucket",
+                       "storerelay_deliveries_total", "storerelay_delivery_seconds_count", "storerelay_queue_depth",
+                       "storerelay_breaker_state", "storerelay_dead_letters", "storerelay_journal_bytes",
+                       "storerelay_journal_segments"] {
+            #expect(metrics.body.contains(family), "\(family)")
+        }
+        #expect(metrics.body.contains(#"storerelay_notifications_received_total{environment="sandbox",version="2",outcome="accepted"} 3"#))
+        #expect(metrics.body.contains(#"storerelay_deliveries_total{destination="ok",outcome="delivered"} 3"#))
+
+        if (try? CommandRunner.run("python3", ["-c", "import prometheus_client"]).status) == 0 {
+            let script = """
+                import sys
+                from prometheus_client.parser import text_string_to_metric_families
+                families = {f.name: f for f in text_string_to_metric_families(sys.stdin.read())}
+                received = families["storerelay_notifications_received"]
+                total = sum(s.value for s in received.samples if s.labels.get("outcome") == "accepted")
+                print(received.type, int(total), families["storerelay_acknowledgement_seconds"].type)
+                """
+            let parsed = try CommandRunner.run("python3", ["-c", script], stdin: Array(metrics.body.utf8))
+            #expect(parsed.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "counter 3 histogram", "\(parsed.stderr)")
+        } else {
+            print("prometheus_client is not installed: the independent parser check is skipped")
+        }
+
+        // Logs: one JSON object per line, never a secret or a signed payload at info.
+        let lines = gateway.process.logLines
+        #expect(!lines.isEmpty)
+        for line in lines {
+            #expect((try? JSONValue.parse(line))?["time"] != nil, "\(line)")
+            #expect(!line.contains("s3cret-do-not-log") && !line.contains(testSigningSecret) && !line.contains("eyJhbGci"))
+        }
+        let started = gateway.process.logRecords.first { $0["message"]?.stringValue == "started" }
+        #expect(started?["routes"]?.stringValue == "1" && started?["destinations"]?.stringValue == "1")
+        #expect(started?["data"]?.stringValue == "./data")
+    }
+
+    @Test func dlqCommandTalksToTheRunningGateway() throws {
+        let (gateway, adminPort, _) = try self.gateway("route production * * -> nowhere\ndestination nowhere file ./data/q")
+        let uuid = UUID().uuidString.lowercased()
+        #expect(try gateway.post(json: try signer.body(uuid: uuid)).status == 200)
+        #expect(gateway.waitForDeadLetters { $0.count == 1 })
+        let cli = ["--config", gateway.process.configPath.path, "--admin", "127.0.0.1:\(adminPort)"]
+        let table = try CommandRunner.storerelay(["dlq", "list"] + cli, directory: gateway.directory)
+        #expect(table.status == 0, "\(table.stderr)")
+        #expect(table.stdout.contains("unrouted") && table.stdout.contains("DID_RENEW"))
+        let json = try CommandRunner.storerelay(["dlq", "list", "--json"] + cli, directory: gateway.directory)
+        #expect(try JSONValue.parse(json.stdout).arrayValue?.first?["eventId"]?.stringValue == uuid)
+        let purge = try CommandRunner.storerelay(["dlq", "purge", "--all"] + cli, directory: gateway.directory)
+        #expect(purge.status == 2)
+        #expect(gateway.deadLetters.count == 1)
+        let confirmed = try CommandRunner.storerelay(["dlq", "purge", "--all", "--yes"] + cli, directory: gateway.directory)
+        #expect(confirmed.status == 0, "\(confirmed.stderr)")
+        #expect(gateway.deadLetters.isEmpty)
+        let wrong = try CommandRunner.storerelay(["dlq", "list", "--token", "nope"] + cli, directory: gateway.directory)
+        #expect(wrong.status == 1)
+        #expect(wrong.stderr.lowercased().contains("token"))
+    }
+}
