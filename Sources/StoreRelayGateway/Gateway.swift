@@ -27,6 +27,7 @@ public final class Gateway: Sendable {
     /// The public listener's routes, rebuilt when a reload changes the notification paths.
     let publicRoutes: Locked<HTTPRoutes>
     private let stopping = Locked(false)
+    private let journalProbe: JournalProbe
     /// The admin listener, started last: it serves a gateway that is fully up.
     private let adminServer = Locked<AdminServer?>(nil)
 
@@ -47,6 +48,7 @@ public final class Gateway: Sendable {
         for issue in journal.recoveryIssues {
             logger.warning("journal recovery", [("issue", "\(issue)")])
         }
+        journalProbe = JournalProbe(journal: journal)
         do {
             let deadLetters = try DeadLetterStore.open(directory: configuration.dataDirectory + "/dead-letters", logger: logger)
             delivery = try DeliveryEngine(configuration: configuration, journal: journal, deadLetters: deadLetters,
@@ -122,6 +124,7 @@ public final class Gateway: Sendable {
         guard !alreadyStopping else { return }
         logger.info("stopping")
         adminServer.current?.shutdown()
+        journalProbe.stop()
         publicServer.shutdown { [delivery, journal, logger] in
             delivery.stop {
                 journal.close {
