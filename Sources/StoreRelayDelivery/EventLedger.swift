@@ -1,7 +1,8 @@
 import StoreRelaySupport
 
 /// Where each delivery of recent events stands, for `/api/events/{id}`: every unfinished
-/// event, and the most recent finished ones up to `capacity`.
+/// event, and the most recent finished ones up to `capacity`. Apple's body is not kept here
+/// (the event is): memory stays bounded under load.
 struct EventLedger: Sendable {
     private var events: [String: EventDeliveryState] = [:]
     /// Event ids in the order they were recorded, for evicting the oldest finished ones.
@@ -9,7 +10,7 @@ struct EventLedger: Sendable {
     private var orderStart = 0
     let capacity: Int
 
-    init(capacity: Int = 10_000) { self.capacity = capacity }
+    init(capacity: Int = 2_000) { self.capacity = capacity }
 
     func state(of id: String) -> EventDeliveryState? { events[id] }
 
@@ -17,7 +18,9 @@ struct EventLedger: Sendable {
         if events[notification.id] == nil {
             order.append(notification.id)
         }
-        var state = events[notification.id] ?? EventDeliveryState(notification: notification, deliveries: [])
+        var summary = notification
+        summary.body = []
+        var state = events[notification.id] ?? EventDeliveryState(notification: summary, deliveries: [])
         for name in destinations where !state.deliveries.contains(where: { $0.destination == name }) {
             state.deliveries.append(.init(destination: name, phase: .pending, attempts: [], nextAttempt: nil, deadLetterId: nil))
         }
