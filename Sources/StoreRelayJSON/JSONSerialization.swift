@@ -40,31 +40,53 @@ extension JSONValue {
 
     static func serializeString(_ string: String, into out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
-        let hex: [UInt8] = Array("0123456789abcdef".utf8)
-        var utf8 = string.utf8.makeIterator()
-        while let byte = utf8.next() {
-            switch byte {
-            case UInt8(ascii: "\""): out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
-            case UInt8(ascii: "\\"): out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
-            case 0x0A: out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
-            case 0x0D: out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
-            case 0x09: out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
-            case 0..<0x20:
-                out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"),
-                                        hex[Int(byte >> 4)], hex[Int(byte & 0xF)]])
-            case 0xE2:
-                // U+2028 and U+2029 are E2 80 A8 / E2 80 A9 in UTF-8.
-                guard let b1 = utf8.next() else { out.append(byte); break }
-                guard let b2 = utf8.next() else { out.append(contentsOf: [byte, b1]); break }
-                if b1 == 0x80 && (b2 == 0xA8 || b2 == 0xA9) {
-                    out.append(contentsOf: Array((b2 == 0xA8 ? "\\u2028" : "\\u2029").utf8))
-                } else {
-                    out.append(contentsOf: [byte, b1, b2])
+        var string = string
+        // Native strings are contiguous UTF-8: copy runs that need no escaping in bulk.
+        string.withUTF8 { bytes in
+            var runStart = 0
+            var index = 0
+            while index < bytes.count {
+                let byte = bytes[index]
+                if byte >= 0x20 && byte != UInt8(ascii: "\"") && byte != UInt8(ascii: "\\") && byte != 0xE2 {
+                    index += 1
+                    continue
                 }
-            default:
-                out.append(byte)
+                // U+2028 and U+2029 are E2 80 A8 / E2 80 A9; other E2 sequences pass through.
+                if byte == 0xE2 {
+                    guard index + 2 < bytes.count, bytes[index + 1] == 0x80,
+                          bytes[index + 2] == 0xA8 || bytes[index + 2] == 0xA9 else {
+                        index += 1
+                        continue
+                    }
+                }
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<index]))
+                if byte == 0xE2 {
+                    out.append(contentsOf: (bytes[index + 2] == 0xA8 ? "\\u2028" : "\\u2029").utf8)
+                    index += 3
+                } else {
+                    appendEscape(of: byte, into: &out)
+                    index += 1
+                }
+                runStart = index
             }
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<bytes.count]))
         }
         out.append(UInt8(ascii: "\""))
+    }
+
+    private static func appendEscape(of byte: UInt8, into out: inout [UInt8]) {
+        switch byte {
+        case UInt8(ascii: "\""): out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
+        case UInt8(ascii: "\\"): out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
+        case 0x0A: out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
+        case 0x0D: out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
+        case 0x09: out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
+        default:
+            let hex: StaticString = "0123456789abcdef"
+            hex.withUTF8Buffer { digits in
+                out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"),
+                                        digits[Int(byte >> 4)], digits[Int(byte & 0xF)]])
+            }
+        }
     }
 }

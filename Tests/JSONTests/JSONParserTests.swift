@@ -33,7 +33,7 @@ struct JSONParserTests {
     }
 
     @Test func roundTripsStringsThatNeedEscaping() throws {
-        let original = JSONValue.string("quote\" backslash\\ nl\n tab\t nul\u{0} ctl\u{1F} é 😀 \u{2028}\u{2029} </script>")
+        let original = JSONValue.string("quote\" backslash\\ nl\n tab\t nul\u{0} ctl\u{1F} é 😀 € ’ \u{2028}\u{2029} </script>\u{E2}")
         let text = original.serialized()
         #expect(!text.contains("\n"))
         #expect(text.contains("\\u2028") && text.contains("\\u2029"))
@@ -131,5 +131,15 @@ struct SeededGenerator: RandomNumberGenerator {
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
         z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
         return z ^ (z >> 31)
+    }
+}
+
+@Suite("JSON serializer")
+struct JSONSerializerTests {
+    @Test func escapesExactlyWhatItMust() {
+        #expect(JSONValue.string("a\"b\\c\n\u{01}€\u{2028}x").serialized() == #""a\"b\\c\n\u0001€\u2028x""#)
+        #expect(JSONValue.string("").serialized() == #""""#)
+        #expect(JSONValue.string("\u{2029}").serialized() == #""\u2029""#)
+        #expect(JSONValue.string("plain ascii only").serialized() == #""plain ascii only""#)
     }
 }
