@@ -136,7 +136,7 @@ let package = Package(
             path: "Tests/StoreRelayTestSupport",
             swiftSettings: swiftSettings
         ),
-        .testTarget(name: "JSONTests", dependencies: ["StoreRelayJSON"], swiftSettings: swiftSettings),
+        .testTarget(name: "JSONTests", dependencies: ["StoreRelayJSON", "StoreRelayTestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "SupportTests", dependencies: ["StoreRelaySupport"], swiftSettings: swiftSettings),
         .testTarget(
             name: "HTTPTests",

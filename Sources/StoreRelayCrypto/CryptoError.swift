@@ -53,10 +53,12 @@ public struct CryptoError: Error, Hashable, CustomStringConvertible {
     }
 }
 
-/// The per-thread OpenSSL error queue.
-enum OpenSSLErrorQueue {
-    /// Reads every queued error as "reason (library)" strings joined by "; " and clears the queue.
-    static func drain() -> String {
+/// The per-thread OpenSSL error queue, for every module that calls OpenSSL for keys and
+/// certificates (the simulator too): read where a call fails, so the reason lands in the error.
+public enum OpenSSLErrorQueue {
+    /// Reads every queued error (the first four as "reason (library)" strings joined by "; ")
+    /// and clears the queue.
+    public static func drain() -> String {
         var parts: [String] = []
         while true {
             let error = ERR_get_error()
@@ -70,5 +72,5 @@ enum OpenSSLErrorQueue {
     }
 
     /// Forgets queued errors after an expected failure (a wrong signature, an unparseable input).
-    static func clear() { ERR_clear_error() }
+    public static func clear() { ERR_clear_error() }
 }

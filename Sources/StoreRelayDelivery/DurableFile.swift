@@ -1,4 +1,5 @@
 import Foundation
+import StoreRelaySupport
 
 /// Whole-file writes that are either entirely on disk or not at all.
 enum DurableFile {
@@ -6,44 +7,44 @@ enum DurableFile {
         let description: String
     }
 
+    /// Dead letters are group-readable, like the file queue; failures read "cannot sync …".
+    enum Policy: FileIOPolicy {
+        static let fileMode: mode_t = 0o640
+        static let directoryMode: mode_t = 0o750
+
+        static func failure(_ call: SystemCallFailure) -> WriteError {
+            let verbs = ["open": "create", "fsync": "sync"]
+            return WriteError(description: "cannot \(verbs[call.operation] ?? call.operation) \(call.path): \(call.reason)")
+        }
+    }
+
+    typealias FileIO = POSIXFileIO<Policy>
+
     /// Writes `bytes` to `path` atomically and durably: a temporary file in the same
-    /// directory, fsync, rename over `path`, fsync of the directory.
+    /// directory, fsync, rename over `path`, fsync of the directory. A temporary file that
+    /// could not be finished is removed.
     static func write(_ bytes: [UInt8], to path: String) throws {
         let temporary = path + ".tmp"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o640)
-        guard fd >= 0 else { throw WriteError(description: "cannot create \(temporary): \(String(cString: strerror(errno)))") }
-        var written = 0
-        while written < bytes.count {
-            let n = bytes.withUnsafeBytes { Foundation.write(fd, $0.baseAddress! + written, bytes.count - written) }
-            if n < 0 && errno == EINTR { continue }
-            guard n > 0 else {
-                let reason = String(cString: strerror(errno))
-                close(fd)
-                unlink(temporary)
-                throw WriteError(description: "cannot write \(temporary): \(reason)")
-            }
-            written += n
-        }
-        guard fsync(fd) == 0 else {
-            let reason = String(cString: strerror(errno))
-            close(fd)
+        let fd = try FileIO.openFile(temporary, O_WRONLY | O_CREAT | O_TRUNC)
+        do {
+            defer { close(fd) }
+            try FileIO.writeAll(fd, bytes, at: 0, path: temporary)
+            try FileIO.syncFile(fd, path: temporary)
+        } catch {
             unlink(temporary)
-            throw WriteError(description: "cannot sync \(temporary): \(reason)")
+            throw error
         }
-        close(fd)
-        guard rename(temporary, path) == 0 else {
-            let reason = String(cString: strerror(errno))
+        do {
+            try FileIO.renameFile(temporary, path)
+        } catch {
             unlink(temporary)
-            throw WriteError(description: "cannot rename \(temporary): \(reason)")
+            throw error
         }
         syncDirectory((path as NSString).deletingLastPathComponent)
     }
 
-    /// Makes a rename or unlink in `directory` durable.
+    /// Makes a rename or unlink in `directory` durable; best effort.
     static func syncDirectory(_ directory: String) {
-        let fd = open(directory.isEmpty ? "." : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard fd >= 0 else { return }
-        fsync(fd)
-        close(fd)
+        try? FileIO.syncDirectory(directory.isEmpty ? "." : directory)
     }
 }

@@ -54,6 +54,7 @@ public final class FileQueue: Sendable {
         let recovered = writerQueue.sync {
             Result { () throws(FileQueueError) -> SegmentRecovery in
                 try FileIO.createDirectory(directory)
+                try FileIO.requireDirectory(directory)
                 var recovery = SegmentRecovery(directory: directory, compression: options.compression, logger: logger)
                 try recovery.run()
                 return recovery

@@ -1,8 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import StoreRelaySupport
 
 /// Why a file-queue operation failed, with what an operator needs to act: the system call,
 /// its errno and the file it was about.
@@ -49,17 +45,12 @@ public struct FileQueueError: Error, Sendable, CustomStringConvertible {
         self.message = message
     }
 
-    /// A failed system call; reads the current `errno` unless one is given.
-    static func system(_ operation: String, path: String, errno code: Int32 = currentErrno()) -> FileQueueError {
-        let reason = String(cString: strerror(code))
-        return FileQueueError(.io, operation: operation, errno: code, path: path,
-                              message: "\(operation) failed on \(path): \(reason)")
+    /// A failed system call, as `.io`.
+    init(_ call: SystemCallFailure) {
+        self.init(.io, operation: call.operation, errno: call.errno, path: call.path, message: call.description)
     }
 
     static let closed = FileQueueError(.closed, message: "the file queue is closed")
 
     public var description: String { message }
 }
-
-/// `errno` of the calling thread, read where a member named `errno` would shadow it.
-func currentErrno() -> Int32 { errno }

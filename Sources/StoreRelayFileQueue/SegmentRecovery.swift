@@ -52,7 +52,7 @@ struct SegmentRecovery {
     /// The sequence recorded in `.sequence`, or 0 when absent or unreadable.
     private func readSequenceFile(_ names: [String]) -> UInt64 {
         guard names.contains(SegmentName.sequenceFile),
-              let bytes = try? FileIO.readSmallFile(directory + "/" + SegmentName.sequenceFile) else { return 0 }
+              let bytes = try? FileIO.readPrefix(directory + "/" + SegmentName.sequenceFile, limit: 4096) else { return 0 }
         let text = String(decoding: bytes, as: UTF8.self).trimmingSuffix(while: { $0 == "\n" })
         return UInt64(text) ?? 0
     }

@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import StoreRelaySupport
 
 /// Creating and closing segments.
 extension SegmentWriter {
@@ -19,7 +20,7 @@ extension SegmentWriter {
         let fd = try FileIO.openFile(path, O_WRONLY | O_CREAT)
         do throws(FileQueueError) {
             let status = try FileIO.status(fd, path: path)
-            if status.isRegular && status.size > 0 { throw .system("open", path: path, errno: EEXIST) }
+            if status.isRegular && status.size > 0 { throw FileQueueError(SystemCallFailure("open", path: path, errno: EEXIST)) }
             try FileIO.syncDirectory(directory)
         } catch {
             close(fd)

@@ -110,7 +110,7 @@ final class SegmentWriter {
         do throws(JournalError) {
             try FileIO.truncate(fd, to: goodLength, path: path)
             try FileIO.syncData(fd, path: path)
-            if try FileIO.size(fd, path: path) != goodLength { mustRotate = true }
+            if try FileIO.status(fd, path: path).size != goodLength { mustRotate = true }
         } catch {
             mustRotate = true
             logger.error("journal could not truncate a failed batch; abandoning the segment",

@@ -13,20 +13,10 @@ struct FixedClock: StoreRelaySupport.Clock {
 }
 
 enum Fixtures {
-    static let authority: TestCertificateAuthority = {
-        do { return try TestCertificateAuthority() } catch { fatalError("cannot build the test CA with openssl: \(error)") }
-    }()
+    static let authority = TestCertificateAuthority.shared
 
-    /// `../shared/vectors` from the package root (or `../../shared/vectors` from a worktree
-    /// under `wt/`); `nil` when absent, and the vector tests are then skipped.
-    static let vectorsDirectory: String? = {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        for candidate in ["../shared/vectors", "../../shared/vectors"] {
-            let path = root.appendingPathComponent(candidate).standardized.path
-            if FileManager.default.fileExists(atPath: path + "/manifest.json") { return path }
-        }
-        return nil
-    }()
+    /// `TestPaths.vectors`; `nil` when absent, and the vector tests are then skipped.
+    static let vectorsDirectory: String? = TestPaths.vectors?.path
 
     static let haveVectors = vectorsDirectory != nil
 

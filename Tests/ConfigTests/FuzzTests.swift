@@ -1,19 +1,7 @@
 import Testing
 import StoreRelaySupport
 @testable import StoreRelayConfig
-
-/// SplitMix64: a tiny deterministic generator, so a failing case can be replayed from its seed.
-struct SeededGenerator: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE5_E9B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
+import StoreRelayTestSupport
 
 /// Thousands of mutated valid configurations: the parser must never trap, and must either
 /// parse or give errors, sorted, each at a line and column that exist in the input.

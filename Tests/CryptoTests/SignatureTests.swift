@@ -55,10 +55,10 @@ import StoreRelayTestSupport
         let directory = authority.directory
         try key.publicKey().pemString().write(toFile: directory + "/sim.pub", atomically: true, encoding: .utf8)
         try Data(der).write(to: URL(fileURLWithPath: directory + "/sim.sig"))
-        let result = try Subprocess.run("openssl", ["dgst", "-sha256", "-verify", "sim.pub", "-signature", "sim.sig"],
-                                        input: message, in: directory, check: false)
-        #expect(result.status == 0, "\(result.standardError)")
-        #expect(String(decoding: result.standardOutput, as: UTF8.self).contains("Verified OK"))
+        let result = try CommandRunner.run("openssl", ["dgst", "-sha256", "-verify", "sim.pub", "-signature", "sim.sig"],
+                                           stdin: message, directory: URL(fileURLWithPath: directory))
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("Verified OK"))
     }
 
     @Test func loadsPEMKeysAndRoundTrips() throws {
@@ -77,7 +77,8 @@ import StoreRelayTestSupport
 
     @Test func rejectsNonP256PrivateKeys() throws {
         let directory = authority.directory
-        try Subprocess.run("openssl", ["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-384", "-out", "p384.key"], in: directory)
+        try CommandRunner.run("openssl", ["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-384", "-out", "p384.key"],
+                              directory: URL(fileURLWithPath: directory), check: true)
         let pem = try String(contentsOfFile: directory + "/p384.key", encoding: .utf8)
         let error = #expect(throws: CryptoError.self) { try P256PrivateKey(pemString: pem) }
         #expect(error?.code == .unsupportedKey)

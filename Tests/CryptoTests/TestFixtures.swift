@@ -4,20 +4,10 @@ import StoreRelayTestSupport
 /// Shared fixtures: one openssl-generated PKI per test process (generating costs ~20 openssl
 /// runs), and the location of /work/shared/vectors.
 enum Fixtures {
-    static let authority: TestCertificateAuthority = {
-        do { return try TestCertificateAuthority() } catch { fatalError("cannot build the test CA with openssl: \(error)") }
-    }()
+    static let authority = TestCertificateAuthority.shared
 
-    /// `../shared/vectors` from the package root (or `../../shared/vectors` from a worktree
-    /// under `wt/`); `nil` when absent so tests can skip with a message.
-    static let vectorsDirectory: String? = {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        for candidate in ["../shared/vectors", "../../shared/vectors"] {
-            let path = root.appendingPathComponent(candidate).standardized.path
-            if FileManager.default.fileExists(atPath: path + "/manifest.json") { return path }
-        }
-        return nil
-    }()
+    /// `TestPaths.vectors`; `nil` when absent so tests can skip with a message.
+    static let vectorsDirectory: String? = TestPaths.vectors?.path
 
     static func vector(_ relative: String) throws -> String {
         guard let directory = vectorsDirectory else { throw VectorsMissing() }

@@ -1,23 +1,12 @@
 import StoreRelayEvents
 import StoreRelayJSON
+import StoreRelayTestSupport
 import Testing
 
 /// Seeded mutation fuzzing of V1 bodies: whatever arrives, parsing either throws an
 /// `EventError` or yields an event with the full schema and no password. A crash fails the run.
 @Suite("V1 fuzz")
 struct V1FuzzTests {
-    /// SplitMix64: tiny, fast and reproducible from its seed.
-    struct Generator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     static var seeds: [JSONObject] {
         var seeds = [
             V1Bodies.body(type: "DID_CHANGE_RENEWAL_STATUS", top: [("auto_renew_status", "false")]),
@@ -46,7 +35,7 @@ struct V1FuzzTests {
     ]
 
     @Test func structuralMutationsNeverCrashOrLeak() throws {
-        var rng = Generator(state: 0x5EED_0001)
+        var rng = SeededGenerator(seed: 0x5EED_0001)
         for seed in Self.seeds {
             for _ in 0..<1000 {
                 let mutated = mutate(.object(seed), rng: &rng, depth: 0)
@@ -58,7 +47,7 @@ struct V1FuzzTests {
     }
 
     @Test func byteMutationsNeverCrash() {
-        var rng = Generator(state: 0x5EED_0002)
+        var rng = SeededGenerator(seed: 0x5EED_0002)
         for seed in Self.seeds {
             let original = V1Bodies.bytes(seed)
             for _ in 0..<1000 {
@@ -98,7 +87,7 @@ struct V1FuzzTests {
         }
     }
 
-    private func mutate(_ value: JSONValue, rng: inout Generator, depth: Int) -> JSONValue {
+    private func mutate(_ value: JSONValue, rng: inout SeededGenerator, depth: Int) -> JSONValue {
         if depth > 0, Int.random(in: 0..<8, using: &rng) == 0 {
             return Self.pool.randomElement(using: &rng)!
         }

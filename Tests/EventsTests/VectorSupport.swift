@@ -2,30 +2,13 @@ import Foundation
 import StoreRelayEvents
 import StoreRelayJSON
 import StoreRelaySupport
+import StoreRelayTestSupport
 import Testing
 
-/// Reads the shared test vectors at run time (they are never copied into the repository).
-///
-/// The directory is `../shared/vectors` from the package root, found from this file's path;
-/// a git worktree sits one level deeper, so the grandparent is tried too.
-/// `STORERELAY_VECTORS` replaces both (a missing directory there also skips).
+/// Reads the shared test vectors at run time (they are never copied into the repository),
+/// from `TestPaths.vectors`.
 enum Vectors {
-    static let directory: URL? = {
-        func usable(_ url: URL) -> Bool {
-            FileManager.default.fileExists(atPath: url.appendingPathComponent("manifest.json").path)
-        }
-        if let override = ProcessInfo.processInfo.environment["STORERELAY_VECTORS"] {
-            let url = URL(fileURLWithPath: override)
-            return usable(url) ? url : nil
-        }
-        let packageRoot = URL(fileURLWithPath: #filePath)
-            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        let candidates = [
-            packageRoot.deletingLastPathComponent().appendingPathComponent("shared/vectors"),
-            packageRoot.deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("shared/vectors"),
-        ]
-        return candidates.first(where: usable)
-    }()
+    static let directory: URL? = TestPaths.vectors
 
     static var available: Bool { directory != nil }
     static let skipMessage: Comment = "test vectors not found at ../shared/vectors (set STORERELAY_VECTORS)"

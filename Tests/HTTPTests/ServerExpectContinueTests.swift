@@ -50,7 +50,7 @@ import StoreRelayTestSupport
         let server = try TestServer()
         defer { server.stop() }
         let body = String(repeating: "x", count: 100)
-        let result = try Curl.run([
+        let result = try curl([
             "-sS", "-v", "--http1.1", "-H", "Expect: 100-continue", "--data-binary", body,
             "http://127.0.0.1:\(server.port)/curl",
         ])
@@ -63,7 +63,7 @@ import StoreRelayTestSupport
         let server = try TestServer()
         defer { server.stop() }
         let base = "http://127.0.0.1:\(server.port)"
-        let result = try Curl.run(["-sS", "-v", "--http1.1", "\(base)/a", "\(base)/b"])
+        let result = try curl(["-sS", "-v", "--http1.1", "\(base)/a", "\(base)/b"])
         #expect(result.status == 0)
         #expect(result.stdout == "GET /a GET /b ")
         #expect(result.stderr.lowercased().contains("re-using existing connection")
@@ -71,27 +71,7 @@ import StoreRelayTestSupport
     }
 }
 
-/// Runs the installed `curl` and collects its output.
-enum Curl {
-    struct Result {
-        var status: Int32
-        var stdout: String
-        var stderr: String
-    }
-
-    static func run(_ arguments: [String]) throws -> Result {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
-        process.arguments = ["--max-time", "10"] + arguments
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        let stderr = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Result(
-            status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
-            stderr: String(decoding: stderr, as: UTF8.self))
-    }
+/// Runs the installed `curl` with a time limit and collects its output.
+private func curl(_ arguments: [String]) throws -> CommandResult {
+    try CommandRunner.run("/usr/bin/curl", ["--max-time", "10"] + arguments)
 }

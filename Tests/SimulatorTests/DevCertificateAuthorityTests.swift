@@ -59,18 +59,20 @@ import Testing
 
     @Test func chainVerifiesWithTheOpenSSLCommandLine() throws {
         let authority = try SimulatorFixtures.authority(clock: WallClock())
-        let output = try Subprocess.run(
+        let directory = URL(fileURLWithPath: authority.directory)
+        let output = try CommandRunner.run(
             "openssl", ["verify", "-CAfile", "root.pem", "-untrusted", "intermediate.pem", "leaf.pem"],
-            in: authority.directory)
-        #expect(String(decoding: output.standardOutput, as: UTF8.self).contains("leaf.pem: OK"))
+            directory: directory, check: true)
+        #expect(output.stdout.contains("leaf.pem: OK"))
         // And the intermediate is required: the leaf alone does not chain to the root.
-        let alone = try Subprocess.run("openssl", ["verify", "-CAfile", "root.pem", "leaf.pem"],
-                                       in: authority.directory, check: false)
+        let alone = try CommandRunner.run("openssl", ["verify", "-CAfile", "root.pem", "leaf.pem"], directory: directory)
         #expect(alone.status != 0)
         // The key on disk is the leaf's key, in a form the CLI reads.
-        let publicFromKey = try Subprocess.run("openssl", ["pkey", "-in", "leaf-key.pem", "-pubout"], in: authority.directory)
-        let publicFromLeaf = try Subprocess.run("openssl", ["x509", "-in", "leaf.pem", "-noout", "-pubkey"], in: authority.directory)
-        #expect(publicFromKey.standardOutput == publicFromLeaf.standardOutput)
+        let publicFromKey = try CommandRunner.run("openssl", ["pkey", "-in", "leaf-key.pem", "-pubout"],
+                                                  directory: directory, check: true)
+        let publicFromLeaf = try CommandRunner.run("openssl", ["x509", "-in", "leaf.pem", "-noout", "-pubkey"],
+                                                   directory: directory, check: true)
+        #expect(publicFromKey.stdoutBytes == publicFromLeaf.stdoutBytes)
     }
 
     @Test func incompleteDirectoryIsRefusedNotRegenerated() throws {

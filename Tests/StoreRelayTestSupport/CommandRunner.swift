@@ -4,24 +4,39 @@ import StoreRelaySupport
 /// The result of running a program to completion.
 public struct CommandResult: Sendable {
     public var status: Int32
-    public var stdout: String
+    /// Standard output as bytes, for binary output such as a DER signature.
+    public var stdoutBytes: [UInt8]
     public var stderr: String
+
+    /// Standard output as UTF-8 text.
+    public var stdout: String { String(decoding: stdoutBytes, as: UTF8.self) }
+}
+
+/// A program that exited non-zero when the caller asked `CommandRunner.run` to `check`, or a
+/// tool whose output could not be used.
+public struct CommandFailure: Error, CustomStringConvertible {
+    public let command: [String]
+    public let status: Int32
+    public let stderr: String
+    public var description: String { "\(command.joined(separator: " ")) exited \(status): \(stderr)" }
 }
 
 /// Runs programs as real child processes, for tests that drive `storerelay`, `openssl`,
 /// `curl` or `python3` as a user would.
 public enum CommandRunner {
-    /// Runs `executable` with `arguments` and waits for it, feeding `stdin` when given.
+    /// Runs `executable` (a path, or a name looked up in PATH) with `arguments` and waits for
+    /// it, feeding `stdin` when given. Throws `CommandFailure` on a non-zero exit when `check`.
     @discardableResult
     public static func run(
         _ executable: String,
         _ arguments: [String],
         stdin: [UInt8]? = nil,
         environment: [String: String]? = nil,
-        directory: URL? = nil
+        directory: URL? = nil,
+        check: Bool = false
     ) throws -> CommandResult {
         let process = Process()
-        if executable.hasPrefix("/") {
+        if executable.contains("/") {
             process.executableURL = URL(fileURLWithPath: executable)
             process.arguments = arguments
         } else {
@@ -50,11 +65,15 @@ public enum CommandRunner {
         try? inPipe.fileHandleForWriting.close()
         process.waitUntilExit()
         group.wait()
-        return CommandResult(
+        let result = CommandResult(
             status: process.terminationStatus,
-            stdout: String(decoding: out.current, as: UTF8.self),
+            stdoutBytes: Array(out.current),
             stderr: String(decoding: err.current, as: UTF8.self)
         )
+        if check && result.status != 0 {
+            throw CommandFailure(command: [executable] + arguments, status: result.status, stderr: result.stderr)
+        }
+        return result
     }
 
     /// Runs the built `storerelay` binary.

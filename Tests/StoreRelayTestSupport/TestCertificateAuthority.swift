@@ -48,6 +48,11 @@ public final class TestCertificateAuthority: Sendable {
     public let unknownRootPEM: String
     private let chains: [Variant: Chain]
 
+    /// One authority per test process: building one costs about twenty openssl runs.
+    public static let shared: TestCertificateAuthority = {
+        do { return try TestCertificateAuthority() } catch { fatalError("cannot build the test CA with openssl: \(error)") }
+    }()
+
     public init() throws {
         let base = FileManager.default.temporaryDirectory.appendingPathComponent("storerelay-ca-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: base, withIntermediateDirectories: true)
@@ -104,8 +109,9 @@ public final class TestCertificateAuthority: Sendable {
     public static func signJWS(payload: String, chain: Chain, header: String? = nil) throws -> String {
         let headerText = header ?? "{\"alg\":\"ES256\",\"x5c\":[" + chain.x5c.map { "\"\($0)\"" }.joined(separator: ",") + "]}"
         let signingInput = Base64.urlEncode(Array(headerText.utf8)) + "." + Base64.urlEncode(Array(payload.utf8))
-        let der = try Subprocess.run("openssl", ["dgst", "-sha256", "-sign", chain.leafKeyPath], input: Array(signingInput.utf8)).standardOutput
-        guard let raw = Self.rawSignature(fromDER: der) else { throw Subprocess.Failure(command: ["dgst"], status: 0, standardError: "unexpected signature DER") }
+        let der = try CommandRunner.run("openssl", ["dgst", "-sha256", "-sign", chain.leafKeyPath],
+                                        stdin: Array(signingInput.utf8), check: true).stdoutBytes
+        guard let raw = Self.rawSignature(fromDER: der) else { throw CommandFailure(command: ["dgst"], status: 0, stderr: "unexpected signature DER") }
         return signingInput + "." + Base64.urlEncode(raw)
     }
 
@@ -114,7 +120,7 @@ public final class TestCertificateAuthority: Sendable {
         let body = pem.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
             .drop(while: { !$0.hasPrefix("-----BEGIN") }).dropFirst()
             .prefix(while: { !$0.hasPrefix("-----END") }).joined()
-        guard let der = Base64.decode(body) else { throw Subprocess.Failure(command: ["pem"], status: 0, standardError: "not PEM") }
+        guard let der = Base64.decode(body) else { throw CommandFailure(command: ["pem"], status: 0, stderr: "not PEM") }
         return der
     }
 
@@ -153,7 +159,9 @@ private struct Tool {
     func path(_ name: String) -> String { directory + "/" + name }
     func write(_ name: String, _ text: String) throws { try text.write(toFile: path(name), atomically: true, encoding: .utf8) }
     func read(_ name: String) throws -> String { try String(contentsOfFile: path(name), encoding: .utf8) }
-    func openssl(_ arguments: [String]) throws { try Subprocess.run("openssl", arguments, in: directory) }
+    func openssl(_ arguments: [String]) throws {
+        try CommandRunner.run("openssl", arguments, directory: URL(fileURLWithPath: directory), check: true)
+    }
 
     func selfSigned(_ name: String, subject: String) throws {
         try openssl(["req", "-x509", "-new", "-key", "\(name).key", "-sha256", "-days", "3650", "-subj", subject,

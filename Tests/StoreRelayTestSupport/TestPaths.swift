@@ -6,11 +6,24 @@ public enum TestPaths {
     public static let packageRoot: URL = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
-    /// `../shared/vectors` beside the package, or nil in a user's own clone without it.
-    public static var vectors: URL? {
-        let url = packageRoot.deletingLastPathComponent().appendingPathComponent("shared/vectors")
-        return FileManager.default.fileExists(atPath: url.appendingPathComponent("manifest.json").path) ? url : nil
-    }
+    /// `../shared/vectors` beside the package, or nil in a user's own clone without it. A git
+    /// worktree sits one level deeper, so `../../shared/vectors` is tried too;
+    /// `STORERELAY_VECTORS` replaces both (a missing directory there also gives nil).
+    public static let vectors: URL? = {
+        func usable(_ url: URL) -> Bool {
+            FileManager.default.fileExists(atPath: url.appendingPathComponent("manifest.json").path)
+        }
+        if let override = ProcessInfo.processInfo.environment["STORERELAY_VECTORS"] {
+            let url = URL(fileURLWithPath: override)
+            return usable(url) ? url : nil
+        }
+        let parent = packageRoot.deletingLastPathComponent()
+        let candidates = [
+            parent.appendingPathComponent("shared/vectors"),
+            parent.deletingLastPathComponent().appendingPathComponent("shared/vectors"),
+        ]
+        return candidates.first(where: usable)
+    }()
 
     /// Message for tests skipped because the shared vectors are absent.
     public static let vectorsMissing = "../shared/vectors is absent (a user's own clone): vector tests skipped"

@@ -4,16 +4,16 @@ import Dispatch
 ///
 /// The invariant behind `@unchecked Sendable`: `value` is read and written only inside
 /// `access`, which asserts (with `dispatchPrecondition`) that it runs on the serial `queue`.
-final class QueueConfined<Value>: @unchecked Sendable {
-    let queue: DispatchQueue
+public final class QueueConfined<Value>: @unchecked Sendable {
+    public let queue: DispatchQueue
     private var value: Value
 
-    init(_ value: Value, queue: DispatchQueue) {
+    public init(_ value: Value, queue: DispatchQueue) {
         self.value = value
         self.queue = queue
     }
 
-    func access<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+    public func access<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
         dispatchPrecondition(condition: .onQueue(queue))
         return try body(&value)
     }

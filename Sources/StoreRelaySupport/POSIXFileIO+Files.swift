@@ -1,0 +1,75 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Whole files and directories, built from the single calls in `POSIXFileIO.swift`.
+extension POSIXFileIO {
+    /// The whole file; for files bounded in size (segments, snapshots), so one buffer is fine.
+    public static func readAll(_ path: String) throws(Failure) -> [UInt8] {
+        let fd = try openFile(path, O_RDONLY)
+        defer { close(fd) }
+        var bytes = [UInt8](repeating: 0, count: try status(fd, path: path).size)
+        let count = try bytes.withMutableBytes { (raw) throws(Failure) in try read(fd, into: raw, at: 0, path: path) }
+        return Array(bytes[0..<count])
+    }
+
+    /// At most the first `limit` bytes of a small file (such as a `.sequence` file).
+    public static func readPrefix(_ path: String, limit: Int) throws(Failure) -> [UInt8] {
+        let fd = try openFile(path, O_RDONLY)
+        defer { close(fd) }
+        var bytes = [UInt8](repeating: 0, count: limit)
+        let count = try bytes.withMutableBytes { (raw) throws(Failure) in try read(fd, into: raw, at: 0, path: path) }
+        return Array(bytes[0..<count])
+    }
+
+    /// Writes a new file durably (created or truncated, then `fsync`ed) before the caller
+    /// renames or relies on it.
+    public static func writeFile(_ path: String, _ bytes: [UInt8]) throws(Failure) {
+        let fd = try openFile(path, O_WRONLY | O_CREAT | O_TRUNC)
+        defer { close(fd) }
+        try writeAll(fd, bytes, at: 0, path: path)
+        try syncFile(fd, path: path)
+    }
+
+    /// Writes a small file durably under `path` through `path.tmp` and a rename; the caller
+    /// syncs the directory.
+    public static func replaceFile(_ path: String, _ bytes: [UInt8]) throws(Failure) {
+        let temporary = path + ".tmp"
+        try writeFile(temporary, bytes)
+        try renameFile(temporary, path)
+    }
+
+    /// `mkdir -p` with `Policy.directoryMode`; directories that exist already are fine.
+    public static func createDirectory(_ path: String) throws(Failure) {
+        var components: [String] = []
+        for part in path.split(separator: "/", omittingEmptySubsequences: false) {
+            components.append(String(part))
+            let prefix = components.joined(separator: "/")
+            if prefix.isEmpty { continue }
+            if mkdir(prefix, Policy.directoryMode) != 0 && errno != EEXIST { throw fail("mkdir", path: prefix) }
+        }
+    }
+
+    /// Throws (as a failed `mkdir`, ENOTDIR) unless `path` is a directory.
+    public static func requireDirectory(_ path: String) throws(Failure) {
+        var info = stat()
+        if stat(path, &info) != 0 { throw fail("stat", path: path) }
+        if (info.st_mode & S_IFMT) != S_IFDIR { throw fail("mkdir", path: path, errno: ENOTDIR) }
+    }
+
+    /// The names in a directory, without `.` and `..`.
+    public static func listDirectory(_ path: String) throws(Failure) -> [String] {
+        guard let dir = opendir(path) else { throw fail("opendir", path: path) }
+        defer { closedir(dir) }
+        var names: [String] = []
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names
+    }
+}
