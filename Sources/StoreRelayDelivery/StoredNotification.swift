@@ -43,7 +43,7 @@ public struct StoredNotification: Sendable {
             disposition = "quarantined"
             reason = .string(why)
         }
-        let record: JSONValue = [
+        let header: JSONValue = [
             "format": .integer(Self.format),
             "id": .string(event.id),
             "receivedAt": .string(receivedAt.iso8601),
@@ -51,11 +51,18 @@ public struct StoredNotification: Sendable {
             "disposition": .string(disposition),
             "quarantineReason": reason,
             "destinations": .array(destinations.map { .string($0) }),
-            "event": .object(event.json),
-            // Apple's bodies are JSON, so valid UTF-8: the parser rejected anything else.
-            "body": .string(String(decoding: body, as: UTF8.self)),
         ]
-        return record.serializedBytes()
+        // The event is already serialized (it is what destinations receive): splice its bytes
+        // in rather than serializing the same tree again on the acknowledgement path.
+        var out = header.serializedBytes()
+        out.removeLast()  // the closing brace
+        out.append(contentsOf: #","event":"#.utf8)
+        out.append(contentsOf: event.jsonBytes())
+        out.append(contentsOf: #","body":"#.utf8)
+        // Apple's bodies are JSON, so valid UTF-8: the parser rejected anything else.
+        JSONValue.string(String(decoding: body, as: UTF8.self)).serialize(into: &out)
+        out.append(UInt8(ascii: "}"))
+        return out
     }
 
     /// Reads a journal payload back; nil when it is not a notification record of this format.

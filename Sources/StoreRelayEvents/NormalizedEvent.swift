@@ -27,6 +27,8 @@ public struct NormalizedEvent: Sendable, Hashable {
     public let bundleId: String?
     /// The whole event, `raw` null.
     public let json: JSONObject
+    /// `json` serialized once: the journal, file queues and webhooks all send these bytes.
+    private let serialized: [UInt8]
 
     init(document: EventDocument) {
         id = document.id
@@ -36,6 +38,7 @@ public struct NormalizedEvent: Sendable, Hashable {
         legacyType = document.legacyType
         bundleId = document.bundleId.stringValue
         json = document.object()
+        serialized = JSONValue.object(json).serializedBytes()
     }
 
     init(id: String, environment: AppStoreEnvironment, type: String, subtype: String?,
@@ -47,11 +50,12 @@ public struct NormalizedEvent: Sendable, Hashable {
         self.legacyType = legacyType
         self.bundleId = bundleId
         self.json = json
+        serialized = JSONValue.object(json).serializedBytes()
     }
 
     /// The event as sent to destinations without `include-raw`: `raw` is null.
     public func jsonBytes() -> [UInt8] {
-        JSONValue.object(json).serializedBytes()
+        serialized
     }
 
     /// The event with `raw` holding Apple's original body as a JSON string, for destinations
