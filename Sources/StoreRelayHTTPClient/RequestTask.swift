@@ -16,7 +16,7 @@ final class RequestTask: Sendable {
         var finished = false
         /// The connection currently carrying the request, told to stop on timeout or shutdown.
         var connection: HTTPConnection?
-        var timer: DispatchWorkItem?
+        var timer: (any DispatchSourceTimer)?
     }
     private let state = Locked(State())
 
@@ -33,12 +33,24 @@ final class RequestTask: Sendable {
     var isFinished: Bool { state.withLock { $0.finished } }
 
     /// Fails the task with `.timeout` after `timeout`, unless it finished before.
+    ///
+    /// A cancellable timer source rather than `asyncAfter`: a cancelled work item would stay
+    /// queued, holding this task (its request bytes and the caller's completion) until the
+    /// deadline; a cancelled source lets go at once.
     func startTimer(_ timeout: Duration, on queue: DispatchQueue, onExpiry: @escaping @Sendable () -> Void) {
-        let item = DispatchWorkItem { [self] in
+        let timer = DispatchSource.makeTimerSource(queue: queue)
+        timer.schedule(deadline: .now() + timeout.dispatchInterval)
+        timer.setEventHandler { [weak self] in
+            guard let self else { return }
             if finish(.failure(HTTPClientError(.timeout, "no complete response within \(timeout)"))) { onExpiry() }
         }
-        state.withLock { $0.timer = item }
-        queue.asyncAfter(deadline: .now() + timeout.dispatchInterval, execute: item)
+        let alreadyFinished = state.withLock { state -> Bool in
+            if !state.finished { state.timer = timer }
+            return state.finished
+        }
+        // A source must be resumed before its last release, even one that is not needed.
+        timer.resume()
+        if alreadyFinished { timer.cancel() }
     }
 
     /// Records which connection carries the request now; false when it has already finished.
@@ -54,7 +66,7 @@ final class RequestTask: Sendable {
     /// early finish (timeout, shutdown), the attached connection is told to abandon the task.
     @discardableResult
     func finish(_ result: Result<HTTPClientResponse, HTTPClientError>) -> Bool {
-        let taken: (timer: DispatchWorkItem?, connection: HTTPConnection?)? = state.withLock { state in
+        let taken: (timer: (any DispatchSourceTimer)?, connection: HTTPConnection?)? = state.withLock { state in
             guard !state.finished else { return nil }
             state.finished = true
             defer { state.timer = nil; state.connection = nil }
