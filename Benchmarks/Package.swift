@@ -51,7 +51,8 @@ let package = Package(
         ),
 
         // MARK: The harness: epoll load generator, sinks, process control, statistics.
-        .target(name: "BenchKit", swiftSettings: swiftSettings),
+        .systemLibrary(name: "CBenchSys"),
+        .target(name: "BenchKit", dependencies: ["CBenchSys"], swiftSettings: swiftSettings),
         .executableTarget(
             name: "storerelay-bench",
             dependencies: ["BenchKit", "StoreRelayAppStore", "StoreRelaySimulator", "StoreRelayCrypto", "StoreRelaySupport"],
