@@ -47,10 +47,12 @@ struct AcceptanceBenchmark {
         for round in 1...Self.repeats {
             let corpus = try context.corpus(corpusSize)
             let before = gateway.process.memory().rss
+            let profiler = round == 1 ? Profiler.attach(to: gateway.process.pid, name: "acceptance", context: context) : nil
             let run = try LoadRun.run(loop: context.loop, port: gateway.port, requests: corpus.requests,
                                       connections: context.connections, pace: .closedLoop, seconds: context.seconds,
                                       server: observed)
             let after = gateway.process.memory().rss
+            profiler?.finish()
             context.wait(seconds: 2)
             let settled = gateway.process.memory().rss
             Report.line("saturation #\(round), \(context.connections) connections: \(run.text)")
@@ -68,7 +70,9 @@ struct AcceptanceBenchmark {
         let peak = peaks.max() ?? 0
         Report.check(peak < 256 * 1024, "RSS < 256 MiB at saturation (peak \(Format.mib(kilobytes: peak)), VmHWM \(Format.mib(kilobytes: gateway.process.memory().peak)))")
 
-        try baselines(requests: try context.corpus(Int(20_000 * context.seconds / 5)).requests)
+        // Baselines answer without looking: the same 2,000 bodies, cycled (copies share storage).
+        let sample = try context.corpus(2_000).requests
+        try baselines(requests: (0..<Int(60_000 * context.seconds)).map { sample[$0 % sample.count] })
     }
 
     /// The same requests, closed loop, answered by the harness's own sink (what the harness can

@@ -17,6 +17,8 @@ struct BenchContext {
     let seconds: Double
     /// Keep-alive connections of the load generator at saturation.
     let connections: Int
+    /// Attach `perf record` to the gateway during the saturation phases.
+    let profile: Bool
 
     var trustRoot: String { chain + "/root.pem" }
 

@@ -51,6 +51,7 @@ struct FanoutBenchmark {
             downstream.stop()
         }
         let observed = Observed(gateway.process)
+        let idle = gateway.process.memory().rss
 
         // Warm-up: chain cache, webhook connection pools, queue segment; not measured.
         let warm = try context.corpus(100)
@@ -80,17 +81,21 @@ struct FanoutBenchmark {
         // Saturation: how many deliveries per second the gateway completes while accepting flat out.
         let saturationCorpus = try context.corpus(Int(6_000 * context.seconds))
         mark = downstream.count()
+        let profiler = Profiler.attach(to: gateway.process.pid, name: name, context: context)
         let saturated = try LoadRun.run(loop: context.loop, port: gateway.port, requests: saturationCorpus.requests,
                                         connections: context.connections, pace: .closedLoop, seconds: context.seconds,
                                         server: observed)
         let atEndOfLoad = downstream.count() - mark
         let expected = saturated.result.ok * destinations
         context.wait(seconds: 60) { downstream.count() - mark >= expected }
+        profiler?.finish()
         let delivery = Delivery(corpus: saturationCorpus, load: saturated.result, receipts: downstream.receipts(mark), destinations: destinations)
         Report.line("\(title), saturation: accepted \(saturated.result.ok) at \(Format.rate(saturated.result.throughput)) (\(saturated.result.failed) failed)")
         Report.line("   delivered \(delivery.delivered)/\(expected) at \(Format.rate(delivery.deliveriesPerSecond)) deliveries = \(Format.rate(delivery.deliveriesPerSecond / Double(destinations))) notifications fully fanned out; backlog when the load stopped: \(expected - atEndOfLoad)")
         Report.line("   POST -> receipt \(delivery.perDelivery.text)")
-        Report.line("   \(saturated.cpuText), peak RSS \(Format.mib(kilobytes: saturated.peakRSS))")
+        let drained = gateway.process.memory().rss
+        context.wait(seconds: 3)
+        Report.line("   \(saturated.cpuText); RSS idle \(Format.mib(kilobytes: idle)), peak \(Format.mib(kilobytes: saturated.peakRSS)), drained \(Format.mib(kilobytes: drained)), 3 s later \(Format.mib(kilobytes: gateway.process.memory().rss))")
     }
 }
 

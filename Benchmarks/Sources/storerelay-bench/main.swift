@@ -4,7 +4,7 @@ import StoreRelaySimulator
 
 /// storerelay-bench: StoreRelay's on-demand benchmarks (see Benchmarks/README.md).
 /// Usage: storerelay-bench --binary PATH [--work DIR] [--seconds N] [--connections N]
-///                         [--only crypto,verify,accept,fanout]
+///                         [--only crypto,verify,accept,fanout] [--perf]
 let arguments = Array(CommandLine.arguments.dropFirst())
 func option(_ name: String) -> String? {
     guard let index = arguments.firstIndex(of: "--" + name), index + 1 < arguments.count else { return nil }
@@ -29,7 +29,7 @@ do {
     guard make.wait() == 0 else { throw BenchError("make-chain.sh failed: \(readText(work + "/make-chain.log") ?? "")") }
     let authority = try DevCertificateAuthority.loadOrCreate(directory: chain)
     let context = BenchContext(binary: binary, work: work, chain: chain, authority: authority, loop: try EventLoop(),
-                               seconds: seconds, connections: connections)
+                               seconds: seconds, connections: connections, profile: arguments.contains("--perf"))
 
     Report.section("Crypto ceiling: openssl speed -seconds 3 ecdsap256")
     let single = try OpenSSLSpeed.measure(seconds: 3, processes: 1, scratch: work)
