@@ -19,6 +19,10 @@ struct BenchContext {
     let connections: Int
     /// Attach `perf record` to the gateway during the saturation phases.
     let profile: Bool
+    /// Saturation rounds per fan-out scenario (memory across repeated runs).
+    let fanoutRounds: Int
+    /// Fan-out scenarios to run ("1 webhook", "4 webhooks", "file queue"); empty: all.
+    let scenarios: Set<String>
 
     var trustRoot: String { chain + "/root.pem" }
 

@@ -6,6 +6,8 @@ struct LoadRun {
     let result: LoadResult
     /// Highest VmRSS seen during the run, KiB (0 without a process to watch).
     let peakRSS: Int
+    /// Most threads seen in the server during the run.
+    let peakThreads: Int
     /// CPU consumed during the run, nanoseconds.
     let serverCPU: UInt64
     let harnessCPU: UInt64
@@ -25,8 +27,12 @@ struct LoadRun {
             loop: loop, port: port, requests: requests, connections: connections, pace: pace,
             duration: seconds, classify: classify)
         var peak = 0
+        var threads = 0
         let sampler = try server.map { server in
-            try Ticker(loop: loop, interval: 50_000_000) { _ in peak = max(peak, server.rss()) }
+            try Ticker(loop: loop, interval: 50_000_000) { _ in
+                peak = max(peak, server.rss())
+                threads = max(threads, server.threads())
+            }
         }
         let serverCPU = server?.cpuNanoseconds() ?? 0
         let harnessCPU = Monotonic.processCPUNanoseconds()
@@ -38,7 +44,7 @@ struct LoadRun {
         sampler?.stop()
         if let server { peak = max(peak, server.rss()) }
         return LoadRun(
-            result: result, peakRSS: peak,
+            result: result, peakRSS: peak, peakThreads: threads,
             serverCPU: (server?.cpuNanoseconds() ?? 0) - serverCPU,
             harnessCPU: Monotonic.processCPUNanoseconds() - harnessCPU)
     }
@@ -83,6 +89,7 @@ struct LoadRun {
         var line = ""
         if serverCPU > 0 {
             line += "server CPU \(Format.fixed(serverMicrosecondsPerRequest, 0)) µs/request (\(Format.fixed(Double(serverCPU) / 1e9 / wall * 100, 0))% of one core)"
+            if peakThreads > 0 { line += ", up to \(peakThreads) threads" }
         }
         line += (line.isEmpty ? "" : ", ") + "harness \(Format.fixed(Double(harnessCPU) / 1e9 / wall * 100, 0))% of one core"
         return line
@@ -93,13 +100,17 @@ struct LoadRun {
 struct Observed {
     let cpuNanoseconds: () -> UInt64
     let rss: () -> Int
+    let threads: () -> Int
 
-    init(cpuNanoseconds: @escaping () -> UInt64, rss: @escaping () -> Int) {
+    init(cpuNanoseconds: @escaping () -> UInt64, rss: @escaping () -> Int, threads: @escaping () -> Int = { 0 }) {
         self.cpuNanoseconds = cpuNanoseconds
         self.rss = rss
+        self.threads = threads
     }
 
     init(_ process: ChildProcess) {
-        self.init(cpuNanoseconds: { process.cpuNanoseconds() }, rss: { process.memory().rss })
+        let pid = process.pid
+        self.init(cpuNanoseconds: { process.cpuNanoseconds() }, rss: { process.memory().rss },
+                  threads: { ProcessStats.threads(pid: pid) })
     }
 }

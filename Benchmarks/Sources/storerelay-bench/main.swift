@@ -5,6 +5,7 @@ import StoreRelaySimulator
 /// storerelay-bench: StoreRelay's on-demand benchmarks (see Benchmarks/README.md).
 /// Usage: storerelay-bench --binary PATH [--work DIR] [--seconds N] [--connections N]
 ///                         [--only crypto,verify,accept,fanout] [--perf]
+///                         [--fanout-rounds N] [--scenarios "1 webhook,4 webhooks,file queue"]
 let arguments = Array(CommandLine.arguments.dropFirst())
 func option(_ name: String) -> String? {
     guard let index = arguments.firstIndex(of: "--" + name), index + 1 < arguments.count else { return nil }
@@ -29,7 +30,9 @@ do {
     guard make.wait() == 0 else { throw BenchError("make-chain.sh failed: \(readText(work + "/make-chain.log") ?? "")") }
     let authority = try DevCertificateAuthority.loadOrCreate(directory: chain)
     let context = BenchContext(binary: binary, work: work, chain: chain, authority: authority, loop: try EventLoop(),
-                               seconds: seconds, connections: connections, profile: arguments.contains("--perf"))
+                               seconds: seconds, connections: connections, profile: arguments.contains("--perf"),
+                               fanoutRounds: Int(option("fanout-rounds") ?? "2") ?? 2,
+                               scenarios: Set((option("scenarios") ?? "").split(separator: ",").map(String.init)))
 
     Report.section("Crypto ceiling: openssl speed -seconds 3 ecdsap256")
     let single = try OpenSSLSpeed.measure(seconds: 3, processes: 1, scratch: work)
