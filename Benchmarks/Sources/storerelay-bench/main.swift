@@ -44,7 +44,8 @@ do {
         try VerifyBenchmark(context: context, single: single, multi: multi).run()
     }
     if only.contains("accept") {
-        try AcceptanceBenchmark(context: context, cryptoCeiling: multi.verificationsPerSecond / 3).run()
+        try AcceptanceBenchmark(context: context, cryptoCeiling: multi.verificationsPerSecond / 3,
+                                singleCoreVerifications: single.verificationsPerSecond).run()
     }
     if only.contains("fanout") {
         try FanoutBenchmark(context: context).run()
