@@ -1,0 +1,8 @@
+#ifndef STORERELAY_BENCH_SYS_H
+#define STORERELAY_BENCH_SYS_H
+/* Linux interfaces the Glibc module does not import: epoll drives the harness, timerfd paces
+ * the fixed-rate load, inotify watches file-queue segments grow. Headers only, nothing to link. */
+#include <sys/epoll.h>
+#include <sys/timerfd.h>
+#include <sys/inotify.h>
+#endif

@@ -1,0 +1,42 @@
+import BenchKit
+import StoreRelaySimulator
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What every benchmark shares: the binary under test, the scratch directory, the signing
+/// chain, the event loop and the run length.
+struct BenchContext {
+    let binary: String
+    let work: String
+    /// The bench chain's directory (root.pem, intermediate.pem, leaf.pem, leaf-key.pem).
+    let chain: String
+    let authority: DevCertificateAuthority
+    let loop: EventLoop
+    /// Length of each timed phase, seconds.
+    let seconds: Double
+    /// Keep-alive connections of the load generator at saturation.
+    let connections: Int
+    /// Attach `perf record` to the gateway during the saturation phases.
+    let profile: Bool
+    /// Saturation rounds per fan-out scenario (memory across repeated runs).
+    let fanoutRounds: Int
+    /// Fan-out scenarios to run ("1 webhook", "4 webhooks", "file queue"); empty: all.
+    let scenarios: Set<String>
+
+    var trustRoot: String { chain + "/root.pem" }
+
+    /// The gateway with `destinations`, in a fresh directory under the scratch directory.
+    func startGateway(_ name: String, _ destinations: [GatewayRunner.Destination]) throws -> GatewayRunner {
+        try GatewayRunner(binary: binary, directory: work + "/" + name, trustRoot: trustRoot, destinations: destinations)
+    }
+
+    func corpus(_ count: Int) throws -> Corpus {
+        try Corpus.make(count: count, authority: authority, path: GatewayRunner.notificationPath)
+    }
+
+    /// Runs the loop for `seconds` (lets a process settle, or deliveries drain) until `done`.
+    func wait(seconds: Double, until done: () -> Bool = { false }) {
+        loop.run(until: Monotonic.nanoseconds() + UInt64(seconds * 1e9), done)
+    }
+}

@@ -1,0 +1,83 @@
+import BenchKit
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The real `storerelay serve` as a child process, with a routes.conf written for one
+/// benchmark: loopback listeners on free ports, a fresh data directory, the bench chain's root
+/// trusted, and the destinations the benchmark measures.
+final class GatewayRunner {
+    enum Destination {
+        /// A webhook to the sink's `path`.
+        case webhook(name: String, port: UInt16, path: String)
+        /// A file queue in `directory` (no rotation during a run).
+        case file(name: String, directory: String)
+
+        var name: String {
+            switch self {
+            case .webhook(let name, _, _), .file(let name, _): name
+            }
+        }
+    }
+
+    static let notificationPath = "/appstore/notifications"
+
+    let process: ChildProcess
+    let port: UInt16
+    let directory: String
+    let logPath: String
+
+    /// Writes the configuration into `directory` (created fresh) and starts the gateway.
+    init(binary: String, directory: String, trustRoot: String, destinations: [Destination]) throws {
+        try Files.recreateDirectory(directory)
+        self.directory = directory
+        port = try Socket.freePort()
+        let admin = try Socket.freePort()
+        var lines = [
+            "listen 127.0.0.1:\(port)",
+            "path \(Self.notificationPath)",
+            "admin 127.0.0.1:\(admin)",
+            "data \(directory)/data",
+            "max-body 1MiB",
+            "trust-root \(trustRoot)",
+            "environments production sandbox",
+        ]
+        for destination in destinations {
+            switch destination {
+            case .webhook(let name, let port, let path):
+                lines += [
+                    "destination \(name) webhook http://127.0.0.1:\(port)\(path) {",
+                    // Signed like a real deployment: the HMAC is part of the cost.
+                    "    signing-secret whsec_c3RvcmVyZWxheS1iZW5jaC1zaWduaW5nLWtleQ==",
+                    "}",
+                ]
+            case .file(let name, let queue):
+                lines += ["destination \(name) file \(queue) {", "    rotate 1GiB 1h", "}"]
+            }
+        }
+        lines.append("route * * * -> " + destinations.map(\.name).joined(separator: ", "))
+        let config = directory + "/routes.conf"
+        try Files.write(config, lines.joined(separator: "\n") + "\n")
+        logPath = directory + "/gateway.log"
+        process = try ChildProcess([binary, "serve", "--config", config, "--log-level", "warning"], stderr: logPath)
+        do {
+            try BlockingHTTP.waitFor(port: port, path: "/readyz", process: process)
+        } catch {
+            process.stop(signal: SIGKILL)
+            throw BenchError("\(error) — gateway log:\n\(readText(logPath) ?? "")")
+        }
+    }
+
+    /// Stops the gateway with SIGTERM (graceful) and returns whether it exited 0.
+    @discardableResult
+    func stop() -> Bool {
+        let status = process.stop(signal: SIGTERM, timeout: 15)
+        return status == 0
+    }
+
+    /// The gateway's own warnings and errors, for the report when something failed.
+    var logTail: String {
+        let text = readText(logPath) ?? ""
+        return String(text.suffix(2000))
+    }
+}

@@ -1,0 +1,57 @@
+import BenchKit
+import Foundation
+import StoreRelaySimulator
+
+/// storerelay-bench: StoreRelay's on-demand benchmarks (see Benchmarks/README.md).
+/// Usage: storerelay-bench --binary PATH [--work DIR] [--seconds N] [--connections N]
+///                         [--only crypto,verify,accept,fanout] [--perf]
+///                         [--fanout-rounds N] [--scenarios "1 webhook,4 webhooks,file queue"]
+let arguments = Array(CommandLine.arguments.dropFirst())
+func option(_ name: String) -> String? {
+    guard let index = arguments.firstIndex(of: "--" + name), index + 1 < arguments.count else { return nil }
+    return arguments[index + 1]
+}
+let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+let binary = option("binary") ?? packageRoot + "/../.build/release/storerelay"
+let work = option("work") ?? "/tmp/storerelay-bench"
+let seconds = Double(option("seconds") ?? "5") ?? 5
+let connections = Int(option("connections") ?? "64") ?? 64
+let only = Set((option("only") ?? "crypto,verify,accept,fanout").split(separator: ",").map(String.init))
+
+do {
+    guard FileManager.default.isExecutableFile(atPath: binary) else {
+        throw BenchError("no gateway binary at \(binary): run `swift build -c release` in the repository root first")
+    }
+    try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
+    Machine.describe(binary: binary)
+
+    let chain = work + "/chain"
+    let make = try ChildProcess(["/bin/sh", packageRoot + "/make-chain.sh", chain], stdout: work + "/make-chain.log", stderr: work + "/make-chain.log")
+    guard make.wait() == 0 else { throw BenchError("make-chain.sh failed: \(readText(work + "/make-chain.log") ?? "")") }
+    let authority = try DevCertificateAuthority.loadOrCreate(directory: chain)
+    let context = BenchContext(binary: binary, work: work, chain: chain, authority: authority, loop: try EventLoop(),
+                               seconds: seconds, connections: connections, profile: arguments.contains("--perf"),
+                               fanoutRounds: Int(option("fanout-rounds") ?? "2") ?? 2,
+                               scenarios: Set((option("scenarios") ?? "").split(separator: ",").map(String.init)))
+
+    Report.section("Crypto ceiling: openssl speed -seconds 3 ecdsap256")
+    let single = try OpenSSLSpeed.measure(seconds: 3, processes: 1, scratch: work)
+    let multi = try OpenSSLSpeed.measure(seconds: 3, processes: 2, scratch: work)
+    Report.line("one core:   \(Format.rate(single.verificationsPerSecond)) verify, \(Format.rate(single.signsPerSecond)) sign -> \(Format.rate(single.verificationsPerSecond / 3)) notifications (÷ 3)")
+    Report.line("-multi 2:   \(Format.rate(multi.verificationsPerSecond)) verify, \(Format.rate(multi.signsPerSecond)) sign -> \(Format.rate(multi.verificationsPerSecond / 3)) notifications (÷ 3) = the crypto ceiling")
+
+    if only.contains("verify") {
+        try VerifyBenchmark(context: context, single: single, multi: multi).run()
+    }
+    if only.contains("accept") {
+        try AcceptanceBenchmark(context: context, cryptoCeiling: multi.verificationsPerSecond / 3,
+                                singleCoreVerifications: single.verificationsPerSecond).run()
+    }
+    if only.contains("fanout") {
+        try FanoutBenchmark(context: context).run()
+    }
+    Report.summary()
+} catch {
+    Report.line("storerelay-bench: \(error)")
+    exit(1)
+}

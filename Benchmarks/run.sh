@@ -1,0 +1,15 @@
+#!/bin/sh
+# StoreRelay benchmarks, on demand (never in CI): builds the gateway and the benchmark harness
+# in release mode, then runs every benchmark and prints its figures with their baselines.
+#   Benchmarks/run.sh                       # everything, 5 s per timed phase (~4 minutes)
+#   Benchmarks/run.sh --seconds 3 --only accept,verify
+#   Benchmarks/run.sh --perf                # also perf-profile the gateway at saturation
+# Other options: --connections N (64), --fanout-rounds N (2), --work DIR (/tmp/storerelay-bench),
+#   --scenarios "1 webhook,4 webhooks,file queue". nginx is used as a baseline when installed
+#   (apt-get install -y nginx); perf when installed (apt-get install -y linux-perf).
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(dirname "$here")
+(cd "$root" && swift build -c release --product storerelay)
+(cd "$here" && swift build -c release --product storerelay-bench)
+exec "$here/.build/release/storerelay-bench" --binary "$root/.build/release/storerelay" "$@"
