@@ -30,9 +30,9 @@ public struct DecodedJWS: Sendable {
         guard !segments[0].isEmpty, !segments[1].isEmpty else {
             throw .malformed(.notJWS, "the JWS has an empty header or payload segment")
         }
-        guard let headerBytes = Base64.urlDecode(String(decoding: segments[0], as: UTF8.self)),
-              let payloadBytes = Base64.urlDecode(String(decoding: segments[1], as: UTF8.self)),
-              let signature = Base64.urlDecode(String(decoding: segments[2], as: UTF8.self))
+        guard let headerBytes = Base64.urlDecode(bytes: segments[0]),
+              let payloadBytes = Base64.urlDecode(bytes: segments[1]),
+              let signature = Base64.urlDecode(bytes: segments[2])
         else { throw .malformed(.invalidBase64, "a JWS segment is not valid unpadded base64url") }
         header = try DecodedJWS.object(headerBytes, "header")
         payload = try DecodedJWS.object(payloadBytes, "payload")
