@@ -18,6 +18,13 @@ public struct DecodedJWS: Sendable {
     /// A compact JWS is far smaller than this; the cap bounds the work a hostile input causes.
     static let maximumLength = 1 << 20
 
+    /// Deepest nesting accepted in a header or payload (Apple's nest four levels at most).
+    /// Well under JSONValue's default of 64 because a payload is stored deeper than it was
+    /// sent: the normalized event holds a nested payload one level down, and the journal
+    /// and dead-letter records hold the event one more. Those are read back after a restart
+    /// with the default depth, so a payload accepted here must never make them unreadable.
+    static let maximumDepth = 32
+
     public init(compact text: String) throws(VerificationError) {
         let bytes = Array(text.utf8)
         guard bytes.count <= DecodedJWS.maximumLength else {
@@ -43,7 +50,7 @@ public struct DecodedJWS: Sendable {
     private static func object(_ bytes: [UInt8], _ part: String) throws(VerificationError) -> JSONObject {
         let value: JSONValue
         do {
-            value = try JSONValue.parse(bytes)
+            value = try JSONValue.parse(bytes, maxDepth: DecodedJWS.maximumDepth)
         } catch {
             throw .malformed(.invalidJSON, "the JWS \(part) is not valid JSON (\(error))")
         }

@@ -72,13 +72,15 @@ public struct NormalizedEvent: Sendable, Hashable {
     /// text are kept by StoreRelayJSON).
     static func rawString(ofBody body: [UInt8]) -> String {
         let text = String(decoding: body, as: UTF8.self)
-        // Cheap pre-check: a body that never spells the word cannot hold the member.
-        guard text.contains("password") else { return text }
+        // Cheap pre-check: a body that never spells the word, even with JSON escapes
+        // (`"pass\u0077ord"` is the same member name), cannot hold the member.
+        guard text.contains("password") || body.contains(UInt8(ascii: "\\")) else { return text }
         guard let value = try? JSONValue.parse(body) else {
             // Not JSON, so it never became an event; say nothing rather than risk the secret.
             return ""
         }
-        return withoutPasswords(value).serialized()
+        let cleaned = withoutPasswords(value)
+        return cleaned == value ? text : cleaned.serialized()
     }
 
     private static func withoutPasswords(_ value: JSONValue) -> JSONValue {

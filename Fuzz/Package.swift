@@ -1,0 +1,33 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+/// libFuzzer targets for StoreRelay's parsers of untrusted input. Not part of the main
+/// package: they need `-sanitize=fuzzer`, which only `run.sh` passes (see README.md).
+let package = Package(
+    name: "StoreRelayFuzz",
+    platforms: [.macOS(.v14)],
+    dependencies: [
+        .package(name: "StoreRelay", path: ".."),
+    ],
+    targets: [
+        // Invariant checks that abort (so libFuzzer keeps the input) and input shaping.
+        .target(name: "FuzzSupport"),
+        .executableTarget(
+            name: "FuzzHTTPParser",
+            dependencies: ["FuzzSupport", .product(name: "StoreRelayHTTP", package: "StoreRelay")]
+        ),
+        .executableTarget(
+            name: "FuzzNotification",
+            dependencies: [
+                "FuzzSupport",
+                .product(name: "StoreRelayJSON", package: "StoreRelay"),
+                .product(name: "StoreRelayAppStore", package: "StoreRelay"),
+                .product(name: "StoreRelayEvents", package: "StoreRelay"),
+            ]
+        ),
+        .executableTarget(
+            name: "FuzzRoutesConf",
+            dependencies: ["FuzzSupport", .product(name: "StoreRelayConfig", package: "StoreRelay")]
+        ),
+    ]
+)

@@ -1,0 +1,201 @@
+#!/usr/bin/env python3
+"""Writes the committed seed corpora under Fuzz/corpus/ (run from anywhere; idempotent).
+
+Every seed is hand-made: small valid and near-valid inputs. Real Apple vectors are never
+written here; run.sh adds them to a temporary corpus at run time.
+"""
+import base64, json, os, pathlib
+
+ROOT = pathlib.Path(__file__).resolve().parent / "corpus"
+
+def write(target, name, data):
+    d = ROOT / target
+    d.mkdir(parents=True, exist_ok=True)
+    (d / name).write_bytes(data if isinstance(data, bytes) else data.encode())
+
+def b64(b):
+    return base64.urlsafe_b64encode(b if isinstance(b, bytes) else b.encode()).rstrip(b"=").decode()
+
+def compact(o):
+    return json.dumps(o, separators=(",", ":"))
+
+# ---- HTTP request streams ----------------------------------------------------------------
+body = b'{"signedPayload":"eyJhbGciOiJFUzI1NiJ9.e30.AAAA"}'
+http = {
+    "post-content-length": b"POST /appstore/notifications HTTP/1.1\r\nHost: relay.example\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body),
+    "post-chunked-ext-trailers": b"POST /appstore/notifications HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n5;name=value;q=\"x\\\"y\"\r\nhello\r\n0A\r\n0123456789\r\n0\r\nX-Trailer: t\r\n\r\n",
+    "expect-continue": b"POST /x HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\nContent-Length: 3\r\n\r\nabc",
+    "pipelined": b"GET /healthz HTTP/1.1\r\nHost: a\r\n\r\nPOST /x?y=1 HTTP/1.1\r\nHost: a\r\nContent-Length: 2\r\n\r\n{}GET /readyz HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n",
+    "http10-keepalive": b"GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\nHEAD / HTTP/1.0\r\n\r\n",
+    "absolute-form": b"GET http://relay.example:8080/metrics?x HTTP/1.1\r\nHost: relay.example\r\n\r\n",
+    "options-star": b"OPTIONS * HTTP/1.1\r\nHost: a\r\n\r\n",
+    "leading-crlf": b"\r\n\r\nGET / HTTP/1.1\r\nHost: a\r\n\r\n",
+    "content-length-list": b"POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 4, 4\r\nContent-Length: 4\r\n\r\nabcd",
+    "chunked-empty-trailers-then-get": b"POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\nGET / HTTP/1.1\r\nHost: a\r\n\r\n",
+    # Near-valid: each must be rejected with one specific error.
+    "bad-bare-lf": b"GET / HTTP/1.1\nHost: a\n\n",
+    "bad-cl-and-te": b"POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+    "bad-conflicting-cl": b"POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\nabcd",
+    "bad-obs-fold": b"GET / HTTP/1.1\r\nHost: a\r\nX-Folded: a\r\n b\r\n\r\n",
+    "bad-missing-host": b"GET / HTTP/1.1\r\nAccept: */*\r\n\r\n",
+    "bad-two-hosts": b"GET / HTTP/1.1\r\nHost: a\r\nhost: b\r\n\r\n",
+    "bad-chunk-size": b"POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
+    "bad-huge-chunk": b"POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\nFFFFFFFFFFFFFFFFFFFF\r\n",
+    "bad-chunk-crlf": b"POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n1\r\nab\r\n0\r\n\r\n",
+    "bad-huge-content-length": b"POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 99999999999999999999999\r\n\r\n",
+    "bad-version": b"GET / HTTP/2.0\r\nHost: a\r\n\r\n",
+    "bad-method": b"G(T / HTTP/1.1\r\nHost: a\r\n\r\n",
+    "bad-target": b"GET relay.example:443 HTTP/1.1\r\nHost: a\r\n\r\n",
+    "bad-header-value": b"GET / HTTP/1.1\r\nHost: a\x01\r\n\r\n",
+    "bad-te-http10": b"POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+    "bad-cr-alone": b"GET / HTTP/1.1\rHost: a\r\n\r\n",
+}
+for name, data in http.items():
+    write("FuzzHTTPParser", name, data)
+
+# ---- Notification bodies ---------------------------------------------------------------
+header = {"alg": "ES256", "x5c": ["MIIBszCCAVmgAwIBAgIBATAKBggqhkjOPQQDAjA=", "MIIC", "MIID"]}
+def payload(env, **extra):
+    p = {"notificationType": "DID_RENEW", "subtype": "BILLING_RECOVERY",
+         "notificationUUID": "002e14d5-51f5-4503-b5a8-c3a1af68eb20", "version": "2.0",
+         "signedDate": 1698148900000,
+         "data": {"appAppleId": 1234567890, "bundleId": "com.acme.journal", "bundleVersion": "42",
+                  "environment": env, "status": 1}}
+    p.update(extra)
+    return p
+txn = {"transactionId": "2000000450000000", "originalTransactionId": "2000000400000000",
+       "bundleId": "com.acme.journal", "productId": "monthly", "purchaseDate": 1698148800000,
+       "originalPurchaseDate": 1697679936711.0747, "expiresDate": 1700827200000, "quantity": 1,
+       "type": "Auto-Renewable Subscription", "inAppOwnershipType": "PURCHASED",
+       "signedDate": 1698148900000, "environment": "Xcode", "price": 4990, "currency": "USD"}
+renewal = {"originalTransactionId": "2000000400000000", "autoRenewProductId": "monthly",
+           "productId": "monthly", "autoRenewStatus": 1, "signedDate": 1698148900000,
+           "environment": "Xcode", "recentSubscriptionStartDate": -62135769600000, "renewalDate": 1700827200000}
+app_txn = {"receiptType": "Xcode", "bundleId": "com.acme.journal", "appAppleId": 1234567890,
+           "receiptCreationDate": 1698148900000, "originalPurchaseDate": 1698148800000}
+sig = b"\x00" * 64
+
+def jws(h, p, s=sig):
+    return b64(compact(h)) + "." + b64(compact(p)) + "." + b64(s)
+
+write("FuzzNotification", "v2-body-sandbox", compact({"signedPayload": jws(header, payload("Sandbox"))}))
+write("FuzzNotification", "v2-compact-production", jws(header, payload("Production")))
+write("FuzzNotification", "v2-body-xcode-nested", compact({"signedPayload": jws(header, payload("Xcode", data={
+    "bundleId": "com.acme.journal", "environment": "Xcode",
+    "signedTransactionInfo": jws(header, txn), "signedRenewalInfo": jws(header, renewal)}))}))
+write("FuzzNotification", "v2-alg-none", jws({"alg": "none"}, payload("Sandbox")))
+write("FuzzNotification", "v2-signed-payload-not-string", '{"signedPayload":42}')
+
+def structured(*parts):
+    return b"\x00".join(compact(p).encode() if not isinstance(p, bytes) else p for p in parts)
+write("FuzzNotification", "s-xcode-data", structured(header, payload("Xcode"), txn, renewal))
+write("FuzzNotification", "s-localtesting-app-data", structured(header, {
+    "notificationType": "RESCIND_CONSENT", "notificationUUID": "u-1", "version": "2.0",
+    "signedDate": 1698148900000.5, "appData": {"appAppleId": 1, "bundleId": "com.acme.journal", "environment": "LocalTesting"}},
+    b"", b"", {**app_txn, "receiptType": "LocalTesting"}))
+write("FuzzNotification", "s-summary", structured(header, {
+    "notificationType": "RENEWAL_EXTENSION", "subtype": "SUMMARY", "notificationUUID": "u-2",
+    "summary": {"requestIdentifier": "r", "environment": "Xcode", "appAppleId": 2, "bundleId": "com.acme.journal",
+                "productId": "monthly", "storefrontCountryCodes": ["USA", "FRA"], "succeededCount": 5, "failedCount": 0}}))
+write("FuzzNotification", "s-external-token", structured(header, {
+    "notificationType": "EXTERNAL_PURCHASE_TOKEN", "subtype": "UNREPORTED", "notificationUUID": "u-3",
+    "externalPurchaseToken": {"externalPurchaseId": "SANDBOX_b2a0", "tokenCreationDate": 1698148900000,
+                              "appAppleId": 3, "bundleId": "com.acme.journal"}}))
+write("FuzzNotification", "s-consumption", structured(header, payload("Xcode", notificationType="CONSUMPTION_REQUEST",
+    data={"environment": "Xcode", "bundleId": "com.acme.journal", "consumptionRequestReason": "UNINTENDED_PURCHASE"}),
+    {**txn, "revocationDate": -1.5, "expiresDate": 1e300}))
+write("FuzzNotification", "s-mismatch", structured(header, payload("Xcode"), {**txn, "bundleId": "com.other", "environment": "Sandbox"}))
+v1 = {"notification_type": "DID_RECOVER", "password": "secret", "environment": "PROD", "bid": "com.acme.journal",
+      "bvrs": "42", "auto_renew_status": "true", "auto_renew_product_id": "monthly",
+      "original_transaction_id": "1000000000000001",
+      "unified_receipt": {"environment": "Production", "status": 0, "latest_receipt": "MIIT",
+          "latest_receipt_info": [
+              {"original_transaction_id": "1000000000000001", "transaction_id": "1000000000000009",
+               "product_id": "monthly", "purchase_date_ms": "1698148800000", "purchase_date": "2023-10-24 12:00:00 Etc/GMT",
+               "purchase_date_pst": "2023-10-24 05:00:00 America/Los_Angeles", "expires_date_ms": "1700827200000",
+               "is_trial_period": "false", "is_in_intro_offer_period": "0", "quantity": "1",
+               "cancellation_date_ms": "1698148900000", "cancellation_reason": "0", "web_order_line_item_id": "1"}],
+          "pending_renewal_info": [
+              {"original_transaction_id": "1000000000000001", "auto_renew_status": "1", "product_id": "monthly",
+               "auto_renew_product_id": "yearly", "price_consent_status": "0", "grace_period_expires_date_ms": "1700000000000",
+               "is_in_billing_retry_period": "1", "expiration_intent": "2"}]}}
+write("FuzzNotification", "v1-did-recover", compact(v1))
+write("FuzzNotification", "v1-interactive-renewal", compact({"notification_type": "INTERACTIVE_RENEWAL", "password": "x",
+    "environment": "Sandbox", "latest_receipt_info": {"product_id": "p", "purchase_date_ms": 1}, "nested": [{"password": "y"}]}))
+write("FuzzNotification", "stored-event", compact({"id": "u", "source": "appstore", "version": "2.0", "environment": "sandbox",
+    "type": "TEST", "subtype": None, "legacyType": None, "signedDate": None, "receivedAt": "2026-01-01T00:00:00.000Z",
+    "app": {"bundleId": "b", "appAppleId": None, "bundleVersion": None}, "raw": "x"}))
+write("FuzzNotification", "json-escapes", '[" \\u0000\\b\\f\\n\\r\\t\\"\\\\\\/ \\ud83d\\ude00 \\u2028\\u2029 \u00e9 \u212a",-0.0e+10,1E-3,123456789012345678901234567890,true,false,null,{}]')
+write("FuzzNotification", "json-deep", "[" * 64 + "]" * 64)
+write("FuzzNotification", "json-duplicate-keys", '{"a":1,"a":{"b":[2,3]},"\\u0061":4}')
+
+# ---- routes.conf ------------------------------------------------------------------------
+repo = pathlib.Path(__file__).resolve().parent.parent
+write("FuzzRoutesConf", "repository-routes.conf", (repo / "routes.conf").read_bytes())
+spec = """listen 0.0.0.0:8080
+path   /appstore/notifications
+path   /appstore/sandbox sandbox
+tls    cert.pem key.pem
+admin  127.0.0.1:9090
+admin-token ${SECRET}
+data   ./data
+max-body 1MiB
+read-timeout 1m30s
+idle-timeout 500ms
+trust-root ./dev-ca/root.pem
+environments production sandbox xcode
+
+app com.acme.journal {
+    apple-id 1234567890
+    shared-secret ${A}
+}
+shared-secret "primary secret with spaces"
+
+destination billing webhook https://billing.internal/appstore?x=1 {
+    signing-secret ${SECRET}
+    format normalized
+    include-raw no
+    header X-Team billing
+    header Authorization "Bearer ${A}"
+    ca-file ./internal-ca.pem
+    timeout 10s
+    concurrency 8
+    max-attempts 12
+    backoff 1s 1h
+    max-age 72h
+}
+destination ledger file ./data/queues/ledger {
+    rotate 64MiB 1h
+    compress gzip
+}
+
+# route  environment  app               type[/subtype]       ->  destinations
+route    production   com.acme.journal  *                    ->  billing, ledger
+route    production   *                 REFUND,REVOKE        ->  billing
+route    sandbox      *                 DID_RENEW/*,SUBSCRIBED/RESUBSCRIBE  ->  ledger
+route    *            *                 TEST                 ->  ledger
+"""
+write("FuzzRoutesConf", "spec-example.conf", spec)
+write("FuzzRoutesConf", "ipv6-crlf-bom.conf", "\ufeff# comment\r\nlisten [::1]:0\r\nadmin localhost:9091\r\ndata \"./my data\"\r\nmax-body 512\r\n")
+write("FuzzRoutesConf", "errors.conf", """listen 0.0.0.0:99999
+path relative
+max-body 12XB
+read-timeout 10
+environments production nowhere
+admin-token ${UNDEFINED}
+shared-secret ${EMPTY}
+data $HOME
+app com.a {
+    apple-id -1
+    bogus option
+destination d webhook ftp://x {
+    timeout 1h30
+}
+}
+route production * * billing
+route production * * -> nowhere
+"quoted"x "unterminated
+bad\x01control
+""")
+write("FuzzRoutesConf", "unclosed.conf", "destination q file ./q {\n    rotate 1GiB 1d\n    compress none\n")
+write("FuzzRoutesConf", "invalid-utf8.conf", b"listen 0.0.0.0:8080 \xff\xfe\ndata ./d\xc3\n")
