@@ -122,6 +122,10 @@ v1 = {"notification_type": "DID_RECOVER", "password": "secret", "environment": "
 write("FuzzNotification", "v1-did-recover", compact(v1))
 write("FuzzNotification", "v1-interactive-renewal", compact({"notification_type": "INTERACTIVE_RENEWAL", "password": "x",
     "environment": "Sandbox", "latest_receipt_info": {"product_id": "p", "purchase_date_ms": 1}, "nested": [{"password": "y"}]}))
+# Regressions (Tests/EventsTests, Tests/AppStoreTests *FuzzRegressionTests): an escaped
+# `password` member name, and a nested payload deeper than a stored event can hold.
+write("FuzzNotification", "v1-escaped-password", '{"notification_type":"DID_RENEW","pass\\u0077ord":"s","environment":"Sandbox"}')
+write("FuzzNotification", "s-deep-transaction", structured(header, payload("Xcode"), b'{"environment":"Xcode","x":' + b"[" * 40 + b"]" * 40 + b"}"))
 write("FuzzNotification", "stored-event", compact({"id": "u", "source": "appstore", "version": "2.0", "environment": "sandbox",
     "type": "TEST", "subtype": None, "legacyType": None, "signedDate": None, "receivedAt": "2026-01-01T00:00:00.000Z",
     "app": {"bundleId": "b", "appAppleId": None, "bundleVersion": None}, "raw": "x"}))
