@@ -37,7 +37,7 @@ public final class DeadLetterStore: Sendable {
             if name.hasSuffix(".tmp") { try? FileManager.default.removeItem(atPath: path); continue }
             guard name.hasSuffix(".json") else { continue }
             guard let data = FileManager.default.contents(atPath: path),
-                  let json = try? JSONValue.parse(Array(data)), let letter = DeadLetter(json: json),
+                  let json = try? JSONValue.parse(Array(data), maxDepth: StoredNotification.storedDepth), let letter = DeadLetter(json: json),
                   name == letter.id + ".json"
             else {
                 logger.error("unreadable dead letter left in place", [("path", path)])
@@ -65,7 +65,7 @@ public final class DeadLetterStore: Sendable {
     public func letter(id: String) -> DeadLetter? {
         guard Self.isValidID(id), index.withLock({ $0[id] }) != nil,
               let data = FileManager.default.contents(atPath: path(of: id)),
-              let json = try? JSONValue.parse(Array(data))
+              let json = try? JSONValue.parse(Array(data), maxDepth: StoredNotification.storedDepth)
         else { return nil }
         return DeadLetter(json: json)
     }

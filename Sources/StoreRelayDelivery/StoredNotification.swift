@@ -18,6 +18,9 @@ public enum Disposition: Sendable, Equatable {
 /// and Apple's body for `format apple` and `include-raw`.
 public struct StoredNotification: Sendable {
     static let format: Int64 = 1
+    /// What we wrote we must read back: records nest Apple's payloads (capped at 32 levels on
+    /// the way in) a few levels deeper, so reading allows more than parsing Apple's input does.
+    static let storedDepth = 96
 
     public var event: NormalizedEvent
     public var disposition: Disposition
@@ -67,7 +70,7 @@ public struct StoredNotification: Sendable {
 
     /// Reads a journal payload back; nil when it is not a notification record of this format.
     public init?(decoding bytes: [UInt8]) {
-        guard let record = try? JSONValue.parse(bytes),
+        guard let record = try? JSONValue.parse(bytes, maxDepth: Self.storedDepth),
               record["format"]?.int64Value == Self.format,
               let eventObject = record["event"]?.objectValue,
               let event = try? NormalizedEvent(storedJSON: JSONValue.object(eventObject).serializedBytes()),

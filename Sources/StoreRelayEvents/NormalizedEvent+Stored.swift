@@ -10,7 +10,7 @@ extension NormalizedEvent {
     public init(storedJSON bytes: [UInt8]) throws(EventError) {
         let value: JSONValue
         do {
-            value = try JSONValue.parse(bytes)
+            value = try JSONValue.parse(bytes, maxDepth: 96)
         } catch {
             throw .malformed(error)
         }
