@@ -115,17 +115,21 @@ struct JSONParser {
     private mutating func parseString() throws(JSONError) -> String {
         index += 1  // opening quote
         let start = index
-        // Fast path: no escapes, so the bytes between the quotes are the string.
+        // Fast path: no escapes, so the bytes between the quotes are the string. Pure ASCII
+        // (base64 JWS segments, ids: most of what Apple sends) needs no UTF-8 validation.
+        var highBits: UInt8 = 0
         while index < bytes.count {
             let byte = bytes[index]
             if byte == UInt8(ascii: "\"") {
                 let slice = bytes[start..<index]
                 index += 1
+                if highBits < 0x80 { return String(decoding: slice, as: UTF8.self) }
                 guard let string = String(validating: slice, as: UTF8.self) else {
                     throw JSONError(offset: start, reason: "invalid UTF-8 in a string")
                 }
                 return string
             }
+            highBits |= byte
             if byte == UInt8(ascii: "\\") { break }
             if byte < 0x20 { throw error("control character in a string") }
             index += 1
