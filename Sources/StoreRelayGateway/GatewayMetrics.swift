@@ -64,8 +64,8 @@ final class GatewayMetrics: Sendable {
         registry.gauge("storerelay_journal_bytes", help: "Bytes of journal segments on disk.") {
             let names = (try? FileManager.default.contentsOfDirectory(atPath: journalDirectory)) ?? []
             let bytes = names.filter { $0.hasSuffix(".log") }.reduce(0) { total, name in
-                let size = (try? FileManager.default.attributesOfItem(atPath: journalDirectory + "/" + name)[.size] as? Int) ?? 0
-                return total + (size ?? 0)
+                let attributes = try? FileManager.default.attributesOfItem(atPath: journalDirectory + "/" + name)
+                return total + ((attributes?[.size] as? Int) ?? 0)
             }
             return [([], Double(bytes))]
         }
