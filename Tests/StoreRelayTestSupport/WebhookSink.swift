@@ -16,7 +16,7 @@ public final class WebhookSink: @unchecked Sendable {
     public init(secret: String? = nil, certificate: String? = nil, key: String? = nil) throws {
         let directory = try TestPaths.makeTemporaryDirectory("storerelay-sink")
         logFile = directory.appendingPathComponent("requests.jsonl")
-        FileManager.default.createFile(atPath: logFile.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: logFile.path, contents: nil)
         process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         var arguments = ["python3", TestPaths.packageRoot.appendingPathComponent("Tests/Fixtures/sink.py").path,
