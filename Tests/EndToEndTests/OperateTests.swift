@@ -103,7 +103,14 @@ struct OperateTests {
         for _ in 0..<3 { #expect(try gateway.post(json: try signer.body()).status == 200) }
         #expect(try gateway.post(json: "garbage").status == 400)
         #expect(sink.waitFor { $0.count == 3 })
-        let metrics = try Curl.get("http://127.0.0.1:\(adminPort)/metrics")
+        // The sink has the request before the gateway has read the answer and counted it.
+        let delivered = #"storerelay_deliveries_total{destination="ok",outcome="delivered"} 3"#
+        var metrics = try Curl.get("http://127.0.0.1:\(adminPort)/metrics")
+        let deadline = Date().addingTimeInterval(10)
+        while !metrics.body.contains(delivered) && Date() < deadline {
+            Thread.sleep(forTimeInterval: 0.05)
+            metrics = try Curl.get("http://127.0.0.1:\(adminPort)/metrics")
+        }
         #expect(metrics.status == 200)
         for family in ["storerelay_notifications_received_total", "storerelay_acknowledgement_seconds_bucket",
                        "storerelay_deliveries_total", "storerelay_delivery_seconds_count", "storerelay_queue_depth",
@@ -112,7 +119,7 @@ struct OperateTests {
             #expect(metrics.body.contains(family), "\(family)")
         }
         #expect(metrics.body.contains(#"storerelay_notifications_received_total{environment="sandbox",version="2",outcome="accepted"} 3"#))
-        #expect(metrics.body.contains(#"storerelay_deliveries_total{destination="ok",outcome="delivered"} 3"#))
+        #expect(metrics.body.contains(delivered))
 
         if (try? CommandRunner.run("python3", ["-c", "import prometheus_client"]).status) == 0 {
             let script = """
