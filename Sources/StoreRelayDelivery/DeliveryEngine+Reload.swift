@@ -44,7 +44,7 @@ extension DeliveryEngine {
         group.wait()
         for definition in configuration.destinations where queues[definition.name] == nil {
             queues[definition.name] = try Self.makeQueue(definition, client: client, clock: clock, logger: logger,
-                                                         events: EngineReference.events(of: self))
+                                                         events: reference.events)
         }
         topology.withLock {
             $0 = Topology(queues: queues, order: configuration.destinations.map(\.name), routes: configuration.routes)
@@ -60,15 +60,5 @@ extension DeliveryEngine {
         logger.info("destinations reconfigured", [
             ("destinations", String(queues.count)), ("replaced.or.removed", String(retiring.count)),
         ])
-    }
-}
-
-extension EngineReference {
-    /// Events routed to `engine` weakly, for queues built after init.
-    static func events(of engine: DeliveryEngine) -> DestinationQueue.Events {
-        DestinationQueue.Events(
-            attempted: { [weak engine] job, attempt in engine?.recordAttempt(job, attempt) },
-            delivered: { [weak engine] job in engine?.recordDelivery(job) },
-            deadLettered: { [weak engine] job, reason, detail in engine?.deadLetter(job, reason: reason, detail: detail) })
     }
 }

@@ -34,8 +34,9 @@ public final class DeliveryEngine: Sendable {
     /// Dead letters being replayed, with the destinations still to finish.
     let replaying = Locked<[String: (remaining: Set<String>, rewritten: Set<String>)]>([:])
     let client: HTTPClient
-    /// Lets destination queues reach the engine without a retain cycle.
-    private let reference: EngineReference
+    /// Lets destination queues, including those a reload builds, reach the engine without a
+    /// retain cycle.
+    let reference: EngineReference
 
     /// Opens every destination (file queues now, so a bad directory fails start-up).
     public init(
@@ -124,7 +125,7 @@ final class EngineReference: @unchecked Sendable {
     // Written once, at the end of the engine's init, before any queue can report.
     weak var engine: DeliveryEngine?
 
-    /// Events for queues built before the engine exists (in its init).
+    /// What every destination queue reports to the engine.
     var events: DestinationQueue.Events {
         DestinationQueue.Events(
             attempted: { [self] job, attempt in engine?.recordAttempt(job, attempt) },

@@ -132,7 +132,7 @@ final class DestinationQueue: @unchecked Sendable {
         let now = clock.now()
         while inFlight < driver.concurrency, let due = waiting.earliest, due <= now {
             var job = waiting.popEarliest()!
-            if let expiry = expiry(of: job), now >= expiry {
+            if now >= expiry(of: job) {
                 job.due = now
                 events.deadLettered(job, .exhausted, "max-age \(ConfigFormat.duration(limits.maxAge)) passed before the event could be delivered")
                 continue
@@ -203,7 +203,7 @@ final class DestinationQueue: @unchecked Sendable {
         let backoff = limits.schedule.delay(afterFailures: job.attemptsInBudget)
         let delay = max(backoff, retryAfter ?? .zero)
         job.due = Timestamp(milliseconds: now.milliseconds + RetrySchedule.milliseconds(delay))
-        if let expiry = expiry(of: job), job.due >= expiry {
+        if job.due >= expiry(of: job) {
             events.deadLettered(job, .exhausted, "max-age \(ConfigFormat.duration(limits.maxAge)) would pass before the next attempt")
             return
         }
@@ -212,7 +212,7 @@ final class DestinationQueue: @unchecked Sendable {
         waiting.insert(job)
     }
 
-    private func expiry(of job: DeliveryJob) -> Timestamp? {
+    private func expiry(of job: DeliveryJob) -> Timestamp {
         Timestamp(milliseconds: job.budgetStart.milliseconds + RetrySchedule.milliseconds(limits.maxAge))
     }
 }
