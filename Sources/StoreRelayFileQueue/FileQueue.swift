@@ -22,7 +22,7 @@ public final class FileQueue: Sendable {
     let state: QueueConfined<FileQueueState>
     let writer: QueueConfined<SegmentWriter>
     let compressionQueue: DispatchQueue
-    let callbackQueue = DispatchQueue(label: "storerelay.filequeue.callbacks")
+    let callbackQueue = DispatchQueue(label: "storerelay.filequeue.callbacks", target: .nonBlockingWork)
     /// The age-check timer; set once after init, cancelled by `close` or `deinit`.
     let ageTimer = Locked<(any DispatchSourceTimer)?>(nil)
 
@@ -48,7 +48,7 @@ public final class FileQueue: Sendable {
         let directory = directory.count > 1 && directory.hasSuffix("/") ? String(directory.dropLast()) : directory
         let writerQueue = DispatchQueue(label: "storerelay.filequeue.writer")
         let compressionQueue = DispatchQueue(label: "storerelay.filequeue.compression")
-        let state = QueueConfined(FileQueueState(), queue: DispatchQueue(label: "storerelay.filequeue.state"))
+        let state = QueueConfined(FileQueueState(), queue: DispatchQueue(label: "storerelay.filequeue.state", target: .nonBlockingWork))
         let onClosed = compressionHandler(directory: directory, options: options, logger: logger,
                                           state: state, queue: compressionQueue)
         let recovered = writerQueue.sync {

@@ -3,7 +3,8 @@ import StoreRelaySupport
 
 /// Reading requests and writing answers, in order.
 extension HTTPConnection {
-    static let readChunkBytes = 16 * 1024
+    /// Large enough for a whole notification (Apple's reach 18 KB) in one read.
+    static let readChunkBytes = 64 * 1024
     static let continueLine = Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)
 
     func handleReadable() {

@@ -2,10 +2,18 @@ import Dispatch
 
 /// The handshake, read, idle, write and linger deadlines, all served by one timer per connection.
 extension HTTPConnection {
-    /// Schedules the timer for the earliest deadline that applies in the current state.
+    /// Makes sure the timer fires no later than the earliest deadline that applies now.
+    ///
+    /// Lazily: rescheduling a Dispatch timer wakes the manager thread, and most events only
+    /// push deadlines later (a request finished, output progressed). So the timer is only
+    /// moved earlier here; when it fires early, `handleTimer` finds nothing due and
+    /// schedules the real deadline then.
     func refreshTimer() {
         guard phase != .closed else { return }
-        timer?.schedule(deadline: nextDeadline() ?? .distantFuture)
+        let deadline = nextDeadline() ?? .distantFuture
+        guard deadline < scheduledDeadline else { return }
+        scheduledDeadline = deadline
+        timer?.schedule(deadline: deadline)
     }
 
     private var isIdle: Bool {
@@ -35,6 +43,7 @@ extension HTTPConnection {
 
     func handleTimer() {
         dispatchPrecondition(condition: .onQueue(queue))
+        scheduledDeadline = .distantFuture
         let now = DispatchTime.now()
         switch phase {
         case .closed:

@@ -73,6 +73,8 @@ final class HTTPConnection: @unchecked Sendable {
     var idleSince = DispatchTime.now()
     var lastWriteProgress = DispatchTime.now()
     var lingerDeadline = DispatchTime.distantFuture
+    /// When the timer fires next (`refreshTimer` only ever moves it earlier).
+    var scheduledDeadline = DispatchTime.distantFuture
 
     init(
         id: Int, transport: any HTTPTransport, remoteAddress: String, queue: DispatchQueue,

@@ -55,7 +55,9 @@ public final class HTTPServer: @unchecked Sendable {
         self.configuration = configuration
         self.handler = handler
         self.logger = logger
-        sharedQueues = (0..<max(1, configuration.queueCount)).map { DispatchQueue(label: "storerelay.http.io.\($0)") }
+        sharedQueues = (0..<max(1, configuration.queueCount)).map {
+            DispatchQueue(label: "storerelay.http.io.\($0)", target: .nonBlockingWork)
+        }
     }
 
     /// The bound address as `ip:port` (`[ip]:port` for IPv6), once started.

@@ -19,8 +19,27 @@ extension Journal {
             callbackQueue.async { completion(.failed(error)) }
             return
         }
-        let request = PendingAppend(id: id, payload: payload, firstSeen: 0, completion: completion)
-        state.queue.async { self.enqueue(request) }
+        var request = PendingAppend(id: id, payload: payload, firstSeen: 0, completion: completion)
+        let immediate: AppendOutcome? = state.withLock { s in
+            if s.closed {
+                s.stats.failures += 1
+                return .failed(.closed)
+            }
+            if s.live[id] != nil || s.snapshot[id] != nil {
+                s.stats.duplicates += 1
+                return .duplicate
+            }
+            if s.inFlight[id] != nil {
+                s.inFlight[id]!.append(request)
+            } else {
+                request.firstSeen = options.clock.now().milliseconds
+                s.inFlight[id] = []
+                s.pending.append(request)
+            }
+            return nil
+        }
+        if let immediate { callbackQueue.async { completion(immediate) } }
+        startBatchIfIdle()
     }
 
     /// Stores a delivery-progress record for event `id`, in the same group-committed batches
@@ -32,34 +51,29 @@ extension Journal {
             return
         }
         let request = PendingAppend(kind: .progress, id: id, payload: payload, firstSeen: 0, completion: completion)
-        state.queue.async {
-            let closed = self.state.access { s in
-                if s.closed { s.stats.failures += 1 } else { s.pending.append(request) }
-                return s.closed
-            }
-            if closed { self.deliver(completion, .failed(.closed)) }
-            self.startBatchIfIdle()
+        let closed = state.withLock { s in
+            if s.closed { s.stats.failures += 1 } else { s.pending.append(request) }
+            return s.closed
         }
+        if closed { callbackQueue.async { completion(.failed(.closed)) } }
+        startBatchIfIdle()
     }
 
     /// Calls `completion` once every append made before this call has its outcome.
     public func flush(completion: @escaping @Sendable () -> Void) {
-        state.queue.async {
-            self.state.access { s in
-                let target = s.pending.isEmpty ? s.batchesStarted : s.batchesStarted + 1
-                if target <= s.batchesFinished {
-                    self.callbackQueue.async(execute: completion)
-                } else {
-                    s.flushWaiters.append((target, completion))
-                }
-            }
+        let done = state.withLock { s in
+            let target = s.pending.isEmpty ? s.batchesStarted : s.batchesStarted + 1
+            if target <= s.batchesFinished { return true }
+            s.flushWaiters.append((target, completion))
+            return false
         }
+        if done { callbackQueue.async(execute: completion) }
     }
 
     /// Stops accepting appends (later ones fail with `.closed`), waits for those in flight,
     /// closes the segment, then calls `completion`.
     public func close(completion: @escaping @Sendable () -> Void) {
-        state.queue.async { self.state.access { $0.closed = true } }
+        state.withLock { $0.closed = true }
         flush {
             self.writer.queue.async {
                 self.writer.access { $0.close() }
@@ -75,106 +89,89 @@ extension Journal {
         done.wait()
     }
 
-    private func enqueue(_ request: PendingAppend) {
-        state.access { s in
-            if s.closed {
-                s.stats.failures += 1
-                deliver(request.completion, .failed(.closed))
-            } else if s.live[request.id] != nil || s.snapshot[request.id] != nil {
-                s.stats.duplicates += 1
-                deliver(request.completion, .duplicate)
-            } else if s.inFlight[request.id] != nil {
-                s.inFlight[request.id]!.append(request)
-            } else {
-                var request = request
-                request.firstSeen = options.clock.now().milliseconds
-                s.inFlight[request.id] = []
-                s.pending.append(request)
-            }
-        }
-        startBatchIfIdle()
-    }
-
     /// Hands the whole pending batch to the writer unless it is busy; whatever arrives
     /// meanwhile forms the next batch.
     private func startBatchIfIdle() {
-        let batch: [PendingAppend]? = state.access { s in
-            guard !s.writerBusy, !s.pending.isEmpty else { return nil }
-            s.writerBusy = true
-            s.batchesStarted += 1
-            defer { s.pending = [] }
-            return s.pending
+        if let batch = state.withLock({ $0.takeBatchIfIdle() }) {
+            writer.queue.async { self.write(batch) }
         }
-        guard let batch else { return }
+    }
+
+    /// On the writer queue: writes and syncs one batch, settles it under the lock, answers
+    /// every append of the batch with one hop to the callback queue, and queues the next
+    /// batch if appends arrived meanwhile (behind anything tests queued on the writer).
+    private func write(_ batch: [PendingAppend]) {
         let records = batch.map {
             OutgoingRecord(kind: $0.kind.rawValue, id: Array($0.id.utf8), firstSeen: $0.firstSeen, body: $0.payload)
         }
-        writer.queue.async {
-            let report = self.writer.access { $0.write(records) }
-            self.state.queue.async { self.finish(batch, report) }
-        }
-    }
-
-    private func finish(_ batch: [PendingAppend], _ report: BatchReport) {
-        state.access { s in
-            s.batchesFinished += 1
-            s.stats.batches += 1
-            if report.syncAttempted { s.stats.syncs += 1 }
-            if let created = report.createdSegment {
-                s.segments.insert(created)
-                s.stats.segmentsCreated += 1
-            }
-            s.activeSegment = report.activeSegment
-            switch report.result {
-            case .success(let written):
-                if !s.writable { logger.notice("journal writable again", [("journal.directory", directory)]) }
-                s.writable = true
-                s.stats.bytesWritten += written.bytes
-                for (request, offset) in zip(batch, written.offsets) {
-                    s.stats.appends += 1
-                    guard request.kind == .event else {
-                        deliver(request.completion, .stored(RecordPosition(segment: written.segment, offset: offset)))
-                        continue
-                    }
-                    s.live[request.id] = LiveEntry(segment: written.segment, firstSeen: request.firstSeen)
-                    deliver(request.completion, .stored(RecordPosition(segment: written.segment, offset: offset)))
-                    for waiter in s.inFlight.removeValue(forKey: request.id) ?? [] {
-                        s.stats.duplicates += 1
-                        deliver(waiter.completion, .duplicate)
-                    }
-                }
-            case .failure(let error):
-                if s.writable || s.stats.failures % 1000 == 0 {
-                    logger.error("journal batch failed; appends answered failed",
-                                 [("journal.directory", directory), ("journal.records", String(batch.count)),
-                                  ("error", error.message)])
-                }
-                s.writable = false
-                for request in batch {
-                    s.stats.failures += 1
-                    deliver(request.completion, .failed(error))
-                    guard request.kind == .event else { continue }
-                    var waiters = s.inFlight.removeValue(forKey: request.id) ?? []
-                    if !waiters.isEmpty {
-                        // The first waiter becomes a fresh append; the others wait on it.
-                        var retry = waiters.removeFirst()
-                        retry.firstSeen = options.clock.now().milliseconds
-                        s.inFlight[request.id] = waiters
-                        s.pending.append(retry)
-                    }
-                }
-            }
+        let report = writer.access { $0.write(records) }
+        let (callbacks, next) = state.withLock { s in
+            let callbacks = settle(batch, report, in: &s)
             s.writerBusy = false
-            let finished = s.batchesFinished
-            for waiter in s.flushWaiters where waiter.target <= finished {
-                callbackQueue.async(execute: waiter.completion)
-            }
-            s.flushWaiters.removeAll { $0.target <= finished }
+            return (callbacks, s.takeBatchIfIdle())
         }
-        startBatchIfIdle()
+        callbackQueue.async { for callback in callbacks { callback() } }
+        if let next { writer.queue.async { self.write(next) } }
     }
 
-    private func deliver(_ completion: @escaping @Sendable (AppendOutcome) -> Void, _ outcome: AppendOutcome) {
-        callbackQueue.async { completion(outcome) }
+    /// Applies a written (or failed) batch to the index and counters; returns the
+    /// completions to call, in order.
+    private func settle(_ batch: [PendingAppend], _ report: BatchReport, in s: inout JournalState) -> [@Sendable () -> Void] {
+        var callbacks: [@Sendable () -> Void] = []
+        func answer(_ completion: @escaping @Sendable (AppendOutcome) -> Void, _ outcome: AppendOutcome) {
+            callbacks.append { completion(outcome) }
+        }
+        s.batchesFinished += 1
+        s.stats.batches += 1
+        if report.syncAttempted { s.stats.syncs += 1 }
+        if let created = report.createdSegment {
+            s.segments.insert(created)
+            s.stats.segmentsCreated += 1
+        }
+        s.activeSegment = report.activeSegment
+        switch report.result {
+        case .success(let written):
+            if !s.writable { logger.notice("journal writable again", [("journal.directory", directory)]) }
+            s.writable = true
+            s.stats.bytesWritten += written.bytes
+            for (request, offset) in zip(batch, written.offsets) {
+                s.stats.appends += 1
+                let position = RecordPosition(segment: written.segment, offset: offset)
+                guard request.kind == .event else {
+                    answer(request.completion, .stored(position))
+                    continue
+                }
+                s.live[request.id] = LiveEntry(segment: written.segment, firstSeen: request.firstSeen)
+                answer(request.completion, .stored(position))
+                for waiter in s.inFlight.removeValue(forKey: request.id) ?? [] {
+                    s.stats.duplicates += 1
+                    answer(waiter.completion, .duplicate)
+                }
+            }
+        case .failure(let error):
+            if s.writable || s.stats.failures % 1000 == 0 {
+                logger.error("journal batch failed; appends answered failed",
+                             [("journal.directory", directory), ("journal.records", String(batch.count)),
+                              ("error", error.message)])
+            }
+            s.writable = false
+            for request in batch {
+                s.stats.failures += 1
+                answer(request.completion, .failed(error))
+                guard request.kind == .event else { continue }
+                var waiters = s.inFlight.removeValue(forKey: request.id) ?? []
+                if !waiters.isEmpty {
+                    // The first waiter becomes a fresh append; the others wait on it.
+                    var retry = waiters.removeFirst()
+                    retry.firstSeen = options.clock.now().milliseconds
+                    s.inFlight[request.id] = waiters
+                    s.pending.append(retry)
+                }
+            }
+        }
+        let finished = s.batchesFinished
+        callbacks += s.flushWaiters.filter { $0.target <= finished }.map(\.completion)
+        s.flushWaiters.removeAll { $0.target <= finished }
+        return callbacks
     }
 }

@@ -4,9 +4,11 @@ import StoreRelaySupport
 /// StoreRelay's durable journal: accepted notifications are appended to checksummed segment
 /// files and acknowledged only once fdatasync'ed, with many appends sharing one sync.
 ///
-/// Index, batch and counters live on one serial state queue; file I/O happens on a separate
-/// serial writer queue, so appends arriving while a batch syncs form the next batch.
-/// Completions run on a third serial queue and may block without stalling the journal.
+/// Index, batch and counters sit behind one lock, held only for bookkeeping: an append takes
+/// it, checks for a duplicate and joins the pending batch without changing threads. File I/O
+/// happens on a serial writer queue, so appends arriving while a batch syncs form the next
+/// batch. Completions run on a serial callback queue, one hop per batch, and may block
+/// without stalling the journal.
 public final class Journal: Sendable {
     /// The journal directory (for example `DATA/journal`).
     public let directory: String
@@ -15,9 +17,9 @@ public final class Journal: Sendable {
     public let recoveryIssues: [RecoveryIssue]
 
     let logger: Logger
-    let state: QueueConfined<JournalState>
+    let state: Locked<JournalState>
     let writer: QueueConfined<SegmentWriter>
-    let callbackQueue = DispatchQueue(label: "storerelay.journal.callbacks")
+    let callbackQueue = DispatchQueue(label: "storerelay.journal.callbacks", target: .nonBlockingWork)
     private let recovered: Locked<[JournalRecord]>
 
     private init(directory: String, options: JournalOptions, logger: Logger, state: JournalState,
@@ -25,7 +27,7 @@ public final class Journal: Sendable {
         self.directory = directory
         self.options = options
         self.logger = logger
-        self.state = QueueConfined(state, queue: DispatchQueue(label: "storerelay.journal.state"))
+        self.state = Locked(state)
         self.writer = QueueConfined(writer, queue: DispatchQueue(label: "storerelay.journal.writer"))
         self.recovered = Locked(recovered)
         self.recoveryIssues = issues
@@ -98,24 +100,24 @@ public final class Journal: Sendable {
 
     /// Whether `id` is stored or being stored (in the pending or writing batch).
     public func contains(id: String) -> Bool {
-        state.queue.sync { state.access { $0.knows(id) } }
+        state.withLock { $0.knows(id) }
     }
 
     public var stats: JournalStats {
-        state.queue.sync { state.access { s in
+        state.withLock { s in
             var stats = s.stats
             stats.segments = s.segments.count
             return stats
-        } }
+        }
     }
 
     /// False after a failed write or sync, until a later batch succeeds: the gateway answers
     /// 503 and `/readyz` reports not ready meanwhile. Appends are still attempted for real.
-    public var isWritable: Bool { state.queue.sync { state.access { $0.writable && !$0.closed } } }
+    public var isWritable: Bool { state.withLock { $0.writable && !$0.closed } }
 
     /// Sequences of the segment files on disk, oldest first.
-    public var segments: [UInt64] { state.queue.sync { state.access { $0.segments.sorted() } } }
+    public var segments: [UInt64] { state.withLock { $0.segments.sorted() } }
 
     /// The segment being appended to; `retireSegments` never removes it.
-    public var activeSegment: UInt64 { state.queue.sync { state.access { $0.activeSegment } } }
+    public var activeSegment: UInt64 { state.withLock { $0.activeSegment } }
 }

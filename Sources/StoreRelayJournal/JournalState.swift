@@ -15,7 +15,7 @@ struct LiveEntry: Sendable {
     var firstSeen: Int64
 }
 
-/// Everything the journal knows, confined to its state queue.
+/// Everything the journal knows, guarded by its lock (never held across I/O).
 struct JournalState: Sendable {
     /// Ids stored in live segments.
     var live: [String: LiveEntry]
@@ -37,6 +37,16 @@ struct JournalState: Sendable {
     /// The segment the writer appends to; never retired.
     var activeSegment: UInt64
     var stats = JournalStats()
+
+    /// The whole pending batch, for the writer, unless the writer is busy (then whatever
+    /// arrives meanwhile forms the next batch).
+    mutating func takeBatchIfIdle() -> [PendingAppend]? {
+        guard !writerBusy, !pending.isEmpty else { return nil }
+        writerBusy = true
+        batchesStarted += 1
+        defer { pending = [] }
+        return pending
+    }
 
     func knows(_ id: String) -> Bool {
         live[id] != nil || snapshot[id] != nil || inFlight[id] != nil
