@@ -12,12 +12,19 @@ extension FileQueue {
             let error = FileQueueError(.invalidLine, message: line.isEmpty
                 ? "an empty line cannot be appended to a file queue"
                 : "a file queue line must not contain a newline byte")
-            state.queue.async { self.state.access { $0.stats.failures += 1 } }
+            state.withLock { $0.stats.failures += 1 }
             callbackQueue.async { completion(.failure(error)) }
             return
         }
-        let pending = PendingLine(line: line, completion: completion)
-        state.queue.async { self.enqueue(pending) }
+        let accepted = state.withLock { s in
+            if s.acceptsAppends { s.pending.append(PendingLine(line: line, completion: completion)) } else { s.stats.failures += 1 }
+            return s.acceptsAppends
+        }
+        guard accepted else {
+            callbackQueue.async { completion(.failure(.closed)) }
+            return
+        }
+        startBatchIfIdle()
     }
 
     /// `append(line:completion:)` for async callers.
@@ -28,39 +35,20 @@ extension FileQueue {
         try result.get()
     }
 
-    private func enqueue(_ pending: PendingLine) {
-        let accepted = state.access { s in
-            if s.acceptsAppends { s.pending.append(pending) } else { s.stats.failures += 1 }
-            return s.acceptsAppends
-        }
-        if !accepted {
-            callbackQueue.async { pending.completion(.failure(.closed)) }
-            return
-        }
-        startBatchIfIdle()
-    }
-
     /// Hands the whole pending batch to the writer unless it is busy; whatever arrives
     /// meanwhile forms the next batch.
     private func startBatchIfIdle() {
-        let batch: [PendingLine]? = state.access { s in
-            guard !s.writerBusy, !s.pending.isEmpty else { return nil }
-            s.writerBusy = true
-            s.stats.batches += 1
-            defer { s.pending = [] }
-            return s.pending
-        }
-        guard let batch else { return }
-        let lines = batch.map(\.line)
-        writer.queue.async {
-            let report = self.writer.access { $0.write(lines) }
-            self.state.queue.async { self.finish(batch, report) }
+        if let batch = state.withLock({ $0.takeBatchIfIdle() }) {
+            writer.queue.async { self.write(batch) }
         }
     }
 
-    private func finish(_ batch: [PendingLine], _ report: WriteReport) {
-        apply(report)
-        let results: [Result<Void, FileQueueError>] = state.access { s in
+    /// On the writer queue: writes and syncs one batch, settles it under the lock, answers
+    /// the whole batch with one hop to the callback queue, and queues the next batch.
+    private func write(_ batch: [PendingLine]) {
+        let report = writer.access { $0.write(batch.map(\.line)) }
+        let (results, next) = state.withLock { s in
+            apply(report, to: &s)
             s.writerBusy = false
             s.stats.lines += report.delivered
             s.stats.failures += batch.count - report.delivered
@@ -73,25 +61,27 @@ extension FileQueue {
             } else if report.error == nil && !wasWritable {
                 logger.notice("file queue writable again", [("filequeue.directory", directory)])
             }
-            return batch.indices.map { index in
+            let results: [Result<Void, FileQueueError>] = batch.indices.map { index in
                 if index < report.delivered { return .success(()) }
                 return .failure(report.error ?? FileQueueError(.io, message: "the file queue write stopped early"))
             }
+            return (results, s.takeBatchIfIdle())
         }
         callbackQueue.async {
             for (pending, result) in zip(batch, results) { pending.completion(result) }
         }
-        startBatchIfIdle()
-        closeIfDrained()
+        if let next {
+            writer.queue.async { self.write(next) }
+        } else {
+            closeIfDrained()
+        }
     }
 
     /// Folds what the writer did into the counters (for batches, age checks and close).
-    func apply(_ report: WriteReport) {
-        state.access { s in
-            s.stats.syncs += report.syncs
-            s.stats.bytes += report.bytes
-            s.stats.segmentsClosed += report.closedSegments.count
-            s.openSequence = report.openSequence
-        }
+    func apply(_ report: WriteReport, to s: inout FileQueueState) {
+        s.stats.syncs += report.syncs
+        s.stats.bytes += report.bytes
+        s.stats.segmentsClosed += report.closedSegments.count
+        s.openSequence = report.openSequence
     }
 }

@@ -7,20 +7,18 @@ extension FileQueue {
     /// pending compressions, then calls `completion` on the callback queue. A failure to
     /// close the segment is reported; the segment is then closed by recovery at next open.
     public func close(completion: @escaping @Sendable (Result<Void, FileQueueError>) -> Void) {
-        state.queue.async {
-            let finished: Result<Void, FileQueueError>? = self.state.access { s in
-                switch s.lifecycle {
-                case .open: s.lifecycle = .closing(waiters: [completion])
-                case .closing(let waiters): s.lifecycle = .closing(waiters: waiters + [completion])
-                case .closed(let result): return result
-                }
-                return nil
+        let finished: Result<Void, FileQueueError>? = state.withLock { s in
+            switch s.lifecycle {
+            case .open: s.lifecycle = .closing(waiters: [completion])
+            case .closing(let waiters): s.lifecycle = .closing(waiters: waiters + [completion])
+            case .closed(let result): return result
             }
-            if let finished {
-                self.callbackQueue.async { completion(finished) }
-            } else {
-                self.closeIfDrained()
-            }
+            return nil
+        }
+        if let finished {
+            callbackQueue.async { completion(finished) }
+        } else {
+            closeIfDrained()
         }
     }
 
@@ -32,9 +30,9 @@ extension FileQueue {
         try result.get()
     }
 
-    /// Once closing and no batch is pending or in flight, closes the segment. State queue.
+    /// Once closing and no batch is pending or in flight, closes the segment.
     func closeIfDrained() {
-        let start = state.access { s in
+        let start = state.withLock { s in
             guard case .closing = s.lifecycle, !s.writerBusy, s.pending.isEmpty, !s.shutdownStarted else { return false }
             s.shutdownStarted = true
             return true
@@ -48,16 +46,14 @@ extension FileQueue {
             let report = self.writer.access { $0.closeSegment() }
             // The compression queue is serial: this runs after every compression queued so
             // far, including the one for the segment just closed.
-            self.compressionQueue.async {
-                self.state.queue.async { self.finishClosing(report) }
-            }
+            self.compressionQueue.async { self.finishClosing(report) }
         }
     }
 
     private func finishClosing(_ report: WriteReport) {
-        apply(report)
         let result: Result<Void, FileQueueError> = report.error.map { .failure($0) } ?? .success(())
-        let waiters: [@Sendable (Result<Void, FileQueueError>) -> Void] = state.access { s in
+        let waiters: [@Sendable (Result<Void, FileQueueError>) -> Void] = state.withLock { s in
+            apply(report, to: &s)
             guard case .closing(let waiters) = s.lifecycle else { return [] }
             s.lifecycle = .closed(result)
             return waiters
@@ -71,18 +67,18 @@ extension FileQueue {
     func startAgeTimer() {
         guard options.rotateAgeMilliseconds > 0 else { return }
         let interval = DispatchTimeInterval.milliseconds(Int(max(1, FileQueueOptions.milliseconds(options.ageCheckInterval))))
-        let timer = DispatchSource.makeTimerSource(queue: state.queue)
+        let timer = DispatchSource.makeTimerSource(queue: callbackQueue)
         timer.schedule(deadline: .now() + interval, repeating: interval, leeway: .milliseconds(10))
         timer.setEventHandler { [weak self] in self?.checkAge() }
         timer.resume()
         ageTimer.withLock { $0 = timer }
     }
 
-    /// One timer tick, on the state queue: asks the writer to close the open segment if it
-    /// is old enough, behind any batch already queued. `done` runs on the state queue once
-    /// the check is over (or at once when none was needed).
+    /// One timer tick: asks the writer to close the open segment if it is old enough, behind
+    /// any batch already queued. `done` runs once the check is over (or at once when none
+    /// was needed).
     func checkAge(done: (@Sendable () -> Void)? = nil) {
-        let go = state.access { s in
+        let go = state.withLock { s in
             guard s.acceptsAppends, !s.ageCheckQueued, s.openSequence != nil else { return false }
             s.ageCheckQueued = true
             return true
@@ -90,14 +86,14 @@ extension FileQueue {
         guard go else { done?(); return }
         writer.queue.async {
             let report = self.writer.access { $0.rotateIfOld(now: self.options.clock.now()) }
-            self.state.queue.async {
-                self.apply(report)
-                self.state.access { $0.ageCheckQueued = false }
-                if let error = report.error {
-                    self.logger.error("file queue could not close an old segment", [("error", error.message)])
-                }
-                done?()
+            self.state.withLock { s in
+                self.apply(report, to: &s)
+                s.ageCheckQueued = false
             }
+            if let error = report.error {
+                self.logger.error("file queue could not close an old segment", [("error", error.message)])
+            }
+            done?()
         }
     }
 }

@@ -5,7 +5,7 @@ extension FileQueue {
     /// Test seam: runs one age check now, as a timer tick would, and waits for it.
     package func checkAgeForTesting() async {
         await withCheckedContinuation { continuation in
-            state.queue.async { self.checkAge { continuation.resume() } }
+            checkAge { continuation.resume() }
         }
     }
 }

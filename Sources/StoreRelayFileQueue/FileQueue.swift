@@ -8,9 +8,11 @@ import StoreRelaySupport
 /// segments are `<seq>.jsonl` (or `<seq>.jsonl.gz` with `compress gzip`), complete and
 /// made of whole lines, and a consumer may read and delete them at any time.
 ///
-/// Batching, counters and shutdown live on one serial state queue; file writes on a serial
+/// Batching, counters and shutdown sit behind one lock held only for bookkeeping, so an
+/// append joins the pending batch without changing threads; file writes run on a serial
 /// writer queue (so appends arriving during a sync form the next batch); compression on
-/// its own queue, off the append path. Completions run on a serial callback queue.
+/// its own queue, off the append path. Completions run on a serial callback queue, one hop
+/// per batch.
 public final class FileQueue: Sendable {
     /// The queue directory (the `DIR` of `destination NAME file DIR`).
     public let directory: String
@@ -19,7 +21,7 @@ public final class FileQueue: Sendable {
     public let recovery: FileQueueRecovery
 
     let logger: Logger
-    let state: QueueConfined<FileQueueState>
+    let state: Locked<FileQueueState>
     let writer: QueueConfined<SegmentWriter>
     let compressionQueue: DispatchQueue
     let callbackQueue = DispatchQueue(label: "storerelay.filequeue.callbacks", target: .nonBlockingWork)
@@ -27,7 +29,7 @@ public final class FileQueue: Sendable {
     let ageTimer = Locked<(any DispatchSourceTimer)?>(nil)
 
     private init(directory: String, options: FileQueueOptions, recovery: FileQueueRecovery, logger: Logger,
-                 state: QueueConfined<FileQueueState>, writer: QueueConfined<SegmentWriter>, compressionQueue: DispatchQueue) {
+                 state: Locked<FileQueueState>, writer: QueueConfined<SegmentWriter>, compressionQueue: DispatchQueue) {
         self.directory = directory
         self.options = options
         self.recovery = recovery
@@ -48,7 +50,7 @@ public final class FileQueue: Sendable {
         let directory = directory.count > 1 && directory.hasSuffix("/") ? String(directory.dropLast()) : directory
         let writerQueue = DispatchQueue(label: "storerelay.filequeue.writer")
         let compressionQueue = DispatchQueue(label: "storerelay.filequeue.compression")
-        let state = QueueConfined(FileQueueState(), queue: DispatchQueue(label: "storerelay.filequeue.state", target: .nonBlockingWork))
+        let state = Locked(FileQueueState())
         let onClosed = compressionHandler(directory: directory, options: options, logger: logger,
                                           state: state, queue: compressionQueue)
         let recovered = writerQueue.sync {
@@ -66,7 +68,7 @@ public final class FileQueue: Sendable {
         let queue = FileQueue(directory: directory, options: options, recovery: recovery.result, logger: logger,
                               state: state, writer: QueueConfined(writer, queue: writerQueue),
                               compressionQueue: compressionQueue)
-        state.queue.sync { state.access { $0.stats.segmentsClosed = recovery.result.closedSegments.count } }
+        state.withLock { $0.stats.segmentsClosed = recovery.result.closedSegments.count }
         recovery.toCompress.forEach(onClosed)
         queue.startAgeTimer()
         logger.info("file queue opened", [("filequeue.directory", directory),
@@ -75,21 +77,21 @@ public final class FileQueue: Sendable {
     }
 
     /// Counters since open. Never call from a completion that must not wait briefly.
-    public var stats: FileQueueStats { state.queue.sync { state.access { $0.stats } } }
+    public var stats: FileQueueStats { state.withLock { $0.stats } }
 
     /// False after a failed write or sync, until a later batch succeeds.
     public var isWritable: Bool {
-        state.queue.sync { state.access { $0.writable && $0.acceptsAppends } }
+        state.withLock { $0.writable && $0.acceptsAppends }
     }
 
     /// The sequence of the `.open` segment, if one is open (segments are created on the
     /// first line, so none is open before it or right after a rotation).
-    public var openSequence: UInt64? { state.queue.sync { state.access { $0.openSequence } } }
+    public var openSequence: UInt64? { state.withLock { $0.openSequence } }
 
     /// The closure the writer calls with each closed segment: compresses it on the
-    /// compression queue (with `compress gzip`) and counts the outcome on the state queue.
+    /// compression queue (with `compress gzip`) and counts the outcome.
     private static func compressionHandler(directory: String, options: FileQueueOptions, logger: Logger,
-                                           state: QueueConfined<FileQueueState>,
+                                           state: Locked<FileQueueState>,
                                            queue: DispatchQueue) -> @Sendable (UInt64) -> Void {
         guard options.compression == .gzip else { return { _ in } }
         let compressor = SegmentCompressor(directory: directory, level: options.compressionLevel)
@@ -101,13 +103,11 @@ public final class FileQueue: Sendable {
                                  [("filequeue.segment", SegmentName(sequence, .closed).path(in: directory)),
                                   ("error", error.message)])
                 }
-                state.queue.async {
-                    state.access { s in
-                        switch outcome {
-                        case .success(.compressed): s.stats.segmentsCompressed += 1
-                        case .success(.alreadyTaken): break
-                        case .failure: s.stats.compressionFailures += 1
-                        }
+                state.withLock { s in
+                    switch outcome {
+                    case .success(.compressed): s.stats.segmentsCompressed += 1
+                    case .success(.alreadyTaken): break
+                    case .failure: s.stats.compressionFailures += 1
                     }
                 }
             }

@@ -4,7 +4,7 @@ struct PendingLine: Sendable {
     var completion: @Sendable (Result<Void, FileQueueError>) -> Void
 }
 
-/// Everything the queue knows, confined to its state queue. The writer queue owns the
+/// Everything the queue knows, behind the queue's lock. The writer queue owns the
 /// file descriptor; this side owns batching, counters and the shutdown protocol.
 struct FileQueueState: Sendable {
     enum Lifecycle: Sendable {
@@ -28,6 +28,15 @@ struct FileQueueState: Sendable {
     /// The open segment, as of the writer's last report.
     var openSequence: UInt64?
     var stats = FileQueueStats()
+
+    /// The whole pending batch, for the writer, unless the writer is busy.
+    mutating func takeBatchIfIdle() -> [PendingLine]? {
+        guard !writerBusy, !pending.isEmpty else { return nil }
+        writerBusy = true
+        stats.batches += 1
+        defer { pending = [] }
+        return pending
+    }
 
     var acceptsAppends: Bool {
         if case .open = lifecycle { return true }

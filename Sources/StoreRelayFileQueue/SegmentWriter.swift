@@ -5,7 +5,7 @@ import Darwin
 #endif
 import StoreRelaySupport
 
-/// What the writer did for one request, reported back to the state queue.
+/// What the writer did for one request, folded into the queue's counters under its lock.
 struct WriteReport: Sendable {
     /// How many lines, from the front of the batch, are written and synced.
     var delivered = 0
