@@ -124,7 +124,7 @@ let package = Package(
             name: "storerelay",
             dependencies: [
                 "StoreRelayGateway", "StoreRelayAdmin", "StoreRelayConfig", "StoreRelaySimulator", "StoreRelayHTTPClient",
-                "StoreRelayJSON", "StoreRelaySupport",
+                "StoreRelayJSON", "StoreRelaySupport", "CStoreRelayShims",
             ],
             swiftSettings: swiftSettings
         ),

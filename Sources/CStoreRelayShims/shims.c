@@ -43,3 +43,10 @@ void storerelay_SSL_CTX_set_hardening_options(SSL_CTX *ctx) {
 void storerelay_BIO_set_mem_eof(BIO *bio) {
     BIO_set_mem_eof_return(bio, 0);
 }
+
+#if defined(__GLIBC__)
+#include <malloc.h>
+int storerelay_set_malloc_arena_max(int arenas) { return mallopt(M_ARENA_MAX, arenas); }
+#else
+int storerelay_set_malloc_arena_max(int arenas) { (void)arenas; return 1; }
+#endif

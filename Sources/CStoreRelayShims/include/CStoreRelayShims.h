@@ -38,4 +38,8 @@ void storerelay_SSL_CTX_set_hardening_options(SSL_CTX *ctx);
 /// BIO report EOF (0) instead of "retry", so OpenSSL sees a truncated stream as such.
 void storerelay_BIO_set_mem_eof(BIO *bio);
 
+/// `mallopt` and `M_ARENA_MAX` come from <malloc.h>, which Swift's Glibc module does not
+/// export. Caps glibc's malloc arenas (see ProcessSetup); returns 1 on success.
+int storerelay_set_malloc_arena_max(int arenas);
+
 #endif
