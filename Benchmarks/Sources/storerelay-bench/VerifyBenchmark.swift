@@ -95,6 +95,17 @@ struct VerifyBenchmark {
                                             body: bodies[index % bodies.count], receivedAt: receivedAt)
             _ = stored.encoded()
         }
+        // The verifier's decoding alone, without curve arithmetic or chain lookups: the outer
+        // JWS and the JWS nested in its payload, as `NotificationVerifier` decodes them.
+        let payloads = bodies.compactMap { (try? JSONValue.parse($0))?["signedPayload"]?.stringValue }
+        let decodeOnly = Self.measure(threads: 1, seconds: 2) { index in
+            guard let outer = try? DecodedJWS(compact: payloads[index % payloads.count]),
+                  let data = outer.payload["data"]?.objectValue else { return }
+            for field in ["signedTransactionInfo", "signedRenewalInfo"] {
+                if let text = data[field]?.stringValue { _ = try? DecodedJWS(compact: text) }
+            }
+        }
+        Report.line("decoding alone (outer + nested JWS, no crypto, no cache): \(Format.fixed(decodeOnly.cpuMicroseconds, 1)) µs CPU")
         Report.line("around the verifier: body JSON -> signedPayload \(Format.fixed(bodyParse.cpuMicroseconds, 1)) µs CPU; normalize + encode the journal record \(Format.fixed(normalize.cpuMicroseconds, 1)) µs CPU")
     }
 
