@@ -44,6 +44,20 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(
+            name: "StoreRelayEvents",
+            dependencies: ["StoreRelayAppStore", "StoreRelayCrypto", "StoreRelayJSON", "StoreRelaySupport"],
+            path: "Sources/Linked/StoreRelayEvents",
+            swiftSettings: swiftSettings
+        ),
+        // The journal record alone (StoreRelayDelivery would bring the HTTP client, queues and
+        // journal): its one file, so normalize + encode is timed as the gateway runs it.
+        .target(
+            name: "StoreRelayRecord",
+            dependencies: ["StoreRelayEvents", "StoreRelayJSON", "StoreRelaySupport"],
+            path: "Sources/LinkedRecord",
+            swiftSettings: swiftSettings
+        ),
+        .target(
             name: "StoreRelaySimulator",
             dependencies: ["StoreRelayCrypto", "StoreRelayJSON", "StoreRelaySupport", "COpenSSL", "CStoreRelayShims"],
             path: "Sources/Linked/StoreRelaySimulator",
@@ -55,7 +69,10 @@ let package = Package(
         .target(name: "BenchKit", dependencies: ["CBenchSys"], swiftSettings: swiftSettings),
         .executableTarget(
             name: "storerelay-bench",
-            dependencies: ["BenchKit", "StoreRelayAppStore", "StoreRelaySimulator", "StoreRelayCrypto", "StoreRelaySupport"],
+            dependencies: [
+                "BenchKit", "StoreRelayAppStore", "StoreRelayEvents", "StoreRelayRecord", "StoreRelayJSON",
+                "StoreRelaySimulator", "StoreRelayCrypto", "StoreRelaySupport",
+            ],
             swiftSettings: swiftSettings
         ),
     ]

@@ -1,3 +1,8 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 public import StoreRelayJSON
 public import StoreRelaySupport
 
@@ -26,25 +31,46 @@ public struct DecodedJWS: Sendable {
     static let maximumDepth = 32
 
     public init(compact text: String) throws(VerificationError) {
-        let bytes = Array(text.utf8)
+        var text = text
+        // Native strings are contiguous UTF-8: decode in place rather than copy to an array.
+        let decoded = text.withUTF8 { bytes in
+            Result { () throws(VerificationError) in try DecodedJWS(compactUTF8: bytes) }
+        }
+        self = try decoded.get()
+    }
+
+    /// Decodes a compact JWS from bytes lent for the call; only the signing input is copied.
+    public init(compactUTF8 bytes: UnsafeBufferPointer<UInt8>) throws(VerificationError) {
         guard bytes.count <= DecodedJWS.maximumLength else {
             throw .malformed(.notJWS, "the JWS is longer than \(DecodedJWS.maximumLength) bytes")
         }
-        let segments = bytes.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
-        guard segments.count == 3 else {
-            throw .malformed(.notJWS, "the value is not a compact JWS (expected 3 dot-separated segments, found \(segments.count))")
+        guard let firstDot = DecodedJWS.dot(in: bytes, from: 0),
+              let secondDot = DecodedJWS.dot(in: bytes, from: firstDot + 1),
+              DecodedJWS.dot(in: bytes, from: secondDot + 1) == nil
+        else {
+            let segments = bytes.count(where: { $0 == UInt8(ascii: ".") }) + 1
+            throw .malformed(.notJWS, "the value is not a compact JWS (expected 3 dot-separated segments, found \(segments))")
         }
-        guard !segments[0].isEmpty, !segments[1].isEmpty else {
+        guard firstDot > 0, secondDot > firstDot + 1 else {
             throw .malformed(.notJWS, "the JWS has an empty header or payload segment")
         }
-        guard let headerBytes = Base64.urlDecode(bytes: segments[0]),
-              let payloadBytes = Base64.urlDecode(bytes: segments[1]),
-              let signature = Base64.urlDecode(bytes: segments[2])
+        guard let headerBytes = Base64.urlDecode(utf8: UnsafeBufferPointer(rebasing: bytes[..<firstDot])),
+              let payloadBytes = Base64.urlDecode(utf8: UnsafeBufferPointer(rebasing: bytes[(firstDot + 1)..<secondDot])),
+              let signature = Base64.urlDecode(utf8: UnsafeBufferPointer(rebasing: bytes[(secondDot + 1)...]))
         else { throw .malformed(.invalidBase64, "a JWS segment is not valid unpadded base64url") }
         header = try DecodedJWS.object(headerBytes, "header")
         payload = try DecodedJWS.object(payloadBytes, "payload")
-        signingInput = Array(bytes[0..<(segments[0].count + 1 + segments[1].count)])
+        signingInput = Array(UnsafeBufferPointer(rebasing: bytes[..<secondDot]))
         self.signature = signature
+    }
+
+    /// The offset of the first `.` at or after `start` (memchr: the header and payload
+    /// segments are kilobytes long).
+    private static func dot(in bytes: UnsafeBufferPointer<UInt8>, from start: Int) -> Int? {
+        guard let base = bytes.baseAddress, start < bytes.count,
+              let found = memchr(base + start, Int32(UInt8(ascii: ".")), bytes.count - start)
+        else { return nil }
+        return UnsafeRawPointer(base).distance(to: UnsafeRawPointer(found))
     }
 
     private static func object(_ bytes: [UInt8], _ part: String) throws(VerificationError) -> JSONObject {

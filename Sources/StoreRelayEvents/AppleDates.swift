@@ -34,7 +34,7 @@ enum AppleDates {
     /// A fraction of a millisecond is dropped (floor), so an instant never moves forward.
     static func iso8601(_ value: JSONValue) -> JSONValue {
         guard case .number(let number) = value, let ms = milliseconds(number) else { return value }
-        return .string(Timestamp(milliseconds: ms).iso8601)
+        return .string(iso8601Text(milliseconds: ms))
     }
 
     /// Whole milliseconds of a JSON number, or nil when it is not a plausible instant.

@@ -18,8 +18,11 @@ public struct JSONNumber: Sendable, Hashable, CustomStringConvertible {
 
     /// Accepts `text` only when it is a valid JSON number.
     public init?(text: String) {
-        var parser = JSONParser(bytes: Array(text.utf8))
-        guard (try? parser.parseNumberOnly()) != nil else { return nil }
+        let utf8 = Array(text.utf8)
+        let parsed = try? utf8.withUnsafeBufferPointer { buffer throws(JSONError) in
+            try JSONParser.withParser(buffer) { parser throws(JSONError) in try parser.parseNumberOnly() }
+        }
+        guard parsed != nil else { return nil }
         self.text = text
     }
 

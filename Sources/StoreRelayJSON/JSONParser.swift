@@ -3,16 +3,30 @@
 /// Strict because its input is untrusted: no trailing commas, comments, NaN, leading zeros,
 /// unescaped control characters or invalid UTF-8; nesting is capped so a hostile body cannot
 /// exhaust the stack.
+///
+/// It reads through an `UnsafeBufferPointer` lent by `withParser`, never stored beyond it:
+/// App Store payloads are tens of kilobytes parsed on every request, and array indexing with
+/// its bounds checks and retains cost more than the parsing itself. Every read is guarded by
+/// an explicit `index < bytes.count` instead.
 struct JSONParser {
     static let defaultMaxDepth = 64
 
-    private let bytes: [UInt8]
-    private var index = 0
+    let bytes: UnsafeBufferPointer<UInt8>
+    var index = 0
     private let maxDepth: Int
 
-    init(bytes: [UInt8], maxDepth: Int = JSONParser.defaultMaxDepth) {
+    private init(bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int) {
         self.bytes = bytes
         self.maxDepth = maxDepth
+    }
+
+    /// Runs `body` with a parser over `bytes`, which must not escape it.
+    static func withParser<R>(
+        _ bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int = JSONParser.defaultMaxDepth,
+        _ body: (inout JSONParser) throws(JSONError) -> R
+    ) throws(JSONError) -> R {
+        var parser = JSONParser(bytes: bytes, maxDepth: maxDepth)
+        return try body(&parser)
     }
 
     mutating func parseDocument() throws(JSONError) -> JSONValue {
@@ -109,102 +123,8 @@ struct JSONParser {
             guard let d = peek(), isDigit(d) else { throw error("expected a digit in the exponent") }
             skipDigits()
         }
-        return JSONNumber(validatedText: String(decoding: bytes[start..<index], as: UTF8.self))
-    }
-
-    private mutating func parseString() throws(JSONError) -> String {
-        index += 1  // opening quote
-        let start = index
-        // Fast path: no escapes, so the bytes between the quotes are the string. Pure ASCII
-        // (base64 JWS segments, ids: most of what Apple sends) needs no UTF-8 validation.
-        var highBits: UInt8 = 0
-        while index < bytes.count {
-            let byte = bytes[index]
-            if byte == UInt8(ascii: "\"") {
-                let slice = bytes[start..<index]
-                index += 1
-                if highBits < 0x80 { return String(decoding: slice, as: UTF8.self) }
-                guard let string = String(validating: slice, as: UTF8.self) else {
-                    throw JSONError(offset: start, reason: "invalid UTF-8 in a string")
-                }
-                return string
-            }
-            highBits |= byte
-            if byte == UInt8(ascii: "\\") { break }
-            if byte < 0x20 { throw error("control character in a string") }
-            index += 1
-        }
-        var utf8 = Array(bytes[start..<index])
-        while index < bytes.count {
-            let byte = bytes[index]
-            switch byte {
-            case UInt8(ascii: "\""):
-                index += 1
-                guard let string = String(validating: utf8, as: UTF8.self) else {
-                    throw JSONError(offset: start, reason: "invalid UTF-8 in a string")
-                }
-                return string
-            case UInt8(ascii: "\\"):
-                index += 1
-                try parseEscape(into: &utf8)
-            case 0..<0x20:
-                throw error("control character in a string")
-            default:
-                utf8.append(byte)
-                index += 1
-            }
-        }
-        throw error("unterminated string")
-    }
-
-    private mutating func parseEscape(into utf8: inout [UInt8]) throws(JSONError) {
-        guard let byte = peek() else { throw error("unterminated escape") }
-        index += 1
-        switch byte {
-        case UInt8(ascii: "\""): utf8.append(UInt8(ascii: "\""))
-        case UInt8(ascii: "\\"): utf8.append(UInt8(ascii: "\\"))
-        case UInt8(ascii: "/"): utf8.append(UInt8(ascii: "/"))
-        case UInt8(ascii: "b"): utf8.append(0x08)
-        case UInt8(ascii: "f"): utf8.append(0x0C)
-        case UInt8(ascii: "n"): utf8.append(0x0A)
-        case UInt8(ascii: "r"): utf8.append(0x0D)
-        case UInt8(ascii: "t"): utf8.append(0x09)
-        case UInt8(ascii: "u"):
-            var scalar = try parseHex4()
-            if (0xD800..<0xDC00).contains(scalar) {
-                // A high surrogate must be followed by an escaped low surrogate.
-                guard peek() == UInt8(ascii: "\\"), index + 1 < bytes.count, bytes[index + 1] == UInt8(ascii: "u") else {
-                    throw error("unpaired surrogate")
-                }
-                index += 2
-                let low = try parseHex4()
-                guard (0xDC00..<0xE000).contains(low) else { throw error("unpaired surrogate") }
-                scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
-            } else if (0xDC00..<0xE000).contains(scalar) {
-                throw error("unpaired surrogate")
-            }
-            utf8.append(contentsOf: String(Character(Unicode.Scalar(scalar)!)).utf8)
-        default:
-            throw error("invalid escape")
-        }
-    }
-
-    private mutating func parseHex4() throws(JSONError) -> UInt32 {
-        guard index + 4 <= bytes.count else { throw error("short \\u escape") }
-        var value: UInt32 = 0
-        for _ in 0..<4 {
-            let byte = bytes[index]
-            let digit: UInt8
-            switch byte {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
-            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
-            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
-            default: throw error("invalid hex digit in \\u escape")
-            }
-            value = value << 4 | UInt32(digit)
-            index += 1
-        }
-        return value
+        // The grammar above admits only ASCII.
+        return JSONNumber(validatedText: String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self))
     }
 
     private mutating func expectLiteral(_ literal: StaticString) throws(JSONError) {
@@ -219,7 +139,7 @@ struct JSONParser {
 
     // MARK: Bytes
 
-    private func peek() -> UInt8? { index < bytes.count ? bytes[index] : nil }
+    func peek() -> UInt8? { index < bytes.count ? bytes[index] : nil }
 
     private func isDigit(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }
 
@@ -236,14 +156,21 @@ struct JSONParser {
         }
     }
 
-    private func error(_ reason: String) -> JSONError { JSONError(offset: index, reason: reason) }
+    func error(_ reason: String) -> JSONError { JSONError(offset: index, reason: reason) }
 }
 
 extension JSONValue {
     /// Parses one JSON document. Nesting is capped at `maxDepth` levels.
     public static func parse(_ bytes: [UInt8], maxDepth: Int = 64) throws(JSONError) -> JSONValue {
-        var parser = JSONParser(bytes: bytes, maxDepth: maxDepth)
-        return try parser.parseDocument()
+        try bytes.withUnsafeBufferPointer { buffer throws(JSONError) in
+            try parse(utf8: buffer, maxDepth: maxDepth)
+        }
+    }
+
+    /// Parses one JSON document from bytes the caller lends for the duration of the call
+    /// (a slice of a larger buffer, without copying it first).
+    public static func parse(utf8 bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int = 64) throws(JSONError) -> JSONValue {
+        try JSONParser.withParser(bytes, maxDepth: maxDepth) { parser throws(JSONError) in try parser.parseDocument() }
     }
 
     public static func parse(_ text: String, maxDepth: Int = 64) throws(JSONError) -> JSONValue {

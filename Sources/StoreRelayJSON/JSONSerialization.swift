@@ -43,17 +43,29 @@ extension JSONValue {
         var string = string
         // Native strings are contiguous UTF-8: copy runs that need no escaping in bulk.
         string.withUTF8 { bytes in
+            guard let base = bytes.baseAddress else { return }
+            let count = bytes.count
             var runStart = 0
             var index = 0
-            while index < bytes.count {
+            while true {
+                // Eight ordinary bytes at a time; 0xE2 stops the skip because it may start
+                // U+2028 or U+2029 (E2 80 A8 / E2 80 A9), which are escaped.
+                while index &+ 8 <= count {
+                    let word = ByteWords.load(base, index)
+                    let attention = ByteWords.below(word, 0x20) | ByteWords.matches(word, UInt8(ascii: "\""))
+                        | ByteWords.matches(word, UInt8(ascii: "\\")) | ByteWords.matches(word, 0xE2)
+                    if attention != 0 { break }
+                    index &+= 8
+                }
+                guard index < count else { break }
                 let byte = bytes[index]
                 if byte >= 0x20 && byte != UInt8(ascii: "\"") && byte != UInt8(ascii: "\\") && byte != 0xE2 {
                     index += 1
                     continue
                 }
-                // U+2028 and U+2029 are E2 80 A8 / E2 80 A9; other E2 sequences pass through.
+                // Other E2 sequences pass through.
                 if byte == 0xE2 {
-                    guard index + 2 < bytes.count, bytes[index + 1] == 0x80,
+                    guard index + 2 < count, bytes[index + 1] == 0x80,
                           bytes[index + 2] == 0xA8 || bytes[index + 2] == 0xA9 else {
                         index += 1
                         continue
@@ -69,7 +81,7 @@ extension JSONValue {
                 }
                 runStart = index
             }
-            out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<bytes.count]))
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<count]))
         }
         out.append(UInt8(ascii: "\""))
     }

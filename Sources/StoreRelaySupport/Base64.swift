@@ -75,41 +75,43 @@ public enum Base64 {
     /// Four symbols at a time into a preallocated buffer: JWS segments of App Store payloads
     /// are tens of kilobytes and this runs for every one of them.
     private static func decode(_ chars: ArraySlice<UInt8>, table: [UInt8]) -> [UInt8]? {
-        let count = chars.count
+        chars.withUnsafeBufferPointer { decode($0, table: table) }
+    }
+
+    private static func decode(_ input: UnsafeBufferPointer<UInt8>, table: [UInt8]) -> [UInt8]? {
+        let count = input.count
         guard count % 4 != 1 else { return nil }
         let outputCount = count / 4 * 3 + (count % 4 == 0 ? 0 : count % 4 - 1)
         var valid = true
         let output = [UInt8](unsafeUninitializedCapacity: outputCount) { buffer, initialized in
             initialized = 0
-            chars.withUnsafeBufferPointer { input in
-                table.withUnsafeBufferPointer { table in
-                    // Alphabet values are 0...63; 0xFF marks anything else, so any of the two
-                    // high bits set means an invalid symbol.
-                    var i = 0, o = 0
-                    while i + 4 <= count {
-                        let a = table[Int(input[i])], b = table[Int(input[i + 1])]
-                        let c = table[Int(input[i + 2])], d = table[Int(input[i + 3])]
-                        guard (a | b | c | d) & 0xC0 == 0 else { valid = false; return }
-                        let v = UInt32(a) << 18 | UInt32(b) << 12 | UInt32(c) << 6 | UInt32(d)
-                        buffer[o] = UInt8(truncatingIfNeeded: v >> 16)
-                        buffer[o + 1] = UInt8(truncatingIfNeeded: v >> 8)
-                        buffer[o + 2] = UInt8(truncatingIfNeeded: v)
-                        i += 4
-                        o += 3
-                    }
-                    switch count - i {
-                    case 2:
-                        let a = table[Int(input[i])], b = table[Int(input[i + 1])]
-                        guard (a | b) & 0xC0 == 0, b & 0x0F == 0 else { valid = false; return }
-                        buffer[o] = a << 2 | b >> 4
-                    case 3:
-                        let a = table[Int(input[i])], b = table[Int(input[i + 1])], c = table[Int(input[i + 2])]
-                        guard (a | b | c) & 0xC0 == 0, c & 0x03 == 0 else { valid = false; return }
-                        buffer[o] = a << 2 | b >> 4
-                        buffer[o + 1] = (b & 0x0F) << 4 | c >> 2
-                    default:
-                        break
-                    }
+            table.withUnsafeBufferPointer { table in
+                // Alphabet values are 0...63; 0xFF marks anything else, so any of the two
+                // high bits set means an invalid symbol.
+                var i = 0, o = 0
+                while i + 4 <= count {
+                    let a = table[Int(input[i])], b = table[Int(input[i + 1])]
+                    let c = table[Int(input[i + 2])], d = table[Int(input[i + 3])]
+                    guard (a | b | c | d) & 0xC0 == 0 else { valid = false; return }
+                    let v = UInt32(a) << 18 | UInt32(b) << 12 | UInt32(c) << 6 | UInt32(d)
+                    buffer[o] = UInt8(truncatingIfNeeded: v >> 16)
+                    buffer[o + 1] = UInt8(truncatingIfNeeded: v >> 8)
+                    buffer[o + 2] = UInt8(truncatingIfNeeded: v)
+                    i += 4
+                    o += 3
+                }
+                switch count - i {
+                case 2:
+                    let a = table[Int(input[i])], b = table[Int(input[i + 1])]
+                    guard (a | b) & 0xC0 == 0, b & 0x0F == 0 else { valid = false; return }
+                    buffer[o] = a << 2 | b >> 4
+                case 3:
+                    let a = table[Int(input[i])], b = table[Int(input[i + 1])], c = table[Int(input[i + 2])]
+                    guard (a | b | c) & 0xC0 == 0, c & 0x03 == 0 else { valid = false; return }
+                    buffer[o] = a << 2 | b >> 4
+                    buffer[o + 1] = (b & 0x0F) << 4 | c >> 2
+                default:
+                    break
                 }
             }
             if valid { initialized = outputCount }
@@ -120,6 +122,12 @@ public enum Base64 {
     /// Decodes Base64URL without padding straight from bytes (a JWS segment), without a
     /// detour through `String`.
     public static func urlDecode(bytes: ArraySlice<UInt8>) -> [UInt8]? {
+        decode(bytes, table: urlTable)
+    }
+
+    /// Decodes Base64URL without padding from bytes lent for the call (a JWS segment inside
+    /// a larger buffer), without copying them first.
+    public static func urlDecode(utf8 bytes: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
         decode(bytes, table: urlTable)
     }
 }

@@ -2,6 +2,9 @@ import BenchKit
 import Dispatch
 import StoreRelayAppStore
 import StoreRelayCrypto
+import StoreRelayEvents
+import StoreRelayJSON
+import StoreRelayRecord
 import StoreRelaySupport
 
 /// Verification alone, in this process, with the project's own `NotificationVerifier`
@@ -60,6 +63,62 @@ struct VerifyBenchmark {
         Report.line("one ES256 check (PublicKey.isValidES256Signature, \(message.count)-byte input): \(Format.fixed(es256.cpuMicroseconds, 1)) µs CPU, of which SHA-256 \(Format.fixed(sha.cpuMicroseconds, 1)) µs; openssl speed verify: \(Format.fixed(opensslMicroseconds, 1)) µs")
         Report.line("by CPU time (robust on a shared machine): 3 × \(Format.fixed(rawDigest.cpuMicroseconds, 1)) µs of curve arithmetic = \(Format.fixed(3 * rawDigest.cpuMicroseconds / one.cpuMicroseconds * 100, 0))% of the \(Format.fixed(one.cpuMicroseconds, 1)) µs a notification costs the verifier")
         Report.line("per notification: \(Format.fixed(one.cpuMicroseconds, 1)) µs CPU, of which 3 ES256 checks \(Format.fixed(3 * es256.cpuMicroseconds, 1)) µs (\(Format.fixed(3 * es256.cpuMicroseconds / one.cpuMicroseconds * 100, 0))%); the rest is base64, JSON and cache lookups")
+        try measureAroundVerification(corpus: corpus, verifier: verifier)
+    }
+
+    /// What the gateway does around the verifier, in this process: reading `signedPayload`
+    /// out of the body, then normalizing the verified notification and encoding its journal
+    /// record (`NotificationProcessor` and `StoredNotification.encoded`, one thread).
+    private func measureAroundVerification(corpus: Corpus, verifier: NotificationVerifier) throws {
+        let bodies = corpus.requests.prefix(200).map(Self.body)
+        let verified = try bodies.map { body in
+            guard let payload = try JSONValue.parse(body)["signedPayload"]?.stringValue else {
+                throw BenchError("a corpus body has no signedPayload")
+            }
+            return try verifier.verify(signedPayload: payload)
+        }
+        let receivedAt = Timestamp.now()
+        let bodyParse = Self.measure(threads: 1, seconds: 2) { index in
+            _ = try? JSONValue.parse(bodies[index % bodies.count])["signedPayload"]?.stringValue
+        }
+        let normalize = Self.measure(threads: 1, seconds: 2) { index in
+            let notification = verified[index % verified.count]
+            guard let payload = notification.payload.objectValue else { return }
+            let content = NotificationContent(
+                payload: payload,
+                transaction: notification.transaction.map { .object($0.payload) },
+                renewal: notification.renewal.map { .object($0.payload) },
+                appTransaction: notification.appTransaction.map { .object($0.payload) },
+                environment: notification.environment)
+            guard let event = try? NormalizedEvent(content: content, receivedAt: receivedAt) else { return }
+            let stored = StoredNotification(event: event, disposition: .accept, destinations: ["queue"],
+                                            body: bodies[index % bodies.count], receivedAt: receivedAt)
+            _ = stored.encoded()
+        }
+        // The verifier's decoding alone, without curve arithmetic or chain lookups: the outer
+        // JWS and the JWS nested in its payload, as `NotificationVerifier` decodes them.
+        let payloads = bodies.compactMap { (try? JSONValue.parse($0))?["signedPayload"]?.stringValue }
+        let decodeOnly = Self.measure(threads: 1, seconds: 2) { index in
+            guard let outer = try? DecodedJWS(compact: payloads[index % payloads.count]),
+                  let data = outer.payload["data"]?.objectValue else { return }
+            for field in ["signedTransactionInfo", "signedRenewalInfo"] {
+                if let text = data[field]?.stringValue { _ = try? DecodedJWS(compact: text) }
+            }
+        }
+        Report.line("decoding alone (outer + nested JWS, no crypto, no cache): \(Format.fixed(decodeOnly.cpuMicroseconds, 1)) µs CPU")
+        Report.line("around the verifier: body JSON -> signedPayload \(Format.fixed(bodyParse.cpuMicroseconds, 1)) µs CPU; normalize + encode the journal record \(Format.fixed(normalize.cpuMicroseconds, 1)) µs CPU")
+    }
+
+    /// The body of a complete HTTP request.
+    static func body(_ request: [UInt8]) -> [UInt8] {
+        var index = 3
+        while index < request.count {
+            if request[index - 3] == 13, request[index - 2] == 10, request[index - 1] == 13, request[index] == 10 {
+                return Array(request[(index + 1)...])
+            }
+            index += 1
+        }
+        return []
     }
 
     /// Calls per second of `work` on `threads` threads for `seconds` (wall clock, like

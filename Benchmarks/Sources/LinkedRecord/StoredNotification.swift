@@ -1,0 +1,1 @@
+../../../Sources/StoreRelayDelivery/StoredNotification.swift
