@@ -67,7 +67,7 @@ final class DestinationQueue: @unchecked Sendable {
         self.limits = limits
         self.clock = clock
         self.events = events
-        queue = DispatchQueue(label: "storerelay.destination.\(definition.name)", target: .nonBlockingWork)
+        queue = DispatchQueue(label: "storerelay.destination.\(definition.name)", target: .deliveryWork)
         breaker = CircuitBreaker(threshold: 5, cooldown: limits.schedule)
     }
 

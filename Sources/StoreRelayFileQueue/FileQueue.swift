@@ -24,7 +24,7 @@ public final class FileQueue: Sendable {
     let state: Locked<FileQueueState>
     let writer: QueueConfined<SegmentWriter>
     let compressionQueue: DispatchQueue
-    let callbackQueue = DispatchQueue(label: "storerelay.filequeue.callbacks", target: .nonBlockingWork)
+    let callbackQueue = DispatchQueue(label: "storerelay.filequeue.callbacks", target: .deliveryWork)
     /// The age-check timer; set once after init, cancelled by `close` or `deinit`.
     let ageTimer = Locked<(any DispatchSourceTimer)?>(nil)
 

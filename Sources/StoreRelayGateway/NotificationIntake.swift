@@ -17,7 +17,7 @@ final class NotificationIntake: Sendable {
     /// ECDSA verification is CPU work: it runs on the cooperative width of this concurrent
     /// queue, never on a connection's serial queue.
     private let verificationQueue = DispatchQueue(
-        label: "storerelay.verification", attributes: .concurrent, target: .cpuBoundWork)
+        label: "storerelay.verification", attributes: .concurrent, target: .nonBlockingWork)
 
     init(processor: NotificationProcessor, journal: Journal, delivery: DeliveryEngine, clock: any Clock,
          logger: Logger, metrics: GatewayMetrics) {

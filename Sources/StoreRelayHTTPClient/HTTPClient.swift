@@ -13,7 +13,7 @@ public final class HTTPClient: Sendable {
     let pool: ConnectionPool
     let resolvers: ResolverQueues
     /// Overall request deadlines: each expiry is a few lock operations, never I/O.
-    private let timerQueue = DispatchQueue(label: "storerelay.httpclient.timers", target: .nonBlockingWork)
+    private let timerQueue = DispatchQueue(label: "storerelay.httpclient.timers", target: .deliveryWork)
     /// One TLS client context per extra CA file ("" for none): loading a CA store is costly.
     private let tlsContexts = Locked<[String: TLSContext]>([:])
     private struct Tasks {

@@ -16,7 +16,7 @@ final class HTTPConnection: @unchecked Sendable {
     enum State: Equatable { case new, resolving, connecting, handshaking, exchanging, idle, closed }
 
     let key: PoolKey
-    let queue = DispatchQueue(label: "storerelay.httpclient.connection", target: .nonBlockingWork)
+    let queue = DispatchQueue(label: "storerelay.httpclient.connection", target: .deliveryWork)
     let client: HTTPClient
     var state = State.new
     var channel: SocketChannel?

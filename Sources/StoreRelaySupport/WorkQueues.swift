@@ -16,10 +16,10 @@ extension DispatchQueue {
     /// overcommit threads.
     public static var nonBlockingWork: DispatchQueue { .global(qos: .userInitiated) }
 
-    /// The target of long CPU work (signature verification): a pool of its own, also about
-    /// one thread per core. At saturation hundreds of verifications wait; in the pool above
-    /// they would sit in front of every short hop, and a webhook delivery, which takes
-    /// several hops, would crawl behind them while its backlog grew. Two pools let the
-    /// kernel share the cores between the two kinds of work instead.
-    public static var cpuBoundWork: DispatchQueue { .global(qos: .utility) }
+    /// The target of delivery's queues (destination queues, webhook connections, file-queue
+    /// completions): the same kind of short work, in a pool of its own. At saturation
+    /// hundreds of verifications wait in the pool above; a webhook delivery takes several
+    /// hops, and queued behind them each time it fell ever further behind what was accepted.
+    /// With two pools the kernel shares the cores between accepting and delivering.
+    public static var deliveryWork: DispatchQueue { .global(qos: .utility) }
 }
