@@ -22,18 +22,19 @@ extension Journal {
                 }
                 s.segments.subtract(victims)
             }
-            // In memory first: later plans build on this one. Queued to the writer while the
-            // lock is held, so the writer runs the snapshot writes in plan order and the
-            // newest file is a superset.
+            // In memory first: later plans build on this one. Queued while the lock is held,
+            // so the retire queue runs the snapshot writes in plan order and the newest file
+            // is a superset.
             s.snapshot = snapshot
             let plan = (victims, snapshot)
-            writer.queue.async { self.carryOut(plan, completion: completion) }
+            retireQueue.async { self.carryOut(plan, completion: completion) }
             return plan
         }
         if plan == nil { callbackQueue.async { completion(.failure(.closed)) } }
     }
 
-    /// On the writer queue: the snapshot, then the files, then the directory entry.
+    /// On the retire queue: the snapshot, then the files, then the directory entry. Never
+    /// the active segment, so the writer needs no part in it.
     private func carryOut(_ plan: (victims: [UInt64], snapshot: [String: Int64]),
                           completion: @escaping @Sendable (Result<[UInt64], JournalError>) -> Void) {
         var removed: [UInt64] = []

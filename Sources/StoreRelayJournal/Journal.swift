@@ -20,6 +20,9 @@ public final class Journal: Sendable {
     let state: Locked<JournalState>
     let writer: QueueConfined<SegmentWriter>
     let callbackQueue = DispatchQueue(label: "storerelay.journal.callbacks", target: .nonBlockingWork)
+    /// Retiring rewrites the dedupe snapshot and deletes whole segments: milliseconds of I/O
+    /// that must not hold up the writer's next group commit.
+    let retireQueue = DispatchQueue(label: "storerelay.journal.retire")
     private let recovered: Locked<[JournalRecord]>
 
     private init(directory: String, options: JournalOptions, logger: Logger, state: JournalState,
