@@ -13,7 +13,7 @@ struct OutgoingRecord: Sendable {
     var body: [UInt8]
 }
 
-/// What one batch write did, reported back to the journal's state queue.
+/// What one batch write did, settled under the journal's lock.
 struct BatchReport: Sendable {
     struct Written: Sendable {
         var segment: UInt64
