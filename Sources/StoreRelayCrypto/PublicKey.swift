@@ -1,16 +1,34 @@
 internal import COpenSSL
+internal import StoreRelaySupport
 
 /// A public key: the one Swift owner of an OpenSSL `EVP_PKEY*`, freed in `deinit`.
 ///
 /// `@unchecked Sendable`: never mutated after init; OpenSSL 3 allows one `EVP_PKEY` to be
-/// used by several threads at once for verification, each with its own `EVP_MD_CTX`.
+/// used by several threads at once for verification, each with its own context. Contexts
+/// ready to verify are kept in a small locked pool: a thread takes one for a check and gives
+/// it back, so no context is ever used by two threads at once.
 public final class PublicKey: @unchecked Sendable {
     let pointer: OpaquePointer
+    /// Whether this is an EC key on P-256 (prime256v1), the only curve ES256 allows. Decided
+    /// once: every signature check asks, and asking OpenSSL means a name lookup and a string.
+    public let isP256: Bool
 
     /// Takes ownership of one reference to `pointer`.
-    init(taking pointer: OpaquePointer) { self.pointer = pointer }
+    init(taking pointer: OpaquePointer) {
+        self.pointer = pointer
+        isP256 = PublicKey.isP256(pointer)
+    }
 
-    deinit { EVP_PKEY_free(pointer) }
+    /// `EVP_PKEY_CTX`s already through `EVP_PKEY_verify_init`: setting one up fetches the
+    /// algorithm from OpenSSL's provider store, a few microseconds per signature that a key
+    /// checking three signatures per notification, thousands of times a second, need not pay.
+    private let verifyContexts = Locked<[OpaquePointer]>([])
+    private static let pooledContexts = 8
+
+    deinit {
+        for context in verifyContexts.current { EVP_PKEY_CTX_free(context) }
+        EVP_PKEY_free(pointer)
+    }
 
     /// Parses a PEM `PUBLIC KEY` (SubjectPublicKeyInfo).
     public convenience init(pemString: String) throws(CryptoError) {
@@ -22,9 +40,6 @@ public final class PublicKey: @unchecked Sendable {
         guard let key else { throw CryptoError.fromQueue(.invalidKey, "not a PEM public key") }
         self.init(taking: key)
     }
-
-    /// Whether this is an EC key on P-256 (prime256v1), the only curve ES256 allows.
-    public var isP256: Bool { PublicKey.isP256(pointer) }
 
     static func isP256(_ key: OpaquePointer) -> Bool {
         guard EVP_PKEY_get_base_id(key) == EVP_PKEY_EC else { return false }
@@ -42,25 +57,42 @@ public final class PublicKey: @unchecked Sendable {
     /// with SHA-256. Any malformed input, wrong key type or wrong signature is `false`.
     public func isValidES256Signature(_ rawSignature: [UInt8], for message: [UInt8]) -> Bool {
         guard isP256, let der = ECDSASignature.der(fromRaw: rawSignature) else { return false }
-        guard let context = EVP_MD_CTX_new() else {
+        guard let context = takeVerifyContext() else {
             OpenSSLErrorQueue.clear()
             return false
         }
-        defer { EVP_MD_CTX_free(context) }
-        guard EVP_DigestVerifyInit(context, nil, EVP_sha256(), nil, pointer) == 1 else {
-            OpenSSLErrorQueue.clear()
-            return false
-        }
+        let digest = SHA256.hash(message)
         let result = der.withUnsafeBufferPointer { signature in
-            message.withUnsafeBufferPointer { data in
-                EVP_DigestVerify(context, signature.baseAddress, signature.count, data.baseAddress, data.count)
+            digest.withUnsafeBufferPointer { digest in
+                EVP_PKEY_verify(context, signature.baseAddress, signature.count, digest.baseAddress, digest.count)
             }
         }
         // Three-valued: 1 valid, 0 invalid, negative for a malformed signature (sometimes with
         // an empty queue). Only 1 is a valid signature; everything else leaves queue entries
-        // we must not leak to the next call on this thread.
+        // we must not leak to the next call on this thread. A context that saw an error is
+        // not trusted again.
         if result != 1 { OpenSSLErrorQueue.clear() }
+        giveBack(context, reusable: result == 1 || result == 0)
         return result == 1
+    }
+
+    private func takeVerifyContext() -> OpaquePointer? {
+        if let pooled = verifyContexts.withLock({ $0.popLast() }) { return pooled }
+        guard let context = EVP_PKEY_CTX_new_from_pkey(nil, pointer, nil) else { return nil }
+        guard EVP_PKEY_verify_init(context) == 1 else {
+            EVP_PKEY_CTX_free(context)
+            return nil
+        }
+        return context
+    }
+
+    private func giveBack(_ context: OpaquePointer, reusable: Bool) {
+        let kept = reusable && verifyContexts.withLock { pool in
+            guard pool.count < PublicKey.pooledContexts else { return false }
+            pool.append(context)
+            return true
+        }
+        if !kept { EVP_PKEY_CTX_free(context) }
     }
 
     /// The SubjectPublicKeyInfo as PEM.

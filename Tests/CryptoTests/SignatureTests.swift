@@ -36,6 +36,31 @@ import StoreRelayTestSupport
         #expect(key.isValidES256Signature(signature, for: input))
     }
 
+    /// One key checked from several threads at once, good and bad signatures interleaved:
+    /// the key's pooled verify contexts must never be shared, and a failed check must not
+    /// spoil a context for the next one.
+    @Test func oneKeyVerifiesFromManyThreadsAtOnce() throws {
+        let jws = try authority.signJWS(payload: #"{"threads":4}"#)
+        let (input, signature) = try parts(jws)
+        let key = try Certificate(derBytes: authority.chain(.valid).certificatesDER[0]).publicKey()
+        var flipped = signature
+        flipped[7] ^= 0x01
+        let cases: [(signature: [UInt8], valid: Bool)] = [
+            (signature, true), (flipped, false), ([UInt8](repeating: 0xFF, count: 64), false), (signature, true),
+        ]
+        let mismatches = Locked(0)
+        DispatchQueue.concurrentPerform(iterations: 4) { thread in
+            for round in 0..<150 {
+                let (candidate, valid) = cases[(round + thread) % cases.count]
+                if key.isValidES256Signature(candidate, for: input) != valid {
+                    mismatches.withLock { $0 += 1 }
+                }
+            }
+        }
+        #expect(mismatches.current == 0)
+        #expect(key.isValidES256Signature(signature, for: input))
+    }
+
     @Test func signsWhatTheOpenSSLCommandLineVerifies() throws {
         let key = try P256PrivateKey.generate()
         let message = Array("StoreRelay simulate".utf8)
