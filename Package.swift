@@ -67,7 +67,7 @@ let package = Package(
         ),
         .target(
             name: "StoreRelayJournal",
-            dependencies: ["StoreRelaySupport", "StoreRelayJSON", "CStoreRelayShims", "CZlib"],
+            dependencies: ["StoreRelaySupport", "StoreRelayJSON", "StoreRelayCrypto", "CStoreRelayShims", "CZlib"],
             swiftSettings: swiftSettings
         ),
         .target(

@@ -19,13 +19,14 @@ extension Journal {
             callbackQueue.async { completion(.failed(error)) }
             return
         }
-        var request = PendingAppend(id: id, payload: payload, firstSeen: 0, completion: completion)
+        let digest = EventIDDigest(id)
+        var request = PendingAppend(id: id, digest: digest, payload: payload, firstSeen: 0, completion: completion)
         let immediate: AppendOutcome? = state.withLock { s in
             if s.closed {
                 s.stats.failures += 1
                 return .failed(.closed)
             }
-            if s.live[id] != nil || s.snapshot[id] != nil {
+            if s.live[digest] != nil || s.snapshot[digest] != nil {
                 s.stats.duplicates += 1
                 return .duplicate
             }
@@ -137,11 +138,11 @@ extension Journal {
             for (request, offset) in zip(batch, written.offsets) {
                 s.stats.appends += 1
                 let position = RecordPosition(segment: written.segment, offset: offset)
-                guard request.kind == .event else {
+                guard request.kind == .event, let digest = request.digest else {
                     answer(request.completion, .stored(position))
                     continue
                 }
-                s.live[request.id] = LiveEntry(segment: written.segment, firstSeen: request.firstSeen)
+                s.live[digest] = LiveEntry(segment: written.segment, firstSeen: request.firstSeen)
                 answer(request.completion, .stored(position))
                 for waiter in s.inFlight.removeValue(forKey: request.id) ?? [] {
                     s.stats.duplicates += 1

@@ -20,18 +20,19 @@ public final class Journal: Sendable {
     let state: Locked<JournalState>
     let writer: QueueConfined<SegmentWriter>
     let callbackQueue = DispatchQueue(label: "storerelay.journal.callbacks", target: .nonBlockingWork)
-    /// Retiring rewrites the dedupe snapshot and deletes whole segments: milliseconds of I/O
-    /// that must not hold up the writer's next group commit.
-    let retireQueue = DispatchQueue(label: "storerelay.journal.retire")
+    /// Retiring appends to the dedupe snapshot and deletes whole segments: milliseconds of
+    /// I/O that must not hold up the writer's next group commit.
+    let retiredFile: QueueConfined<RetiredIDsFile>
     private let recovered: Locked<[JournalRecord]>
 
     private init(directory: String, options: JournalOptions, logger: Logger, state: JournalState,
-                 writer: SegmentWriter, recovered: [JournalRecord], issues: [RecoveryIssue]) {
+                 writer: SegmentWriter, retiredFile: RetiredIDsFile, recovered: [JournalRecord], issues: [RecoveryIssue]) {
         self.directory = directory
         self.options = options
         self.logger = logger
         self.state = Locked(state)
         self.writer = QueueConfined(writer, queue: DispatchQueue(label: "storerelay.journal.writer"))
+        self.retiredFile = QueueConfined(retiredFile, queue: DispatchQueue(label: "storerelay.journal.retire"))
         self.recovered = Locked(recovered)
         self.recoveryIssues = issues
     }
@@ -45,18 +46,18 @@ public final class Journal: Sendable {
         var recovery = JournalRecovery(directory: directory, options: options, logger: logger)
         try recovery.run()
 
-        var live: [String: LiveEntry] = [:]
+        var live: [EventIDDigest: LiveEntry] = [:]
         var records: [JournalRecord] = []
         func admit(_ record: DecodedRecord, at position: RecordPosition) {
             if record.kind == JournalRecordKind.event.rawValue {
-                live[record.id] = LiveEntry(segment: position.segment, firstSeen: record.firstSeen)
+                live[EventIDDigest(record.id)] = LiveEntry(segment: position.segment, firstSeen: record.firstSeen)
             }
             records.append(JournalRecord(kind: .init(rawValue: record.kind), id: record.id,
                                          firstSeen: Timestamp(milliseconds: record.firstSeen),
                                          payload: record.body, position: position))
         }
         func isNew(_ record: DecodedRecord) -> Bool {
-            record.kind != JournalRecordKind.event.rawValue || live[record.id] == nil
+            record.kind != JournalRecordKind.event.rawValue || live[EventIDDigest(record.id)] == nil
         }
         for (segment, record) in recovery.records where isNew(record) {
             admit(record, at: RecordPosition(segment: segment, offset: record.offset))
@@ -67,7 +68,7 @@ public final class Journal: Sendable {
         var segments = recovery.segments
         var rewrite: [DecodedRecord] = []
         var rewriting: Set<String> = []
-        for record in recovery.salvaged where isNew(record) && recovery.snapshot[record.id] == nil {
+        for record in recovery.salvaged where isNew(record) && recovery.snapshot[EventIDDigest(record.id)] == nil {
             if record.kind != JournalRecordKind.event.rawValue || rewriting.insert(record.id).inserted {
                 rewrite.append(record)
             }
@@ -91,7 +92,7 @@ public final class Journal: Sendable {
                                        ("journal.records", String(records.count)),
                                        ("journal.issues", String(recovery.issues.count))])
         return Journal(directory: directory, options: options, logger: logger, state: state, writer: writer,
-                       recovered: records, issues: recovery.issues)
+                       retiredFile: recovery.snapshotFile, recovered: records, issues: recovery.issues)
     }
 
     /// The records found at open (plus salvaged ones, at their new positions), in journal

@@ -14,7 +14,10 @@ struct JournalRecovery {
     let logger: Logger
 
     var issues: [RecoveryIssue] = []
-    var snapshot: [String: Int64] = [:]
+    /// Retired ids still within the dedupe retention, from `seen-ids`.
+    var snapshot: [EventIDDigest: Int64] = [:]
+    /// The `seen-ids` file as left by recovery: always present, in the current layout.
+    var snapshotFile = RetiredIDsFile()
     /// Good records in segment order: (segment, record).
     var records: [(UInt64, DecodedRecord)] = []
     /// Good records found after damage, to be written again.
@@ -40,22 +43,43 @@ struct JournalRecovery {
         }
     }
 
+    /// Loads `seen-ids`, then leaves it present, in the current layout, intact and without
+    /// expired entries, so retirements only ever append to it.
     private mutating func loadSnapshot() throws(JournalError) {
         let path = directory + "/" + DedupeSnapshot.fileName
-        guard access(path, F_OK) == 0 else { return }
-        let bytes = try FileIO.readAll(path)
-        if let entries = DedupeSnapshot.decode(bytes) {
-            let cutoff = options.clock.now().milliseconds - options.dedupeRetentionMilliseconds
-            snapshot = entries.filter { $0.value >= cutoff }
-            return
+        let cutoff = options.clock.now().milliseconds - options.dedupeRetentionMilliseconds
+        var mustRewrite = true
+        var length = 0
+        if access(path, F_OK) == 0 {
+            let bytes = try FileIO.readAll(path)
+            length = bytes.count
+            if let contents = DedupeSnapshot.decode(bytes) {
+                for entry in contents.entries where entry.firstSeen >= cutoff {
+                    snapshot[entry.digest] = max(snapshot[entry.digest] ?? .min, entry.firstSeen)
+                }
+                if contents.intactLength < bytes.count {
+                    logger.warning("journal dedupe snapshot ended in a partial chunk; rewritten without it",
+                                   [("journal.file", path), ("journal.dropped_bytes", String(bytes.count - contents.intactLength))])
+                    issues.append(RecoveryIssue(kind: .tornSnapshotTail, path: path, offset: contents.intactLength,
+                                                droppedBytes: bytes.count - contents.intactLength, forensicCopy: nil,
+                                                salvagedRecords: 0, detail: "chunk cut short or failing its checksum"))
+                }
+                mustRewrite = contents.isOldVersion || contents.intactLength < bytes.count
+                    || snapshot.count < contents.entries.count
+            } else {
+                let aside = path + ".corrupt-\(options.clock.now().milliseconds)"
+                try FileIO.renameFile(path, aside)
+                try FileIO.syncDirectory(directory)
+                logger.error("journal dedupe snapshot is damaged; moved aside, ids of retired segments are forgotten",
+                             [("journal.file", aside)])
+                issues.append(RecoveryIssue(kind: .corruptSnapshot, path: path, offset: 0, droppedBytes: bytes.count,
+                                            forensicCopy: aside, salvagedRecords: 0, detail: "unknown header or version"))
+            }
         }
-        let aside = path + ".corrupt-\(options.clock.now().milliseconds)"
-        try FileIO.renameFile(path, aside)
-        try FileIO.syncDirectory(directory)
-        logger.error("journal dedupe snapshot is damaged; moved aside, ids of retired segments are forgotten",
-                     [("journal.file", aside)])
-        issues.append(RecoveryIssue(kind: .corruptSnapshot, path: path, offset: 0, droppedBytes: bytes.count,
-                                    forensicCopy: aside, salvagedRecords: 0, detail: "checksum or layout mismatch"))
+        let entries = snapshot.map { (digest: $0.key, firstSeen: $0.value) }
+        if mustRewrite { length = try DedupeSnapshot.compact(entries, directory: directory) }
+        snapshotFile = RetiredIDsFile(length: length, oldestFirstSeen: entries.map(\.firstSeen).min(),
+                                      compactedAt: options.clock.now().milliseconds)
     }
 
     private mutating func recoverSegment(_ sequence: UInt64, isLast: Bool) throws(JournalError) {

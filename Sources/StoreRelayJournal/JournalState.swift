@@ -4,6 +4,8 @@ import StoreRelaySupport
 struct PendingAppend: Sendable {
     var kind: JournalRecordKind = .event
     var id: String
+    /// Events only: how the dedupe index knows the id.
+    var digest: EventIDDigest?
     var payload: [UInt8]
     var firstSeen: Int64
     var completion: @Sendable (AppendOutcome) -> Void
@@ -18,9 +20,10 @@ struct LiveEntry: Sendable {
 /// Everything the journal knows, guarded by its lock (never held across I/O).
 struct JournalState: Sendable {
     /// Ids stored in live segments.
-    var live: [String: LiveEntry]
-    /// Ids of retired segments (the `seen-ids` snapshot, plus what the latest retire moved).
-    var snapshot: [String: Int64]
+    var live: [EventIDDigest: LiveEntry]
+    /// Ids of retired segments within the dedupe retention (what `seen-ids` holds, plus what
+    /// a retirement in progress is appending to it).
+    var snapshot: [EventIDDigest: Int64]
     /// Ids in the pending or writing batch, each with later appends of the same id waiting
     /// for its outcome. Part of the index, which makes dedupe atomic.
     var inFlight: [String: [PendingAppend]] = [:]
@@ -49,6 +52,7 @@ struct JournalState: Sendable {
     }
 
     func knows(_ id: String) -> Bool {
-        live[id] != nil || snapshot[id] != nil || inFlight[id] != nil
+        let digest = EventIDDigest(id)
+        return live[digest] != nil || snapshot[digest] != nil || inFlight[id] != nil
     }
 }

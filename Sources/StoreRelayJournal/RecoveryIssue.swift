@@ -10,8 +10,12 @@ public struct RecoveryIssue: Sendable, CustomStringConvertible {
         case corruption
         /// A segment whose header is unreadable was moved aside whole.
         case unreadableSegment
-        /// The `seen-ids` snapshot failed its checksum and was moved aside.
+        /// The `seen-ids` snapshot's header is unreadable: the file was moved aside.
         case corruptSnapshot
+        /// The `seen-ids` snapshot ended in a chunk cut short or damaged: the file was
+        /// rewritten with the intact chunks before it. A crash mid-retirement leaves this;
+        /// the ids of that chunk are still in their segments, which were not yet deleted.
+        case tornSnapshotTail
     }
 
     public let kind: Kind

@@ -87,17 +87,42 @@ import Testing
         #expect(scan.damages.first?.problem == .badLength)
     }
 
-    @Test func snapshotRoundTripAndDamage() {
-        let entries = ["a": Int64(1), "é": Int64(-5), String(repeating: "z", count: 300): Int64(1 << 40)]
-        let bytes = DedupeSnapshot.encode(entries)
-        #expect(DedupeSnapshot.decode(bytes) == entries)
-        #expect(DedupeSnapshot.decode(DedupeSnapshot.encode([:])) == [:])
-        for index in [0, 9, 17, bytes.count - 1] {
+    @Test func snapshotChunksRoundTripAndStopAtDamage() throws {
+        let first: [DedupeSnapshot.Entry] = [(EventIDDigest("a"), 1), (EventIDDigest("é"), -5)]
+        let second: [DedupeSnapshot.Entry] = [(EventIDDigest(String(repeating: "z", count: 300)), 1 << 40)]
+        let bytes = DedupeSnapshot.header() + DedupeSnapshot.chunk(first) + DedupeSnapshot.chunk(second)
+        let contents = try #require(DedupeSnapshot.decode(bytes))
+        #expect(contents.entries.map(\.digest) == (first + second).map(\.digest))
+        #expect(contents.entries.map(\.firstSeen) == [1, -5, 1 << 40])
+        #expect(contents.intactLength == bytes.count)
+        #expect(!contents.isOldVersion)
+        #expect(try #require(DedupeSnapshot.decode(DedupeSnapshot.header())).entries.isEmpty)
+
+        // A flipped header byte: nothing can be trusted.
+        for index in [0, 4] {
             var damaged = bytes
             damaged[index] ^= 0x01
             #expect(DedupeSnapshot.decode(damaged) == nil, "flip at \(index)")
         }
-        #expect(DedupeSnapshot.decode(Array(bytes.dropLast())) == nil)
+        // Damage in a chunk, or a chunk cut short: the chunks before it stand.
+        let firstEnd = DedupeSnapshot.headerSize + DedupeSnapshot.chunk(first).count
+        for index in [firstEnd, firstEnd + 5, bytes.count - 1] {
+            var damaged = bytes
+            damaged[index] ^= 0x01
+            let kept = try #require(DedupeSnapshot.decode(damaged))
+            #expect(kept.entries.count == 2, "flip at \(index)")
+            #expect(kept.intactLength == firstEnd)
+        }
+        let cut = try #require(DedupeSnapshot.decode(Array(bytes.dropLast())))
+        #expect(cut.entries.count == 2 && cut.intactLength == firstEnd)
+    }
+
+    @Test func idDigestsAreStableAndDistinct() {
+        #expect(EventIDDigest("evt-1") == EventIDDigest("evt-1"))
+        #expect(EventIDDigest("evt-1") != EventIDDigest("evt-2"))
+        // SHA-256("abc") starts ba7816bf 8f01cfea 414140de 5dae2223: the first 16 bytes, as
+        // two little-endian words.
+        #expect(EventIDDigest("abc") == EventIDDigest(high: 0xEACF_018F_BF16_78BA, low: 0x2322_AE5D_DE40_4141))
     }
 
     @Test func segmentNames() {
