@@ -82,7 +82,10 @@ extension DeliveryEngine {
             return nil
         }
         guard let rewritten = done, !rewritten.contains(id) else { return }
-        deadLetters.delete(id: id)
-        logger.info("replayed dead letter resolved", [("deadLetter.id", id)])
+        // Deleting syncs the directory: not on the delivery pool this runs on.
+        queue.async { [deadLetters, logger] in
+            deadLetters.delete(id: id)
+            logger.info("replayed dead letter resolved", [("deadLetter.id", id)])
+        }
     }
 }

@@ -47,25 +47,25 @@ extension FileQueue {
     /// the whole batch with one hop to the callback queue, and queues the next batch.
     private func write(_ batch: [PendingLine]) {
         let report = writer.access { $0.write(batch.map(\.line)) }
-        let (results, next) = state.withLock { s in
+        let (results, wasWritable, next) = state.withLock { s in
             apply(report, to: &s)
             s.writerBusy = false
             s.stats.lines += report.delivered
             s.stats.failures += batch.count - report.delivered
             let wasWritable = s.writable
             s.writable = report.error == nil
-            if let error = report.error, wasWritable {
-                logger.error("file queue batch failed; its appends are answered failed",
-                             [("filequeue.directory", directory),
-                              ("filequeue.lines", String(batch.count - report.delivered)), ("error", error.message)])
-            } else if report.error == nil && !wasWritable {
-                logger.notice("file queue writable again", [("filequeue.directory", directory)])
-            }
             let results: [Result<Void, FileQueueError>] = batch.indices.map { index in
                 if index < report.delivered { return .success(()) }
                 return .failure(report.error ?? FileQueueError(.io, message: "the file queue write stopped early"))
             }
-            return (results, s.takeBatchIfIdle())
+            return (results, wasWritable, s.takeBatchIfIdle())
+        }
+        if let error = report.error, wasWritable {
+            logger.error("file queue batch failed; its appends are answered failed",
+                         [("filequeue.directory", directory),
+                          ("filequeue.lines", String(batch.count - report.delivered)), ("error", error.message)])
+        } else if report.error == nil && !wasWritable {
+            logger.notice("file queue writable again", [("filequeue.directory", directory)])
         }
         callbackQueue.async {
             for (pending, result) in zip(batch, results) { pending.completion(result) }

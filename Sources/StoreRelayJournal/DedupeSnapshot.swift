@@ -30,9 +30,11 @@ enum DedupeSnapshot {
     struct Contents {
         /// In file order (oldest chunks first).
         var entries: [Entry]
-        /// Bytes up to the end of the last intact chunk; anything after it is a torn or
-        /// damaged tail.
+        /// Bytes up to the end of the last chunk read; anything after it is a torn tail.
         var intactLength: Int
+        /// A damaged chunk with more chunks after it was skipped: not what a crash leaves
+        /// (only the last chunk can be torn), so the file is damaged.
+        var skippedDamage = false
         /// A version 1 file: to be rewritten in the current layout.
         var isOldVersion = false
     }
@@ -68,17 +70,26 @@ enum DedupeSnapshot {
         }
     }
 
+    /// Chunks in order. A chunk that fails its checksum but whose length leaves more data
+    /// after it is skipped, and reading goes on; one that runs to or past the end of the file
+    /// ends it (a torn append).
     private static func decodeChunks(_ bytes: [UInt8]) -> Contents {
         bytes.withUnsafeBytes { raw in
             var entries: [Entry] = []
             var offset = headerSize
+            var skippedDamage = false
             while offset + 8 <= raw.count {
                 let count = Int(raw.littleEndian(at: offset, as: UInt32.self))
                 let end = offset + 4 + count * entrySize
-                guard count > 0, end + 4 <= raw.count,
-                      RecordFrame.checksum(UnsafeRawBufferPointer(rebasing: raw[offset..<end]))
+                guard count > 0, end + 4 <= raw.count else { break }
+                guard RecordFrame.checksum(UnsafeRawBufferPointer(rebasing: raw[offset..<end]))
                         == raw.littleEndian(at: end, as: UInt32.self)
-                else { break }
+                else {
+                    guard end + 4 + 8 <= raw.count else { break }
+                    skippedDamage = true
+                    offset = end + 4
+                    continue
+                }
                 var cursor = offset + 4
                 for _ in 0..<count {
                     let digest = EventIDDigest(high: raw.littleEndian(at: cursor), low: raw.littleEndian(at: cursor + 8))
@@ -87,7 +98,7 @@ enum DedupeSnapshot {
                 }
                 offset = end + 4
             }
-            return Contents(entries: entries, intactLength: offset)
+            return Contents(entries: entries, intactLength: offset, skippedDamage: skippedDamage)
         }
     }
 

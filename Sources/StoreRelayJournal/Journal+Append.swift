@@ -78,7 +78,8 @@ extension Journal {
         flush {
             self.writer.queue.async {
                 self.writer.access { $0.close() }
-                self.callbackQueue.async(execute: completion)
+                // Retirements planned before `closed` was set finish first.
+                self.retiredFile.queue.async { self.callbackQueue.async(execute: completion) }
             }
         }
     }
@@ -106,18 +107,39 @@ extension Journal {
             OutgoingRecord(kind: $0.kind.rawValue, id: Array($0.id.utf8), firstSeen: $0.firstSeen, body: $0.payload)
         }
         let report = writer.access { $0.write(records) }
-        let (callbacks, next) = state.withLock { s in
-            let callbacks = settle(batch, report, in: &s)
+        let (transition, next) = state.withLock { s in
+            let (callbacks, transition) = settle(batch, report, in: &s)
+            // Queued before the lock is released: a `flush` that sees this batch finished
+            // queues its completion after these.
+            callbackQueue.async { for callback in callbacks { callback() } }
             s.writerBusy = false
-            return (callbacks, s.takeBatchIfIdle())
+            return (transition, s.takeBatchIfIdle())
         }
-        callbackQueue.async { for callback in callbacks { callback() } }
+        switch transition {
+        case .recovered:
+            logger.notice("journal writable again", [("journal.directory", directory)])
+        case .failed(let records, let error):
+            logger.error("journal batch failed; appends answered failed",
+                         [("journal.directory", directory), ("journal.records", String(records)), ("error", error.message)])
+        case nil:
+            break
+        }
         if let next { writer.queue.async { self.write(next) } }
+    }
+
+    /// A change of writability worth a log line (written once the lock is released).
+    private enum Transition {
+        case recovered
+        case failed(records: Int, JournalError)
     }
 
     /// Applies a written (or failed) batch to the index and counters; returns the
     /// completions to call, in order.
-    private func settle(_ batch: [PendingAppend], _ report: BatchReport, in s: inout JournalState) -> [@Sendable () -> Void] {
+    private func settle(
+        _ batch: [PendingAppend], _ report: BatchReport, in s: inout JournalState
+    ) -> (callbacks: [@Sendable () -> Void], transition: Transition?) {
+        var transition: Transition?
+        var retried = false
         var callbacks: [@Sendable () -> Void] = []
         func answer(_ completion: @escaping @Sendable (AppendOutcome) -> Void, _ outcome: AppendOutcome) {
             callbacks.append { completion(outcome) }
@@ -132,7 +154,7 @@ extension Journal {
         s.activeSegment = report.activeSegment
         switch report.result {
         case .success(let written):
-            if !s.writable { logger.notice("journal writable again", [("journal.directory", directory)]) }
+            if !s.writable { transition = .recovered }
             s.writable = true
             s.stats.bytesWritten += written.bytes
             for (request, offset) in zip(batch, written.offsets) {
@@ -150,11 +172,7 @@ extension Journal {
                 }
             }
         case .failure(let error):
-            if s.writable || s.stats.failures % 1000 == 0 {
-                logger.error("journal batch failed; appends answered failed",
-                             [("journal.directory", directory), ("journal.records", String(batch.count)),
-                              ("error", error.message)])
-            }
+            if s.writable || s.stats.failures % 1000 == 0 { transition = .failed(records: batch.count, error) }
             s.writable = false
             for request in batch {
                 s.stats.failures += 1
@@ -167,12 +185,20 @@ extension Journal {
                     retry.firstSeen = options.clock.now().milliseconds
                     s.inFlight[request.id] = waiters
                     s.pending.append(retry)
+                    retried = true
                 }
             }
         }
         let finished = s.batchesFinished
+        if retried {
+            // Appends that the retries answer have no outcome yet: a flush due now waits for
+            // the next batch, which carries them.
+            for index in s.flushWaiters.indices where s.flushWaiters[index].target <= finished {
+                s.flushWaiters[index].target = s.batchesStarted + 1
+            }
+        }
         callbacks += s.flushWaiters.filter { $0.target <= finished }.map(\.completion)
         s.flushWaiters.removeAll { $0.target <= finished }
-        return callbacks
+        return (callbacks, transition)
     }
 }

@@ -43,6 +43,7 @@ extension Journal {
         var failure: JournalError?
         do throws(JournalError) {
             let entries = plan.retired.map(\.entry)
+            try resyncRetiredFileIfNeeded()
             let length = retiredFile.access { $0.length }
             let newLength = try DedupeSnapshot.append(entries, directory: directory, at: length)
             retiredFile.access { $0.appended(entries, newLength: newLength) }
@@ -102,8 +103,30 @@ extension Journal {
             }
             logger.info("journal forgot expired ids", [("journal.ids", String(expired.count))])
         } catch {
-            retiredFile.access { $0.compactedAt = now }
+            retiredFile.access { file in
+                file.compactedAt = now
+                file.lengthIsKnown = false
+            }
             logger.error("journal could not drop expired ids from seen-ids", [("error", error.message)])
         }
+    }
+
+    /// After a rewrite that failed part-way, finds where the next chunk goes: the end of the
+    /// intact file on disk, old or new; or, when it does not read back whole, writes a new
+    /// one from memory (which holds every id the file should).
+    private func resyncRetiredFileIfNeeded() throws(JournalError) {
+        guard !retiredFile.access({ $0.lengthIsKnown }) else { return }
+        let path = directory + "/" + DedupeSnapshot.fileName
+        if let contents = DedupeSnapshot.decode(try FileIO.readAll(path)), !contents.skippedDamage {
+            retiredFile.access { file in
+                file.length = contents.intactLength
+                file.lengthIsKnown = true
+            }
+            return
+        }
+        let entries = state.withLock { $0.snapshot.map { (digest: $0.key, firstSeen: $0.value) } }
+        let length = try DedupeSnapshot.compact(entries, directory: directory)
+        let now = options.clock.now().milliseconds
+        retiredFile.access { $0 = RetiredIDsFile(length: length, oldestFirstSeen: entries.map(\.firstSeen).min(), compactedAt: now) }
     }
 }

@@ -7,8 +7,8 @@ import StoreRelaySupport
 /// Index, batch and counters sit behind one lock, held only for bookkeeping: an append takes
 /// it, checks for a duplicate and joins the pending batch without changing threads. File I/O
 /// happens on a serial writer queue, so appends arriving while a batch syncs form the next
-/// batch. Completions run on a serial callback queue, one hop per batch, and may block
-/// without stalling the journal.
+/// batch. Completions run on a serial callback queue, one hop per batch; it targets the
+/// accepting pool (`DispatchQueue.nonBlockingWork`), so they must not block.
 public final class Journal: Sendable {
     /// The journal directory (for example `DATA/journal`).
     public let directory: String
@@ -104,7 +104,8 @@ public final class Journal: Sendable {
 
     /// Whether `id` is stored or being stored (in the pending or writing batch).
     public func contains(id: String) -> Bool {
-        state.withLock { $0.knows(id) }
+        let digest = EventIDDigest(id)
+        return state.withLock { $0.knows(id, digest) }
     }
 
     public var stats: JournalStats {

@@ -57,14 +57,24 @@ struct JournalRecovery {
                 for entry in contents.entries where entry.firstSeen >= cutoff {
                     snapshot[entry.digest] = max(snapshot[entry.digest] ?? .min, entry.firstSeen)
                 }
-                if contents.intactLength < bytes.count {
+                if contents.skippedDamage {
+                    // Only the last chunk can be torn by a crash: this is damage. Keep a copy,
+                    // keep every intact chunk; the damaged chunk's ids are forgotten.
+                    let aside = path + ".corrupt-\(options.clock.now().milliseconds)"
+                    try FileIO.writeFile(aside, bytes)
+                    logger.error("journal dedupe snapshot has a damaged chunk; the ids in it are forgotten",
+                                 [("journal.file", path), ("journal.forensic_copy", aside)])
+                    issues.append(RecoveryIssue(kind: .corruptSnapshot, path: path, offset: 0, droppedBytes: 0,
+                                                forensicCopy: aside, salvagedRecords: contents.entries.count,
+                                                detail: "a chunk failing its checksum before intact ones"))
+                } else if contents.intactLength < bytes.count {
                     logger.warning("journal dedupe snapshot ended in a partial chunk; rewritten without it",
                                    [("journal.file", path), ("journal.dropped_bytes", String(bytes.count - contents.intactLength))])
                     issues.append(RecoveryIssue(kind: .tornSnapshotTail, path: path, offset: contents.intactLength,
                                                 droppedBytes: bytes.count - contents.intactLength, forensicCopy: nil,
                                                 salvagedRecords: 0, detail: "chunk cut short or failing its checksum"))
                 }
-                mustRewrite = contents.isOldVersion || contents.intactLength < bytes.count
+                mustRewrite = contents.isOldVersion || contents.skippedDamage || contents.intactLength < bytes.count
                     || snapshot.count < contents.entries.count
             } else {
                 let aside = path + ".corrupt-\(options.clock.now().milliseconds)"

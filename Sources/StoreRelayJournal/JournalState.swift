@@ -51,8 +51,7 @@ struct JournalState: Sendable {
         return pending
     }
 
-    func knows(_ id: String) -> Bool {
-        let digest = EventIDDigest(id)
-        return live[digest] != nil || snapshot[digest] != nil || inFlight[id] != nil
+    func knows(_ id: String, _ digest: EventIDDigest) -> Bool {
+        live[digest] != nil || snapshot[digest] != nil || inFlight[id] != nil
     }
 }

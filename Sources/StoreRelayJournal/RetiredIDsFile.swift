@@ -9,6 +9,9 @@ struct RetiredIDsFile: Sendable {
     var oldestFirstSeen: Int64?
     /// When the file was last rewritten without its expired entries.
     var compactedAt: Int64 = 0
+    /// False after a rewrite failed part-way: the file on disk may be the old one or the new
+    /// one, and `length` must be read back before the next chunk is written.
+    var lengthIsKnown = true
 
     /// Whether the file holds an entry older than `cutoff` and was not compacted lately.
     func needsCompaction(cutoff: Int64, now: Int64) -> Bool {

@@ -88,4 +88,35 @@ import StoreRelaySupport
         #expect(journal.isWritable)
         #expect(journal.stats.appends == 2 && journal.stats.failures == 1 && journal.stats.duplicates == 0)
     }
+
+    /// `flush` promises every append made before it has its outcome. An append answered by a
+    /// retry (its first copy failed) only has one once the retry's batch is written.
+    @Test func flushWaitsForAppendsAnsweredByARetry() async throws {
+        try #require(fileExists("/dev/full"), "needs /dev/full")
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let journal = try open(dir.journal)
+        defer { journal.close() }
+        _ = try #require(await journal.append(id: "warmup", "x").position)
+        try journal.redirectWritesForTesting(to: "/dev/full")
+        journal.suspendWriterForTesting()
+        let events = Locked<[String]>([])
+        let group = DispatchGroup()
+        for n in 0..<2 {
+            group.enter()
+            journal.append(id: "same", payload: [UInt8(n)]) { outcome in
+                events.withLock { $0.append("append \(n): \(outcome.position != nil ? "stored" : "not stored")") }
+                group.leave()
+            }
+        }
+        group.enter()
+        journal.flush {
+            events.withLock { $0.append("flush") }
+            group.leave()
+        }
+        journal.queueWriteRedirectForTesting(to: nil)
+        journal.resumeWriterForTesting()
+        await withCheckedContinuation { continuation in group.notify(queue: .global()) { continuation.resume() } }
+        #expect(events.current == ["append 0: not stored", "append 1: stored", "flush"])
+    }
 }

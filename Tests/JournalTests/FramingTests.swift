@@ -115,6 +115,16 @@ import Testing
         }
         let cut = try #require(DedupeSnapshot.decode(Array(bytes.dropLast())))
         #expect(cut.entries.count == 2 && cut.intactLength == firstEnd)
+        #expect(!cut.skippedDamage)
+
+        // Damage with intact chunks after it is not a torn append: the reader skips it.
+        var middle = DedupeSnapshot.chunk(second)
+        middle[9] ^= 0x04
+        let third: [DedupeSnapshot.Entry] = [(EventIDDigest("third"), 3)]
+        let skipped = try #require(DedupeSnapshot.decode(DedupeSnapshot.header() + DedupeSnapshot.chunk(first) + middle
+                                                         + DedupeSnapshot.chunk(third)))
+        #expect(skipped.skippedDamage)
+        #expect(skipped.entries.map(\.digest) == (first + third).map(\.digest))
     }
 
     @Test func idDigestsAreStableAndDistinct() {

@@ -102,6 +102,44 @@ import StoreRelaySupport
         #expect(try #require(DedupeSnapshot.decode(readBytes(path))).intactLength == readBytes(path).count)
     }
 
+    @Test func aDamagedChunkInTheMiddleCostsOnlyItsOwnIDs() async throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        try FileManager.default.createDirectory(atPath: dir.journal, withIntermediateDirectories: true)
+        let clock = ManualClock()
+        let now = clock.now().milliseconds
+        var middle = DedupeSnapshot.chunk([(EventIDDigest("middle"), now)])
+        middle[6] ^= 0x20
+        let path = dir.journal + "/seen-ids"
+        try writeBytes(path, DedupeSnapshot.header() + DedupeSnapshot.chunk([(EventIDDigest("first"), now)]) + middle
+                             + DedupeSnapshot.chunk([(EventIDDigest("last"), now)]))
+
+        let journal = try open(dir.journal, testOptions(clock: clock))
+        defer { journal.close() }
+        let issue = try #require(journal.recoveryIssues.first)
+        #expect(journal.recoveryIssues.count == 1 && issue.kind == .corruptSnapshot)
+        #expect(fileExists(try #require(issue.forensicCopy)))
+        #expect(journal.contains(id: "first") && journal.contains(id: "last"))
+        #expect(!journal.contains(id: "middle"))
+        let rewritten = try #require(DedupeSnapshot.decode(readBytes(path)))
+        #expect(!rewritten.skippedDamage && rewritten.entries.count == 2)
+    }
+
+    /// `close` returns only once retirements already asked for are carried out.
+    @Test func closeWaitsForARetirementInProgress() async throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let journal = try open(dir.journal, testOptions(segmentSizeLimit: 100))
+        _ = try #require(await journal.append(id: "a", payload: Array(repeating: 0, count: 80)).position)
+        _ = try #require(await journal.append(id: "b", payload: Array(repeating: 0, count: 80)).position)
+        let first = journal.activeSegment - 1
+        journal.retireSegments(upTo: first) { _ in }
+        journal.close()
+        #expect(!fileExists(segmentPath(dir.journal, first)))
+        let contents = try #require(DedupeSnapshot.decode(readBytes(dir.journal + "/seen-ids")))
+        #expect(contents.entries.map(\.digest) == [EventIDDigest("a")])
+    }
+
     @Test func aVersionOneSnapshotIsReadAndRewritten() async throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }
