@@ -61,14 +61,10 @@ import StoreRelaySupport
     /// A second append of an id whose first append fails is retried as a fresh append
     /// rather than answered duplicate.
     @Test func waiterOnAFailedAppendIsRetriedForReal() async throws {
-        try #require(fileExists("/dev/full"), "needs /dev/full")
         let dir = TemporaryDirectory()
         defer { dir.remove() }
-        let journal = try open(dir.journal)
+        let journal = try await journalFailingItsNextBatch(in: dir)
         defer { journal.close() }
-        _ = try #require(await journal.append(id: "warmup", "x").position)
-        try journal.redirectWritesForTesting(to: "/dev/full")
-        journal.suspendWriterForTesting()
         let outcomes = Locked<[Int: AppendOutcome]>([:])
         let group = DispatchGroup()
         for n in 0..<2 {
@@ -92,14 +88,10 @@ import StoreRelaySupport
     /// `flush` promises every append made before it has its outcome. An append answered by a
     /// retry (its first copy failed) only has one once the retry's batch is written.
     @Test func flushWaitsForAppendsAnsweredByARetry() async throws {
-        try #require(fileExists("/dev/full"), "needs /dev/full")
         let dir = TemporaryDirectory()
         defer { dir.remove() }
-        let journal = try open(dir.journal)
+        let journal = try await journalFailingItsNextBatch(in: dir)
         defer { journal.close() }
-        _ = try #require(await journal.append(id: "warmup", "x").position)
-        try journal.redirectWritesForTesting(to: "/dev/full")
-        journal.suspendWriterForTesting()
         let events = Locked<[String]>([])
         let group = DispatchGroup()
         for n in 0..<2 {
@@ -118,5 +110,16 @@ import StoreRelaySupport
         journal.resumeWriterForTesting()
         await withCheckedContinuation { continuation in group.notify(queue: .global()) { continuation.resume() } }
         #expect(events.current == ["append 0: not stored", "append 1: stored", "flush"])
+    }
+
+    /// A journal whose next batch goes to /dev/full (ENOSPC), with its writer held so that
+    /// appends pile up behind that batch; the caller queues the redirect back and resumes.
+    private func journalFailingItsNextBatch(in dir: TemporaryDirectory) async throws -> Journal {
+        try #require(fileExists("/dev/full"), "needs /dev/full")
+        let journal = try open(dir.journal)
+        _ = try #require(await journal.append(id: "warmup", "x").position)
+        try journal.redirectWritesForTesting(to: "/dev/full")
+        journal.suspendWriterForTesting()
+        return journal
     }
 }
