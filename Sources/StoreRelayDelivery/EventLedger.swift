@@ -1,13 +1,14 @@
 import StoreRelaySupport
 
 /// Where each delivery of recent events stands, for `/api/events/{id}`: every unfinished
-/// event, and the most recent finished ones up to `capacity`. Apple's body is not kept here
+/// event, and the most recently finished ones up to `capacity`. Apple's body is not kept here
 /// (the event is): memory stays bounded under load.
 struct EventLedger: Sendable {
     private var events: [String: EventDeliveryState] = [:]
-    /// Event ids in the order they were recorded, for evicting the oldest finished ones.
-    private var order: [String] = []
-    private var orderStart = 0
+    /// Ids of finished events in the order they finished, for forgetting the oldest. An id
+    /// may appear twice (replayed, finished again); only a finished event is ever forgotten.
+    private var finishedOrder: [String] = []
+    private var finishedStart = 0
     let capacity: Int
 
     init(capacity: Int = 2_000) { self.capacity = capacity }
@@ -15,9 +16,6 @@ struct EventLedger: Sendable {
     func state(of id: String) -> EventDeliveryState? { events[id] }
 
     mutating func record(_ notification: StoredNotification, destinations: [String]) {
-        if events[notification.id] == nil {
-            order.append(notification.id)
-        }
         var summary = notification
         summary.body = []
         var state = events[notification.id] ?? EventDeliveryState(notification: summary, deliveries: [])
@@ -25,32 +23,33 @@ struct EventLedger: Sendable {
             state.deliveries.append(.init(destination: name, phase: .pending, attempts: [], nextAttempt: nil, deadLetterId: nil))
         }
         events[notification.id] = state
-        evict()
+        if Self.isFinished(state) { finished(notification.id) }
     }
 
     mutating func update(_ eventId: String, destination: String, _ change: (inout EventDeliveryState.Delivery) -> Void) {
         guard var state = events[eventId], let index = state.deliveries.firstIndex(where: { $0.destination == destination })
         else { return }
+        let wasFinished = Self.isFinished(state)
         change(&state.deliveries[index])
         events[eventId] = state
+        if !wasFinished && Self.isFinished(state) { finished(eventId) }
     }
 
-    /// Drops the oldest events whose deliveries have all finished while over capacity.
-    private mutating func evict() {
-        var budget = order.count - orderStart
-        while events.count > capacity, orderStart < order.count, budget > 0 {
-            budget -= 1
-            let id = order[orderStart]
-            orderStart += 1
-            if let state = events[id], state.deliveries.contains(where: { $0.phase == .pending }) {
-                order.append(id)  // still running: keep, look again later
-            } else {
-                events[id] = nil
-            }
+    private static func isFinished(_ state: EventDeliveryState) -> Bool {
+        !state.deliveries.contains { $0.phase == .pending }
+    }
+
+    /// Remembers `id` as the newest finished event and forgets the oldest beyond `capacity`.
+    private mutating func finished(_ id: String) {
+        finishedOrder.append(id)
+        while finishedOrder.count - finishedStart > capacity {
+            let oldest = finishedOrder[finishedStart]
+            finishedStart += 1
+            if let state = events[oldest], Self.isFinished(state) { events[oldest] = nil }
         }
-        if orderStart > 4096 && orderStart * 2 > order.count {
-            order.removeFirst(orderStart)
-            orderStart = 0
+        if finishedStart > 4096 && finishedStart * 2 > finishedOrder.count {
+            finishedOrder.removeFirst(finishedStart)
+            finishedStart = 0
         }
     }
 }

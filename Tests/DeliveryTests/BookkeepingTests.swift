@@ -140,3 +140,26 @@ func sampleNotification(id: String = UUID().uuidString.lowercased(), destination
         #expect(DeadLetterStore.isValidID(DeadLetter.id(eventId: "e", destination: nil)))
     }
 }
+
+@Suite struct EventLedgerTests {
+    /// Finished events beyond the capacity go, oldest first; unfinished ones stay however
+    /// old, and a crowd of them does not stop the finished ones from going.
+    @Test func keepsUnfinishedEventsAndTheNewestFinishedOnes() throws {
+        var ledger = EventLedger(capacity: 10)
+        for n in 0..<30 {
+            ledger.record(try sampleNotification(id: "pending-\(n)"), destinations: ["slow"])
+        }
+        for n in 0..<100 {
+            ledger.record(try sampleNotification(id: "done-\(n)"), destinations: ["fast"])
+            ledger.update("done-\(n)", destination: "fast") { $0.phase = .delivered }
+        }
+        for n in 0..<30 { #expect(ledger.state(of: "pending-\(n)") != nil) }
+        for n in 90..<100 { #expect(ledger.state(of: "done-\(n)") != nil, "done-\(n)") }
+        #expect((0..<90).allSatisfy { ledger.state(of: "done-\($0)") == nil })
+
+        // A pending event that finishes later counts among the newest finished ones.
+        ledger.update("pending-0", destination: "slow") { $0.phase = .deadLettered }
+        #expect(ledger.state(of: "pending-0") != nil)
+        #expect(ledger.state(of: "done-90") == nil)
+    }
+}
