@@ -116,7 +116,7 @@ let package = Package(
             dependencies: [
                 "StoreRelayHTTP", "StoreRelayCrypto", "StoreRelayAppStore", "StoreRelayEvents",
                 "StoreRelayConfig", "StoreRelayJournal", "StoreRelayDelivery", "StoreRelayAdmin", "StoreRelayMetrics",
-                "StoreRelayJSON", "StoreRelaySupport",
+                "StoreRelayJSON", "StoreRelaySupport", "CStoreRelayShims",
             ],
             swiftSettings: swiftSettings
         ),
@@ -207,6 +207,11 @@ let package = Package(
         .testTarget(
             name: "SimulatorTests",
             dependencies: ["StoreRelaySimulator", "StoreRelayAppStore", "StoreRelayCrypto", "StoreRelayJSON", "StoreRelayTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "GatewayTests",
+            dependencies: ["StoreRelayGateway"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

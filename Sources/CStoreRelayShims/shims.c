@@ -47,6 +47,8 @@ void storerelay_BIO_set_mem_eof(BIO *bio) {
 #if defined(__GLIBC__)
 #include <malloc.h>
 int storerelay_set_malloc_arena_max(int arenas) { return mallopt(M_ARENA_MAX, arenas); }
+int storerelay_malloc_trim(void) { return malloc_trim(0); }
 #else
 int storerelay_set_malloc_arena_max(int arenas) { (void)arenas; return 1; }
+int storerelay_malloc_trim(void) { return 0; }
 #endif

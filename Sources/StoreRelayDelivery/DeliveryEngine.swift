@@ -66,6 +66,9 @@ public final class DeliveryEngine: Sendable {
         start(notification, segment: position.segment, progress: [:])
     }
 
+    /// Accepted events with a delivery still to finish (waiting, in flight or retrying).
+    public var unfinishedEvents: Int { tracker.withLock { $0.unfinishedCount } }
+
     /// Status of every destination, in configuration order.
     public var status: [DestinationStatus] {
         let topology = topology.current

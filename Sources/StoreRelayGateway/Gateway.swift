@@ -28,6 +28,7 @@ public final class Gateway: Sendable {
     let publicRoutes: Locked<HTTPRoutes>
     private let stopping = Locked(false)
     private let journalProbe: JournalProbe
+    private let memoryTrimmer: MemoryTrimmer
     /// The admin listener, started last: it serves a gateway that is fully up.
     private let adminServer = Locked<AdminServer?>(nil)
 
@@ -58,6 +59,7 @@ public final class Gateway: Sendable {
             throw GatewayError("cannot open the destinations: \(error)")
         }
         delivery.resume(from: journal.recoveredRecords)
+        memoryTrimmer = MemoryTrimmer(delivery: delivery)
         journal.releaseRecoveredRecords()
         let processor: NotificationProcessor
         do {
@@ -125,6 +127,7 @@ public final class Gateway: Sendable {
         logger.info("stopping")
         adminServer.current?.shutdown()
         journalProbe.stop()
+        memoryTrimmer.stop()
         publicServer.shutdown { [delivery, journal, logger] in
             delivery.stop {
                 journal.close {

@@ -42,4 +42,8 @@ void storerelay_BIO_set_mem_eof(BIO *bio);
 /// export. Caps glibc's malloc arenas (see ProcessSetup); returns 1 on success.
 int storerelay_set_malloc_arena_max(int arenas);
 
+/// `malloc_trim` (also <malloc.h>): gives the free pages of every arena back to the system.
+/// Returns 1 when memory was released.
+int storerelay_malloc_trim(void);
+
 #endif
