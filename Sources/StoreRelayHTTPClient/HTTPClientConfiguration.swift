@@ -9,7 +9,10 @@ public struct HTTPClientConfiguration: Sendable {
     /// An idle pooled connection is closed after this long unused.
     public var idleTimeout: Duration = .seconds(60)
     /// Idle connections kept per origin (scheme, host, port, extra CA file); more are closed.
-    public var maxIdleConnectionsPerOrigin = 8
+    /// At least the attempts in flight to one origin (the sum of the `concurrency` of the
+    /// destinations on it): with fewer, each burst closes connections only to open them again,
+    /// and at a few thousand requests a second that churn cut throughput five-fold.
+    public var maxIdleConnectionsPerOrigin = 64
     /// Larger response bodies fail with `.responseTooLarge` (webhook answers are small).
     public var maxResponseBodySize = 1024 * 1024
     /// Larger response heads fail with `.protocol`.

@@ -46,6 +46,29 @@ final class GatedResolver: HostResolver {
         #expect(server.acceptedCount <= 50)
     }
 
+    /// Four webhook destinations on one host with `concurrency 4` each keep 16 requests in
+    /// flight to one origin. The default pool must keep that many connections: with fewer,
+    /// every round closed the extra ones and opened them again, and under load the churn cut
+    /// delivery throughput five-fold.
+    @Test func roundsOfSixteenParallelRequestsReuseTheirConnections() async throws {
+        let server = try TestHTTPServer(handler: serveEach { request in ok("echo \(request.target)") })
+        defer { server.stop() }
+        let client = makeClient()
+        defer { client.shutdown() }
+        for round in 0..<5 {
+            let answered = await withTaskGroup(of: Bool.self) { group in
+                for index in 0..<16 {
+                    group.addTask { (try? await fetch(client, "http://127.0.0.1:\(server.port)/\(round)-\(index)")) != nil }
+                }
+                var count = 0
+                for await ok in group where ok { count += 1 }
+                return count
+            }
+            #expect(answered == 16)
+        }
+        #expect(server.acceptedCount <= 16, "\(server.acceptedCount) connections for 80 requests")
+    }
+
     @Test func aHangingLookupNeverDelaysAnotherHost() async throws {
         let server = try TestHTTPServer(handler: serveEach { request in ok("from \(request.headers["host"] ?? "")") })
         defer { server.stop() }
