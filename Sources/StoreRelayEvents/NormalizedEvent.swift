@@ -25,10 +25,17 @@ public struct NormalizedEvent: Sendable, Hashable {
     public let legacyType: String?
     /// `app.bundleId`, nil only when Apple sent none.
     public let bundleId: String?
-    /// The whole event, `raw` null.
-    public let json: JSONObject
-    /// `json` serialized once: the journal, file queues and webhooks all send these bytes.
+    /// The event serialized once, `raw` null: the journal, file queues and webhooks all send
+    /// these bytes, and they are all the event keeps. A parsed tree costs several times its
+    /// text in memory, and every event waiting for a destination holds one.
     private let serialized: [UInt8]
+
+    /// The whole event, `raw` null, parsed again from `serialized` (for the admin API, dead
+    /// letters and `include-raw`; never on the way in).
+    public var json: JSONObject {
+        // Our own serializer's output, so it always parses.
+        (try? JSONValue.parse(serialized))?.objectValue ?? JSONObject()
+    }
 
     init(document: EventDocument) {
         id = document.id
@@ -37,8 +44,7 @@ public struct NormalizedEvent: Sendable, Hashable {
         subtype = document.subtype
         legacyType = document.legacyType
         bundleId = document.bundleId.stringValue
-        json = document.object()
-        serialized = JSONValue.object(json).serializedBytes()
+        serialized = JSONValue.object(document.object()).serializedBytes()
     }
 
     init(id: String, environment: AppStoreEnvironment, type: String, subtype: String?,
@@ -49,7 +55,6 @@ public struct NormalizedEvent: Sendable, Hashable {
         self.subtype = subtype
         self.legacyType = legacyType
         self.bundleId = bundleId
-        self.json = json
         serialized = JSONValue.object(json).serializedBytes()
     }
 

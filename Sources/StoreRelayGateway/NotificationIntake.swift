@@ -60,7 +60,8 @@ final class NotificationIntake: Sendable {
         _ outcome: IntakeOutcome, event: NormalizedEvent?, started: UInt64,
         completion: @escaping @Sendable (IntakeOutcome) -> Void
     ) {
-        let version = event.map { $0.json["version"]?.stringValue == "1.0" ? "1" : "2" }
+        // Only a V1 notification has a legacy type.
+        let version = event.map { $0.legacyType == nil ? "2" : "1" }
         metrics.notificationAnswered(
             environment: event?.environment.rawValue, version: version, outcome: outcome.label,
             seconds: Double(MonotonicClock.nanoseconds() - started) / 1e9)
