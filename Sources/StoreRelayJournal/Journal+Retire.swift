@@ -96,7 +96,7 @@ extension Journal {
             let expired = contents.entries.filter { $0.firstSeen < cutoff }.map(\.digest)
             let newLength = try DedupeSnapshot.compact(kept, directory: directory)
             retiredFile.access { file in
-                file = RetiredIDsFile(length: newLength, oldestFirstSeen: kept.map(\.firstSeen).min(), compactedAt: now)
+                file = RetiredIDsFile(length: newLength, holding: kept, compactedAt: now)
             }
             state.withLock { s in
                 for digest in expired where (s.snapshot[digest] ?? .max) < cutoff { s.snapshot[digest] = nil }
@@ -127,6 +127,6 @@ extension Journal {
         let entries = state.withLock { $0.snapshot.map { (digest: $0.key, firstSeen: $0.value) } }
         let length = try DedupeSnapshot.compact(entries, directory: directory)
         let now = options.clock.now().milliseconds
-        retiredFile.access { $0 = RetiredIDsFile(length: length, oldestFirstSeen: entries.map(\.firstSeen).min(), compactedAt: now) }
+        retiredFile.access { $0 = RetiredIDsFile(length: length, holding: entries, compactedAt: now) }
     }
 }

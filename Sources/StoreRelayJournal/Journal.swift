@@ -48,41 +48,48 @@ public final class Journal: Sendable {
 
         var live: [EventIDDigest: LiveEntry] = [:]
         var records: [JournalRecord] = []
-        func admit(_ record: DecodedRecord, at position: RecordPosition) {
-            if record.kind == JournalRecordKind.event.rawValue {
-                live[EventIDDigest(record.id)] = LiveEntry(segment: position.segment, firstSeen: record.firstSeen)
-            }
+        /// The dedupe key of an event record (hashed once per record); nil for progress records.
+        func digest(of record: DecodedRecord) -> EventIDDigest? {
+            record.kind == JournalRecordKind.event.rawValue ? EventIDDigest(record.id) : nil
+        }
+        func admit(_ record: DecodedRecord, _ digest: EventIDDigest?, at position: RecordPosition) {
+            if let digest { live[digest] = LiveEntry(segment: position.segment, firstSeen: record.firstSeen) }
             records.append(JournalRecord(kind: .init(rawValue: record.kind), id: record.id,
                                          firstSeen: Timestamp(milliseconds: record.firstSeen),
                                          payload: record.body, position: position))
         }
-        func isNew(_ record: DecodedRecord) -> Bool {
-            record.kind != JournalRecordKind.event.rawValue || live[EventIDDigest(record.id)] == nil
-        }
-        for (segment, record) in recovery.records where isNew(record) {
-            admit(record, at: RecordPosition(segment: segment, offset: record.offset))
+        for (segment, record) in recovery.records {
+            let digest = digest(of: record)
+            guard digest.map({ live[$0] == nil }) ?? true else { continue }
+            admit(record, digest, at: RecordPosition(segment: segment, offset: record.offset))
         }
 
         let writer = try SegmentWriter(directory: directory, sizeLimit: options.segmentSizeLimit, logger: logger,
                                        continuing: recovery.continuing, lastSequence: recovery.highestSequence)
         var segments = recovery.segments
-        var rewrite: [DecodedRecord] = []
-        var rewriting: Set<String> = []
-        for record in recovery.salvaged where isNew(record) && recovery.snapshot[EventIDDigest(record.id)] == nil {
-            if record.kind != JournalRecordKind.event.rawValue || rewriting.insert(record.id).inserted {
-                rewrite.append(record)
+        var rewrite: [(record: DecodedRecord, digest: EventIDDigest?)] = []
+        var rewriting: Set<EventIDDigest> = []
+        for record in recovery.salvaged {
+            let digest = digest(of: record)
+            // Nothing of a retired event is written again (its progress records neither); an
+            // event already live or already salvaged once is not either.
+            guard recovery.snapshot[digest ?? EventIDDigest(record.id)] == nil else { continue }
+            if let digest {
+                guard live[digest] == nil, rewriting.insert(digest).inserted else { continue }
             }
+            rewrite.append((record, digest))
         }
         if !rewrite.isEmpty {
             // Salvaged records were acknowledged once; they must be durable again before
             // their damaged copies are the only ones left.
-            let report = writer.write(rewrite.map {
-                OutgoingRecord(kind: $0.kind, id: Array($0.id.utf8), firstSeen: $0.firstSeen, body: $0.body)
+            let report = writer.write(rewrite.map { salvaged in
+                let record = salvaged.record
+                return OutgoingRecord(kind: record.kind, id: Array(record.id.utf8), firstSeen: record.firstSeen, body: record.body)
             })
             let written = try report.result.get()
             segments.insert(written.segment)
-            for (record, offset) in zip(rewrite, written.offsets) {
-                admit(record, at: RecordPosition(segment: written.segment, offset: offset))
+            for (salvaged, offset) in zip(rewrite, written.offsets) {
+                admit(salvaged.record, salvaged.digest, at: RecordPosition(segment: written.segment, offset: offset))
             }
         }
 

@@ -88,8 +88,7 @@ struct JournalRecovery {
         }
         let entries = snapshot.map { (digest: $0.key, firstSeen: $0.value) }
         if mustRewrite { length = try DedupeSnapshot.compact(entries, directory: directory) }
-        snapshotFile = RetiredIDsFile(length: length, oldestFirstSeen: entries.map(\.firstSeen).min(),
-                                      compactedAt: options.clock.now().milliseconds)
+        snapshotFile = RetiredIDsFile(length: length, holding: entries, compactedAt: options.clock.now().milliseconds)
     }
 
     private mutating func recoverSegment(_ sequence: UInt64, isLast: Bool) throws(JournalError) {

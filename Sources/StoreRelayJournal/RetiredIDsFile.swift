@@ -26,3 +26,11 @@ struct RetiredIDsFile: Sendable {
         }
     }
 }
+
+extension RetiredIDsFile {
+    /// The file as a load or a rewrite left it: `length` bytes holding `entries`, with
+    /// nothing expired in it as of `now`.
+    init(length: Int, holding entries: [DedupeSnapshot.Entry], compactedAt now: Int64) {
+        self.init(length: length, oldestFirstSeen: entries.map(\.firstSeen).min(), compactedAt: now)
+    }
+}
