@@ -23,7 +23,7 @@ extension DeliveryEngine {
     /// Replays the journal after a restart: every event whose deliveries are not all finished
     /// starts again, each destination with its attempts and next due time intact.
     public func resume(from records: [JournalRecord]) {
-        var order: [(notification: StoredNotification, segment: UInt64)] = []
+        var order: [(notification: StoredNotification, position: RecordPosition)] = []
         var progress: [String: [String: DestinationProgress]] = [:]
         for record in records {
             if record.kind == .event {
@@ -31,21 +31,23 @@ extension DeliveryEngine {
                     logger.error("unreadable journal record skipped", [("event.id", record.id), ("position", "\(record.position)")])
                     continue
                 }
-                order.append((notification, record.position.segment))
+                order.append((notification, record.position))
             } else if record.kind == .progress, let step = DeliveryProgress(decoding: record.payload) {
                 progress[record.id, default: [:]][step.destination, default: DestinationProgress()].apply(step)
             }
         }
-        for (notification, segment) in order {
-            start(notification, segment: segment, progress: progress[notification.id] ?? [:])
+        for (notification, position) in order {
+            start(notification, position: position, progress: progress[notification.id] ?? [:])
         }
         let unfinished = tracker.current.unfinishedCount
         logger.info("deliveries resumed", [("events", String(order.count)), ("unfinished", String(unfinished))])
         queue.async { self.retireFinishedSegments() }
     }
 
-    /// Plans every delivery of `notification` that `progress` does not show finished.
-    func start(_ notification: StoredNotification, segment: UInt64, progress: [String: DestinationProgress]) {
+    /// Plans every delivery of `notification`, stored at `position`, that `progress` does not
+    /// show finished.
+    func start(_ notification: StoredNotification, position: RecordPosition, progress: [String: DestinationProgress]) {
+        let segment = position.segment
         enum Plan { case deliver(DestinationQueue), deadLetter(DeadLetter.Reason, String?, String) }
         var plans: [(key: String, plan: Plan)] = []
         switch notification.disposition {
@@ -69,13 +71,13 @@ extension DeliveryEngine {
             return isNew
         }
         if newSegment { scheduleRetirement() }
-        ledger.withLock { $0.record(notification, destinations: plans.map(\.key).filter { !$0.isEmpty }) }
+        ledger.withLock { $0.record(notification, position: position, destinations: plans.map(\.key).filter { !$0.isEmpty }) }
         for (key, plan) in plans {
             switch plan {
             case .deliver(let queue):
                 let restored = progress[key] ?? DestinationProgress()
                 queue.enqueue(DeliveryJob(
-                    notification: notification, destination: key, body: queue.body(for: notification),
+                    notification: notification, destination: key, position: position, body: queue.body(for: notification),
                     attempts: restored.attempts, due: restored.nextAttempt ?? clock.now(),
                     budgetStart: notification.receivedAt))
             case .deadLetter(let reason, let destination, let detail):
@@ -95,7 +97,7 @@ extension DeliveryEngine {
 
     func recordAttempt(_ job: DeliveryJob, _ attempt: DeliveryAttempt) {
         observer.attemptFinished(destination: job.destination, outcome: "retry", seconds: Double(attempt.durationMs) / 1000)
-        ledger.withLock { $0.update(job.eventId, destination: job.destination) {
+        ledger.withLock { $0.update(job.notification, destination: job.destination) {
             $0.attempts = job.attempts
             $0.nextAttempt = job.due
         } }
@@ -118,7 +120,7 @@ extension DeliveryEngine {
         if let attempt = job.attempts.last {
             observer.attemptFinished(destination: job.destination, outcome: "delivered", seconds: Double(attempt.durationMs) / 1000)
         }
-        ledger.withLock { $0.update(job.eventId, destination: job.destination) {
+        ledger.withLock { $0.update(job.notification, destination: job.destination) {
             $0.attempts = job.attempts
             $0.phase = .delivered
             $0.nextAttempt = nil
@@ -143,6 +145,24 @@ extension DeliveryEngine {
                         detail: detail, attempts: job.attempts, replayOf: job.replayOf)
     }
 
+    /// Dead-letters a waiting job, reading a parked one's event back first (a dead letter
+    /// holds the whole event). A read that fails is tried again: the event is unfinished, so
+    /// its journal segment stays.
+    func deadLetter(_ job: WaitingJob, reason: DeadLetter.Reason, detail: String) {
+        switch job {
+        case .whole(let job):
+            deadLetter(job, reason: reason, detail: detail)
+        case .parked(let parked):
+            reader.read(parked.position) { [self] event in
+                guard let event else {
+                    queue.asyncAfter(deadline: .now() + .seconds(5)) { self.deadLetter(job, reason: reason, detail: detail) }
+                    return
+                }
+                deadLetter(parked.restored(event, body: []), reason: reason, detail: detail)
+            }
+        }
+    }
+
     /// Writes the dead letter durably, then marks the delivery finished; a failed write is
     /// retried, so the event is never forgotten before its dead letter exists.
     func writeDeadLetter(_ notification: StoredNotification, key: String, destination: String?, reason: DeadLetter.Reason,
@@ -158,7 +178,7 @@ extension DeliveryEngine {
                     ("attempts", String(attempts.count)), ("detail", detail),
                 ])
                 if !key.isEmpty {
-                    ledger.withLock { $0.update(notification.id, destination: key) {
+                    ledger.withLock { $0.update(notification, destination: key) {
                         $0.attempts = attempts
                         $0.phase = .deadLettered
                         $0.nextAttempt = nil

@@ -27,10 +27,10 @@ extension DeliveryEngine {
             retiring.append((queue, nil))
         }
         // Retire first so a redefined file queue's directory is free before it opens again.
-        var handedOver: [String: Locked<[DeliveryJob]>] = [:]
+        var handedOver: [String: Locked<[WaitingJob]>] = [:]
         let group = DispatchGroup()
         for (old, replacement) in retiring {
-            let jobs = Locked<[DeliveryJob]>([])
+            let jobs = Locked<[WaitingJob]>([])
             handedOver[old.name] = jobs
             group.enter()
             old.retire(handOff: { [self] job in
@@ -43,8 +43,8 @@ extension DeliveryEngine {
         }
         group.wait()
         for definition in configuration.destinations where queues[definition.name] == nil {
-            queues[definition.name] = try Self.makeQueue(definition, client: client, clock: clock, logger: logger,
-                                                         events: reference.events)
+            queues[definition.name] = try Self.makeQueue(definition, client: client, wholeJobLimit: wholeJobsPerDestination,
+                                                         clock: clock, logger: logger, events: reference.events)
         }
         topology.withLock {
             $0 = Topology(queues: queues, order: configuration.destinations.map(\.name), routes: configuration.routes)
@@ -52,10 +52,7 @@ extension DeliveryEngine {
         // Events that waited in a redefined destination carry on in its new queue.
         for (name, jobs) in handedOver {
             guard let queue = queues[name] else { continue }
-            for var job in jobs.current {
-                job.body = queue.body(for: job.notification)
-                queue.enqueue(job)
-            }
+            for job in jobs.current { queue.takeOver(job) }
         }
         logger.info("destinations reconfigured", [
             ("destinations", String(queues.count)), ("replaced.or.removed", String(retiring.count)),

@@ -38,14 +38,14 @@ extension DeliveryEngine {
         var notification = letter.notification
         notification.disposition = .accept
         notification.destinations = names
-        ledger.withLock { $0.record(notification, destinations: names) }
+        ledger.withLock { $0.record(notification, position: nil, destinations: names) }
         let now = clock.now()
         for name in names {
             guard let queue = topology.queues[name] else { continue }
             // The history stays with the letter's own destination; the budget starts afresh.
             let history = name == letter.destination ? letter.attempts : []
             queue.enqueue(DeliveryJob(
-                notification: notification, destination: name, body: queue.body(for: notification),
+                notification: notification, destination: name, position: nil, body: queue.body(for: notification),
                 attempts: history, due: now, attemptsBeforeBudget: history.count, budgetStart: now, replayOf: id))
         }
         logger.info("dead letter replayed", [("deadLetter.id", id), ("event.id", letter.eventId),

@@ -31,6 +31,10 @@ public final class DeliveryEngine: Sendable {
     let queue = DispatchQueue(label: "storerelay.delivery")
     let tracker = Locked(EventTracker())
     let ledger = Locked(EventLedger())
+    /// Reads parked and unfinished events back from the journal.
+    let reader: ParkedEventReader
+    /// Waiting jobs each destination keeps whole; beyond it they wait in the journal.
+    let wholeJobsPerDestination: Int
     /// Dead letters being replayed, with the destinations still to finish.
     let replaying = Locked<[String: (remaining: Set<String>, rewritten: Set<String>)]>([:])
     let client: HTTPClient
@@ -39,9 +43,14 @@ public final class DeliveryEngine: Sendable {
     let reference: EngineReference
 
     /// Opens every destination (file queues now, so a bad directory fails start-up).
+    ///
+    /// - Parameter wholeJobsPerDestination: how many waiting jobs a destination keeps in memory
+    ///   with their event (about 25 KB each); the rest of a backlog waits in the journal, at a
+    ///   few hundred bytes per event, and is read back when due.
     public init(
         configuration: GatewayConfiguration, journal: Journal, deadLetters: DeadLetterStore,
-        clock: any Clock = WallClock(), logger: Logger, observer: any DeliveryObserver = NoDeliveryObserver()
+        clock: any Clock = WallClock(), logger: Logger, observer: any DeliveryObserver = NoDeliveryObserver(),
+        wholeJobsPerDestination: Int = 256
     ) throws {
         var clientConfiguration = HTTPClientConfiguration()
         clientConfiguration.logger = logger
@@ -52,10 +61,13 @@ public final class DeliveryEngine: Sendable {
         self.clock = clock
         self.logger = logger
         self.observer = observer
+        self.wholeJobsPerDestination = wholeJobsPerDestination
+        reader = ParkedEventReader(journal: journal, logger: logger)
         var queues: [String: DestinationQueue] = [:]
         for destination in configuration.destinations {
             queues[destination.name] = try Self.makeQueue(
-                destination, client: client, clock: clock, logger: logger, events: reference.events)
+                destination, client: client, wholeJobLimit: wholeJobsPerDestination, clock: clock, logger: logger,
+                events: reference.events)
         }
         topology = Locked(Topology(queues: queues, order: configuration.destinations.map(\.name), routes: configuration.routes))
         reference.engine = self
@@ -63,7 +75,7 @@ public final class DeliveryEngine: Sendable {
 
     /// Delivers a notification the journal just stored at `position`.
     public func submit(_ notification: StoredNotification, position: RecordPosition) {
-        start(notification, segment: position.segment, progress: [:])
+        start(notification, position: position, progress: [:])
     }
 
     /// Accepted events with a delivery still to finish (waiting, in flight or retrying).
@@ -75,9 +87,13 @@ public final class DeliveryEngine: Sendable {
         return topology.order.compactMap { topology.queues[$0]?.status }
     }
 
-    /// Where the deliveries of event `id` stand, while the engine remembers it.
+    /// Where the deliveries of event `id` stand, while the engine remembers it. An unfinished
+    /// event is read back from the journal, which blocks: call it off the accepting pool.
     public func state(ofEvent id: String) -> EventDeliveryState? {
-        ledger.withLock { $0.state(of: id) }
+        guard let entry = ledger.withLock({ $0.entry(of: id) }),
+              let notification = entry.summary ?? entry.position.flatMap(reader.readNow)
+        else { return nil }
+        return EventDeliveryState(notification: notification, deliveries: entry.deliveries)
     }
 
     /// Stops every destination; unfinished deliveries resume from the journal on the next start.
@@ -96,7 +112,7 @@ public final class DeliveryEngine: Sendable {
     func queue(named name: String) -> DestinationQueue? { topology.current.queues[name] }
 
     static func makeQueue(
-        _ destination: DestinationConfiguration, client: HTTPClient, clock: any Clock, logger: Logger,
+        _ destination: DestinationConfiguration, client: HTTPClient, wholeJobLimit: Int, clock: any Clock, logger: Logger,
         events: DestinationQueue.Events
     ) throws -> DestinationQueue {
         switch destination.kind {
@@ -106,7 +122,7 @@ public final class DeliveryEngine: Sendable {
                 maxAttempts: options.maxAttempts, maxAge: options.maxAge,
                 schedule: RetrySchedule(initial: options.backoffInitial, maximum: options.backoffMaximum))
             return DestinationQueue(definition: destination, kind: "webhook", driver: driver, limits: limits,
-                                    clock: clock, events: events)
+                                    wholeJobLimit: wholeJobLimit, clock: clock, events: events)
         case .file(let options):
             var queueOptions = FileQueueOptions(
                 rotateSize: options.rotateSize, rotateAge: options.rotateInterval,
@@ -118,7 +134,7 @@ public final class DeliveryEngine: Sendable {
                 maxAttempts: Int.max, maxAge: .seconds(365 * 86400),
                 schedule: RetrySchedule(initial: .milliseconds(100), maximum: .seconds(30)))
             return DestinationQueue(definition: destination, kind: "file", driver: FileQueueDriver(queue: fileQueue, clock: clock),
-                                    limits: limits, clock: clock, events: events)
+                                    limits: limits, wholeJobLimit: wholeJobLimit, clock: clock, events: events)
         }
     }
 }
@@ -133,6 +149,10 @@ final class EngineReference: @unchecked Sendable {
         DestinationQueue.Events(
             attempted: { [self] job, attempt in engine?.recordAttempt(job, attempt) },
             delivered: { [self] job in engine?.recordDelivery(job) },
-            deadLettered: { [self] job, reason, detail in engine?.deadLetter(job, reason: reason, detail: detail) })
+            deadLettered: { [self] job, reason, detail in engine?.deadLetter(job, reason: reason, detail: detail) },
+            readBack: { [self] parked, completion in
+                guard let engine else { return completion(nil) }
+                engine.reader.read(parked.position, completion: completion)
+            })
     }
 }

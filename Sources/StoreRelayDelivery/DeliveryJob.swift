@@ -1,9 +1,13 @@
+import StoreRelayJournal
 import StoreRelaySupport
 
-/// One event on its way to one destination.
+/// One event on its way to one destination, with everything an attempt sends.
 struct DeliveryJob: Sendable {
     var notification: StoredNotification
     var destination: String
+    /// Where the event is in the journal, so a waiting job can leave its bytes there
+    /// (`ParkedJob`); nil for replays of dead letters, which are not journaled.
+    var position: RecordPosition?
     /// What this destination receives, computed once for every attempt (the signature covers it).
     var body: [UInt8]
     /// Every attempt so far, oldest first; restored from progress records after a restart.
@@ -21,17 +25,69 @@ struct DeliveryJob: Sendable {
     var attemptsInBudget: Int { attempts.count - attemptsBeforeBudget }
 }
 
+/// A waiting job whose event stays in the journal until it is due: its bookkeeping without
+/// Apple's body and the event (about 25 KB). A destination keeps a bounded number of jobs
+/// whole and parks the rest, so a backlog costs memory per event, not per byte.
+struct ParkedJob: Sendable {
+    var eventId: String
+    var destination: String
+    var position: RecordPosition
+    var attempts: [DeliveryAttempt]
+    var due: Timestamp
+    var attemptsBeforeBudget: Int
+    var budgetStart: Timestamp
+
+    /// Nil for a job that cannot be parked (a replay: nothing to read it back from).
+    init?(_ job: DeliveryJob) {
+        guard let position = job.position, job.replayOf == nil else { return nil }
+        eventId = job.eventId
+        destination = job.destination
+        self.position = position
+        attempts = job.attempts
+        due = job.due
+        attemptsBeforeBudget = job.attemptsBeforeBudget
+        budgetStart = job.budgetStart
+    }
+
+    /// The whole job again, once its event has been read back; `body` is what the
+    /// destination sends for it.
+    func restored(_ notification: StoredNotification, body: [UInt8]) -> DeliveryJob {
+        DeliveryJob(notification: notification, destination: destination, position: position, body: body,
+                    attempts: attempts, due: due, attemptsBeforeBudget: attemptsBeforeBudget, budgetStart: budgetStart)
+    }
+}
+
+/// A job in a destination's waiting heap: whole, or parked in the journal.
+enum WaitingJob: Sendable {
+    case whole(DeliveryJob)
+    case parked(ParkedJob)
+
+    var due: Timestamp {
+        switch self {
+        case .whole(let job): job.due
+        case .parked(let job): job.due
+        }
+    }
+
+    var budgetStart: Timestamp {
+        switch self {
+        case .whole(let job): job.budgetStart
+        case .parked(let job): job.budgetStart
+        }
+    }
+}
+
 /// Min-heap of jobs by due time: the destination's timer is armed for the root only, so
 /// hundreds of waiting events cost no CPU until the earliest is due.
 struct DueHeap {
-    private var items: [(due: Int64, sequence: UInt64, job: DeliveryJob)] = []
+    private var items: [(due: Int64, sequence: UInt64, job: WaitingJob)] = []
     private var nextSequence: UInt64 = 0
 
     var count: Int { items.count }
     var isEmpty: Bool { items.isEmpty }
     var earliest: Timestamp? { items.first.map { Timestamp(milliseconds: $0.due) } }
 
-    mutating func insert(_ job: DeliveryJob) {
+    mutating func insert(_ job: WaitingJob) {
         // The sequence keeps equal due times in arrival order.
         items.append((job.due.milliseconds, nextSequence, job))
         nextSequence += 1
@@ -44,7 +100,7 @@ struct DueHeap {
         }
     }
 
-    mutating func popEarliest() -> DeliveryJob? {
+    mutating func popEarliest() -> WaitingJob? {
         guard !items.isEmpty else { return nil }
         items.swapAt(0, items.count - 1)
         let job = items.removeLast().job
@@ -62,7 +118,7 @@ struct DueHeap {
     }
 
     /// Removes and returns every job (for shutdown and removed destinations).
-    mutating func drain() -> [DeliveryJob] {
+    mutating func drain() -> [WaitingJob] {
         defer { items = [] }
         return items.map(\.job)
     }

@@ -26,14 +26,23 @@ public struct DestinationStatus: Sendable {
 /// A slow, dead or hanging destination only ever delays its own events.
 ///
 /// All state is confined to `queue`. Waiting events sit in a heap with one timer armed for
-/// the earliest, so a backlog for a dead destination costs no CPU while it waits.
+/// the earliest, so a backlog for a dead destination costs no CPU while it waits. Only the
+/// first `wholeJobLimit` waiting jobs keep their event in memory; the rest are parked (their
+/// event stays in the journal) and read back when due, so a backlog costs no more than a few
+/// hundred bytes per event.
 final class DestinationQueue: @unchecked Sendable {
     /// What the queue tells the engine; called on the queue's own serial queue.
     struct Events: Sendable {
         var attempted: @Sendable (DeliveryJob, DeliveryAttempt) -> Void
         var delivered: @Sendable (DeliveryJob) -> Void
         var deadLettered: @Sendable (DeliveryJob, DeadLetter.Reason, String) -> Void
+        /// Reads a parked job's event back from the journal; nil when it cannot.
+        var readBack: @Sendable (ParkedJob, @escaping @Sendable (StoredNotification?) -> Void) -> Void
     }
+
+    /// A parked event the journal could not give back is tried again this much later, without
+    /// spending an attempt (the failure is logged each time).
+    static let readBackRetryDelay: Int64 = 5_000
 
     let name: String
     let kind: String
@@ -41,12 +50,16 @@ final class DestinationQueue: @unchecked Sendable {
     let definition: DestinationConfiguration
     private let driver: any DeliveryDriver
     private let limits: DeliveryLimits
+    private let wholeJobLimit: Int
     private let clock: any Clock
     private let events: Events
     private let queue: DispatchQueue
 
     // Confined to `queue`.
     private var waiting = DueHeap()
+    /// Waiting jobs that hold their event (the others are parked).
+    private var wholeWaiting = 0
+    /// Attempts in flight, and parked events being read back for one.
     private var inFlight = 0
     private var breaker: CircuitBreaker
     private var timer: (any DispatchSourceTimer)?
@@ -55,16 +68,17 @@ final class DestinationQueue: @unchecked Sendable {
     private var lastError: (message: String, at: Timestamp)?
     /// Set when a reload removed or redefined this destination: nothing new starts, and every
     /// job that would wait here goes to the hand-off instead.
-    private var handOff: (@Sendable (DeliveryJob) -> Void)?
+    private var handOff: (@Sendable (WaitingJob) -> Void)?
     private var retiredCompletion: (@Sendable () -> Void)?
 
     init(definition: DestinationConfiguration, kind: String, driver: any DeliveryDriver, limits: DeliveryLimits,
-         clock: any Clock, events: Events) {
+         wholeJobLimit: Int, clock: any Clock, events: Events) {
         self.definition = definition
         self.name = definition.name
         self.kind = kind
         self.driver = driver
         self.limits = limits
+        self.wholeJobLimit = wholeJobLimit
         self.clock = clock
         self.events = events
         queue = DispatchQueue(label: "storerelay.destination.\(definition.name)", target: .deliveryWork)
@@ -77,21 +91,48 @@ final class DestinationQueue: @unchecked Sendable {
     func enqueue(_ job: DeliveryJob) {
         queue.async { [self] in
             guard !stopped else { return }
-            if let handOff { return handOff(job) }
-            waiting.insert(job)
+            if let handOff { return handOff(.whole(job)) }
+            wait(job)
             pump()
+        }
+    }
+
+    /// Adds a job handed over from the queue a reload replaced.
+    func takeOver(_ job: WaitingJob) {
+        switch job {
+        case .whole(var job):
+            job.body = body(for: job.notification)
+            enqueue(job)
+        case .parked(let parked):
+            queue.async { [self] in
+                guard !stopped else { return }
+                if let handOff { return handOff(job) }
+                waiting.insert(.parked(parked))
+                pump()
+            }
+        }
+    }
+
+    /// Puts `job` in the heap, whole while there is room for it, parked otherwise.
+    private func wait(_ job: DeliveryJob) {
+        if wholeWaiting >= wholeJobLimit, let parked = ParkedJob(job) {
+            waiting.insert(.parked(parked))
+        } else {
+            wholeWaiting += 1
+            waiting.insert(.whole(job))
         }
     }
 
     /// Retires the queue after a reload: waiting jobs, and every in-flight job that still needs
     /// another attempt, go to `handOff`; `completion` runs once nothing is in flight and the
     /// driver is closed.
-    func retire(handOff: @escaping @Sendable (DeliveryJob) -> Void, completion: @escaping @Sendable () -> Void) {
+    func retire(handOff: @escaping @Sendable (WaitingJob) -> Void, completion: @escaping @Sendable () -> Void) {
         queue.async { [self] in
             self.handOff = handOff
             retiredCompletion = completion
             timer?.cancel()
             timer = nil
+            wholeWaiting = 0
             for job in waiting.drain() { handOff(job) }
             closeIfRetiredAndIdle()
         }
@@ -109,6 +150,7 @@ final class DestinationQueue: @unchecked Sendable {
             stopped = true
             timer?.cancel()
             timer = nil
+            wholeWaiting = 0
             _ = waiting.drain()
             driver.close(completion: completion)
         }
@@ -131,19 +173,57 @@ final class DestinationQueue: @unchecked Sendable {
         guard !stopped, handOff == nil else { return closeIfRetiredAndIdle() }
         let now = clock.now()
         while inFlight < driver.concurrency, let due = waiting.earliest, due <= now {
-            var job = waiting.popEarliest()!
-            if now >= expiry(of: job) {
-                job.due = now
-                events.deadLettered(job, .exhausted, "max-age \(ConfigFormat.duration(limits.maxAge)) passed before the event could be delivered")
-                continue
-            }
-            guard breaker.allowsAttempt(at: now) else {
-                waiting.insert(job)
+            let next = waiting.popEarliest()!
+            let expired = now >= expiry(budgetStart: next.budgetStart)
+            if !expired && !breaker.allowsAttempt(at: now) {
+                waiting.insert(next)
                 break
             }
-            start(job)
+            switch next {
+            case .whole(let job):
+                wholeWaiting -= 1
+                begin(job, expired: expired, now: now)
+            case .parked(let parked):
+                readBack(parked, expired: expired)
+            }
         }
         armTimer(now: now)
+    }
+
+    /// Attempts `job`, or dead-letters it when its `max-age` has passed.
+    private func begin(_ job: DeliveryJob, expired: Bool, now: Timestamp) {
+        guard expired else { return start(job) }
+        var job = job
+        job.due = now
+        events.deadLettered(job, .exhausted, "max-age \(ConfigFormat.duration(limits.maxAge)) passed before the event could be delivered")
+    }
+
+    /// Reads a parked job's event back, then begins it. The read holds an attempt's place, so
+    /// reads never run ahead of what the destination can take.
+    private func readBack(_ parked: ParkedJob, expired: Bool) {
+        inFlight += 1
+        events.readBack(parked) { [self] event in
+            queue.async { self.readBackFinished(parked, event, expired: expired) }
+        }
+    }
+
+    private func readBackFinished(_ parked: ParkedJob, _ event: StoredNotification?, expired: Bool) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        inFlight -= 1
+        guard !stopped else { return }
+        guard let event else {
+            var later = parked
+            later.due = Timestamp(milliseconds: clock.now().milliseconds + Self.readBackRetryDelay)
+            if let handOff { handOff(.parked(later)) } else { waiting.insert(.parked(later)) }
+            return pump()
+        }
+        let job = parked.restored(event, body: driver.body(for: event))
+        if let handOff {
+            handOff(.whole(job))
+        } else {
+            begin(job, expired: expired, now: clock.now())
+        }
+        pump()
     }
 
     private func armTimer(now: Timestamp) {
@@ -203,16 +283,16 @@ final class DestinationQueue: @unchecked Sendable {
         let backoff = limits.schedule.delay(afterFailures: job.attemptsInBudget)
         let delay = max(backoff, retryAfter ?? .zero)
         job.due = Timestamp(milliseconds: now.milliseconds + RetrySchedule.milliseconds(delay))
-        if job.due >= expiry(of: job) {
+        if job.due >= expiry(budgetStart: job.budgetStart) {
             events.deadLettered(job, .exhausted, "max-age \(ConfigFormat.duration(limits.maxAge)) would pass before the next attempt")
             return
         }
         events.attempted(job, job.attempts.last!)
-        if let handOff { return handOff(job) }
-        waiting.insert(job)
+        if let handOff { return handOff(.whole(job)) }
+        wait(job)
     }
 
-    private func expiry(of job: DeliveryJob) -> Timestamp {
-        Timestamp(milliseconds: job.budgetStart.milliseconds + RetrySchedule.milliseconds(limits.maxAge))
+    private func expiry(budgetStart: Timestamp) -> Timestamp {
+        Timestamp(milliseconds: budgetStart.milliseconds + RetrySchedule.milliseconds(limits.maxAge))
     }
 }

@@ -1,10 +1,24 @@
+import StoreRelayJournal
 import StoreRelaySupport
 
 /// Where each delivery of recent events stands, for `/api/events/{id}`: every unfinished
-/// event, and the most recently finished ones up to `capacity`. Apple's body is not kept here
-/// (the event is): memory stays bounded under load.
+/// event, and the most recently finished ones up to `capacity`.
+///
+/// Memory per event stays small however long a backlog grows: an unfinished event that is in
+/// the journal is kept as its position there (its record is read back when asked for), and
+/// a finished one as its event without Apple's body.
 struct EventLedger: Sendable {
-    private var events: [String: EventDeliveryState] = [:]
+    struct Entry: Sendable {
+        /// The notification without Apple's body: for finished events and replays.
+        var summary: StoredNotification?
+        /// Where the event is in the journal, while it is unfinished.
+        var position: RecordPosition?
+        var deliveries: [EventDeliveryState.Delivery]
+
+        var isFinished: Bool { !deliveries.contains { $0.phase == .pending } }
+    }
+
+    private var events: [String: Entry] = [:]
     /// Ids of finished events in the order they finished, for forgetting the oldest. An id
     /// may appear twice (replayed, finished again); only a finished event is ever forgotten.
     private var finishedOrder: [String] = []
@@ -13,39 +27,49 @@ struct EventLedger: Sendable {
 
     init(capacity: Int = 2_000) { self.capacity = capacity }
 
-    func state(of id: String) -> EventDeliveryState? { events[id] }
+    func entry(of id: String) -> Entry? { events[id] }
 
-    mutating func record(_ notification: StoredNotification, destinations: [String]) {
+    /// Starts (or, for a replay, extends) the entry of `notification`, stored at `position`
+    /// in the journal when it is there.
+    mutating func record(_ notification: StoredNotification, position: RecordPosition?, destinations: [String]) {
+        var entry = events[notification.id] ?? Entry(deliveries: [])
+        entry.position = position
+        entry.summary = position == nil ? Self.summary(of: notification) : nil
+        for name in destinations where !entry.deliveries.contains(where: { $0.destination == name }) {
+            entry.deliveries.append(.init(destination: name, phase: .pending, attempts: [], nextAttempt: nil, deadLetterId: nil))
+        }
+        events[notification.id] = entry
+        if entry.isFinished { finished(notification) }
+    }
+
+    /// Changes the delivery of `notification` to `destination`.
+    mutating func update(_ notification: StoredNotification, destination: String,
+                         _ change: (inout EventDeliveryState.Delivery) -> Void) {
+        guard var entry = events[notification.id],
+              let index = entry.deliveries.firstIndex(where: { $0.destination == destination })
+        else { return }
+        let wasFinished = entry.isFinished
+        change(&entry.deliveries[index])
+        events[notification.id] = entry
+        if !wasFinished && entry.isFinished { finished(notification) }
+    }
+
+    private static func summary(of notification: StoredNotification) -> StoredNotification {
         var summary = notification
         summary.body = []
-        var state = events[notification.id] ?? EventDeliveryState(notification: summary, deliveries: [])
-        for name in destinations where !state.deliveries.contains(where: { $0.destination == name }) {
-            state.deliveries.append(.init(destination: name, phase: .pending, attempts: [], nextAttempt: nil, deadLetterId: nil))
-        }
-        events[notification.id] = state
-        if Self.isFinished(state) { finished(notification.id) }
+        return summary
     }
 
-    mutating func update(_ eventId: String, destination: String, _ change: (inout EventDeliveryState.Delivery) -> Void) {
-        guard var state = events[eventId], let index = state.deliveries.firstIndex(where: { $0.destination == destination })
-        else { return }
-        let wasFinished = Self.isFinished(state)
-        change(&state.deliveries[index])
-        events[eventId] = state
-        if !wasFinished && Self.isFinished(state) { finished(eventId) }
-    }
-
-    private static func isFinished(_ state: EventDeliveryState) -> Bool {
-        !state.deliveries.contains { $0.phase == .pending }
-    }
-
-    /// Remembers `id` as the newest finished event and forgets the oldest beyond `capacity`.
-    private mutating func finished(_ id: String) {
-        finishedOrder.append(id)
+    /// Keeps `notification` as the newest finished event (its journal segment may be retired
+    /// from now on) and forgets the oldest beyond `capacity`.
+    private mutating func finished(_ notification: StoredNotification) {
+        events[notification.id]?.summary = Self.summary(of: notification)
+        events[notification.id]?.position = nil
+        finishedOrder.append(notification.id)
         while finishedOrder.count - finishedStart > capacity {
             let oldest = finishedOrder[finishedStart]
             finishedStart += 1
-            if let state = events[oldest], Self.isFinished(state) { events[oldest] = nil }
+            if events[oldest]?.isFinished == true { events[oldest] = nil }
         }
         if finishedStart > 4096 && finishedStart * 2 > finishedOrder.count {
             finishedOrder.removeFirst(finishedStart)

@@ -3,6 +3,7 @@ import Testing
 @testable import StoreRelayDelivery
 import StoreRelayEvents
 import StoreRelayJSON
+import StoreRelayJournal
 import StoreRelaySupport
 import StoreRelayTestSupport
 
@@ -45,11 +46,11 @@ func sampleNotification(id: String = UUID().uuidString.lowercased(), destination
         for index in 0..<500 {
             let due = Int64.random(in: 0...50, using: &random)
             dues.append(due)
-            heap.insert(DeliveryJob(notification: notification, destination: "\(index)", body: [], attempts: [],
-                                    due: Timestamp(milliseconds: due), budgetStart: Timestamp(milliseconds: 0)))
+            heap.insert(.whole(DeliveryJob(notification: notification, destination: "\(index)", body: [], attempts: [],
+                                           due: Timestamp(milliseconds: due), budgetStart: Timestamp(milliseconds: 0))))
         }
         var popped: [(Int64, Int)] = []
-        while let job = heap.popEarliest() { popped.append((job.due.milliseconds, Int(job.destination)!)) }
+        while case .whole(let job)? = heap.popEarliest() { popped.append((job.due.milliseconds, Int(job.destination)!)) }
         #expect(popped.count == 500)
         for (a, b) in zip(popped, popped.dropFirst()) {
             let ordered = a.0 < b.0 || (a.0 == b.0 && a.1 < b.1)
@@ -146,20 +147,47 @@ func sampleNotification(id: String = UUID().uuidString.lowercased(), destination
     /// old, and a crowd of them does not stop the finished ones from going.
     @Test func keepsUnfinishedEventsAndTheNewestFinishedOnes() throws {
         var ledger = EventLedger(capacity: 10)
+        var pending: [StoredNotification] = []
         for n in 0..<30 {
-            ledger.record(try sampleNotification(id: "pending-\(n)"), destinations: ["slow"])
+            pending.append(try sampleNotification(id: "pending-\(n)"))
+            ledger.record(pending[n], position: RecordPosition(segment: 1, offset: 16 + n), destinations: ["slow"])
         }
         for n in 0..<100 {
-            ledger.record(try sampleNotification(id: "done-\(n)"), destinations: ["fast"])
-            ledger.update("done-\(n)", destination: "fast") { $0.phase = .delivered }
+            let done = try sampleNotification(id: "done-\(n)")
+            ledger.record(done, position: RecordPosition(segment: 2, offset: 16 + n), destinations: ["fast"])
+            ledger.update(done, destination: "fast") { $0.phase = .delivered }
         }
-        for n in 0..<30 { #expect(ledger.state(of: "pending-\(n)") != nil) }
-        for n in 90..<100 { #expect(ledger.state(of: "done-\(n)") != nil, "done-\(n)") }
-        #expect((0..<90).allSatisfy { ledger.state(of: "done-\($0)") == nil })
+        for n in 0..<30 { #expect(ledger.entry(of: "pending-\(n)") != nil) }
+        for n in 90..<100 { #expect(ledger.entry(of: "done-\(n)") != nil, "done-\(n)") }
+        #expect((0..<90).allSatisfy { ledger.entry(of: "done-\($0)") == nil })
 
         // A pending event that finishes later counts among the newest finished ones.
-        ledger.update("pending-0", destination: "slow") { $0.phase = .deadLettered }
-        #expect(ledger.state(of: "pending-0") != nil)
-        #expect(ledger.state(of: "done-90") == nil)
+        ledger.update(pending[0], destination: "slow") { $0.phase = .deadLettered }
+        #expect(ledger.entry(of: "pending-0") != nil)
+        #expect(ledger.entry(of: "done-90") == nil)
+    }
+
+    /// An unfinished event in the journal is remembered by position only (its record is read
+    /// back when asked for); once finished it keeps its event, without Apple's body, because
+    /// its segment may be retired.
+    @Test func unfinishedEventsKeepOnlyTheirPosition() throws {
+        var ledger = EventLedger(capacity: 10)
+        let notification = try sampleNotification(id: "e1", destinations: ["a", "b"])
+        let position = RecordPosition(segment: 3, offset: 160)
+        ledger.record(notification, position: position, destinations: ["a", "b"])
+        var entry = try #require(ledger.entry(of: "e1"))
+        #expect(entry.summary == nil && entry.position == position)
+
+        ledger.update(notification, destination: "a") { $0.phase = .delivered }
+        #expect(ledger.entry(of: "e1")?.summary == nil)
+        ledger.update(notification, destination: "b") { $0.phase = .deadLettered }
+        entry = try #require(ledger.entry(of: "e1"))
+        #expect(entry.position == nil && entry.summary?.id == "e1" && entry.summary?.body == [])
+        #expect(entry.summary?.event == notification.event)
+
+        // A replay is not in the journal: it keeps its event from the start.
+        let replayed = try sampleNotification(id: "e2")
+        ledger.record(replayed, position: nil, destinations: ["a"])
+        #expect(ledger.entry(of: "e2")?.summary?.event == replayed.event)
     }
 }

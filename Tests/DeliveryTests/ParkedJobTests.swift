@@ -1,0 +1,157 @@
+import Foundation
+import Testing
+@testable import StoreRelayDelivery
+import StoreRelayConfig
+import StoreRelayJournal
+import StoreRelayJSON
+import StoreRelaySupport
+import StoreRelayTestSupport
+
+/// A delivery engine over a real journal and dead-letter store in a fresh directory, keeping
+/// only `whole` waiting jobs per destination in memory so that backlogs park in the journal.
+private final class ParkingHarness: Sendable {
+    let directory: URL
+    let journal: Journal
+    let engine: DeliveryEngine
+
+    init(routes: String, whole: Int) throws {
+        directory = try TestPaths.makeTemporaryDirectory("storerelay-parking")
+        journal = try Journal.open(directory: directory.appendingPathComponent("journal").path, logger: .disabled)
+        let deadLetters = try DeadLetterStore.open(directory: directory.appendingPathComponent("dead-letters").path,
+                                                   logger: .disabled)
+        engine = try DeliveryEngine(configuration: try Self.configuration(routes), journal: journal,
+                                    deadLetters: deadLetters, logger: .disabled, wholeJobsPerDestination: whole)
+    }
+
+    static func configuration(_ routes: String) throws -> GatewayConfiguration {
+        try GatewayConfiguration.parse(text: "data /tmp/storerelay-parking-unused\n" + routes)
+    }
+
+    /// Journals `count` notifications for `destinations` and submits each once it is stored,
+    /// as the intake does; returns them in order.
+    func accept(_ count: Int, destinations: [String]) throws -> [StoredNotification] {
+        var accepted: [StoredNotification] = []
+        for n in 0..<count {
+            var notification = try sampleNotification(id: "event-\(n)", destinations: destinations)
+            notification.receivedAt = .now()  // budgets (max-age) run from here
+            let stored = Locked<RecordPosition?>(nil)
+            let done = DispatchSemaphore(value: 0)
+            journal.append(id: notification.id, payload: notification.encoded()) { outcome in
+                if case .stored(let position) = outcome { stored.withLock { $0 = position } }
+                done.signal()
+            }
+            done.wait()
+            engine.submit(notification, position: try #require(stored.current))
+            accepted.append(notification)
+        }
+        return accepted
+    }
+
+    func stop() {
+        let done = DispatchSemaphore(value: 0)
+        engine.stop { done.signal() }
+        done.wait()
+    }
+}
+
+/// Waits until `condition` holds or `seconds` pass; returns whether it held.
+private func eventually(_ seconds: Double = 20, _ condition: () -> Bool) -> Bool {
+    let deadline = Date().addingTimeInterval(seconds)
+    while Date() < deadline {
+        if condition() { return true }
+        Thread.sleep(forTimeInterval: 0.02)
+    }
+    return condition()
+}
+
+/// Nothing listens here: connections are refused at once, so attempts fail and retry.
+private let refusingURL = "http://127.0.0.1:1/down"
+
+@Suite(.serialized) struct ParkedJobTests {
+    /// A backlog larger than what a destination keeps whole still delivers every event, with
+    /// the same body, once it is read back from the journal.
+    @Test func parkedJobsAreReadBackAndDelivered() throws {
+        let sink = try WebhookSink()
+        let harness = try ParkingHarness(routes: """
+            destination hook webhook \(sink.url("/flaky/1")) {
+                backoff 20ms 50ms
+                max-attempts 5
+                concurrency 2
+            }
+            """, whole: 2)
+        defer { harness.stop() }
+        let accepted = try harness.accept(40, destinations: ["hook"])
+        #expect(eventually { harness.engine.unfinishedEvents == 0 })
+        let delivered = sink.requests.filter { $0["count"]?.int64Value == 2 }
+        #expect(delivered.count == 40)
+        for notification in accepted {
+            let request = delivered.first { $0["headers"]?["webhook-id"]?.stringValue == notification.id }
+            #expect(request?["body"]?.stringValue.map { Array($0.utf8) } == notification.event.jsonBytes())
+        }
+        // 38 of the 40 waited parked at first, and every retry beyond the two whole ones too.
+        #expect(harness.engine.reader.journalReads >= 38)
+        // Finished events keep their event for the admin API.
+        #expect(harness.engine.state(ofEvent: "event-39")?.deliveries.first?.phase == .delivered)
+        #expect(harness.engine.state(ofEvent: "event-39")?.notification.event == accepted[39].event)
+    }
+
+    /// An unfinished event is read back from the journal for the admin API, with its
+    /// attempts so far.
+    @Test func unfinishedEventsAreReadBackForTheAdminAPI() throws {
+        let harness = try ParkingHarness(routes: """
+            destination down webhook \(refusingURL) {
+                backoff 50ms 100ms
+                max-attempts 1000
+            }
+            """, whole: 1)
+        defer { harness.stop() }
+        let accepted = try harness.accept(5, destinations: ["down"])
+        #expect(eventually { (harness.engine.state(ofEvent: "event-4")?.deliveries.first?.attempts.count ?? 0) >= 2 })
+        let state = try #require(harness.engine.state(ofEvent: "event-4"))
+        #expect(state.notification.event == accepted[4].event)
+        #expect(state.deliveries.first?.phase == .pending)
+        #expect(harness.engine.unfinishedEvents == 5)
+    }
+
+    /// A destination removed by a reload dead-letters what it held, parked jobs included,
+    /// each with Apple's body and the event read back from the journal.
+    @Test func removingADestinationDeadLettersItsParkedJobsWhole() throws {
+        let harness = try ParkingHarness(routes: """
+            destination down webhook \(refusingURL) {
+                backoff 1h 1h
+            }
+            destination other webhook \(refusingURL) {
+            }
+            """, whole: 2)
+        defer { harness.stop() }
+        let accepted = try harness.accept(10, destinations: ["down"])
+        #expect(eventually { harness.engine.status.first?.queueDepth == 10 })
+        try harness.engine.reconfigure(try ParkingHarness.configuration("destination other webhook \(refusingURL) {\n}\n"))
+        #expect(eventually { harness.engine.unfinishedEvents == 0 })
+        let letters = harness.engine.deadLetters.list(limit: 100).items
+        #expect(letters.count == 10)
+        for notification in accepted {
+            let letter = try #require(letters.first { $0.eventId == notification.id })
+            #expect(letter.reason == .unrouted && letter.destination == "down")
+            #expect(letter.notification.body == notification.body && letter.notification.event == notification.event)
+        }
+    }
+
+    /// A parked job whose `max-age` passes is dead-lettered whole, like one kept in memory.
+    @Test func parkedJobsPastTheirMaxAgeAreDeadLettered() throws {
+        let harness = try ParkingHarness(routes: """
+            destination down webhook \(refusingURL) {
+                backoff 300ms 300ms
+                max-attempts 1000
+                max-age 1s
+            }
+            """, whole: 1)
+        defer { harness.stop() }
+        let accepted = try harness.accept(6, destinations: ["down"])
+        #expect(eventually { harness.engine.unfinishedEvents == 0 })
+        let letters = harness.engine.deadLetters.list(limit: 100).items
+        #expect(letters.count == 6)
+        #expect(letters.allSatisfy { $0.reason == .exhausted })
+        #expect(Set(letters.map(\.notification.body)) == Set(accepted.map(\.body)))
+    }
+}
