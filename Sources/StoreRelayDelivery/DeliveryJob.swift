@@ -57,73 +57,8 @@ struct ParkedJob: Sendable {
     }
 }
 
-/// A job in a destination's waiting heap: whole, or parked in the journal.
+/// A job in a destination's waiting room, as a reload hands it over: whole, or parked.
 enum WaitingJob: Sendable {
     case whole(DeliveryJob)
     case parked(ParkedJob)
-
-    var due: Timestamp {
-        switch self {
-        case .whole(let job): job.due
-        case .parked(let job): job.due
-        }
-    }
-
-    var budgetStart: Timestamp {
-        switch self {
-        case .whole(let job): job.budgetStart
-        case .parked(let job): job.budgetStart
-        }
-    }
-}
-
-/// Min-heap of jobs by due time: the destination's timer is armed for the root only, so
-/// hundreds of waiting events cost no CPU until the earliest is due.
-struct DueHeap {
-    private var items: [(due: Int64, sequence: UInt64, job: WaitingJob)] = []
-    private var nextSequence: UInt64 = 0
-
-    var count: Int { items.count }
-    var isEmpty: Bool { items.isEmpty }
-    var earliest: Timestamp? { items.first.map { Timestamp(milliseconds: $0.due) } }
-
-    mutating func insert(_ job: WaitingJob) {
-        // The sequence keeps equal due times in arrival order.
-        items.append((job.due.milliseconds, nextSequence, job))
-        nextSequence += 1
-        var child = items.count - 1
-        while child > 0 {
-            let parent = (child - 1) / 2
-            guard less(child, parent) else { break }
-            items.swapAt(child, parent)
-            child = parent
-        }
-    }
-
-    mutating func popEarliest() -> WaitingJob? {
-        guard !items.isEmpty else { return nil }
-        items.swapAt(0, items.count - 1)
-        let job = items.removeLast().job
-        var parent = 0
-        while true {
-            let left = 2 * parent + 1, right = left + 1
-            var smallest = parent
-            if left < items.count, less(left, smallest) { smallest = left }
-            if right < items.count, less(right, smallest) { smallest = right }
-            guard smallest != parent else { break }
-            items.swapAt(parent, smallest)
-            parent = smallest
-        }
-        return job
-    }
-
-    /// Removes and returns every job (for shutdown and removed destinations).
-    mutating func drain() -> [WaitingJob] {
-        defer { items = [] }
-        return items.map(\.job)
-    }
-
-    private func less(_ a: Int, _ b: Int) -> Bool {
-        (items[a].due, items[a].sequence) < (items[b].due, items[b].sequence)
-    }
 }

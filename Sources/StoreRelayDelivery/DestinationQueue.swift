@@ -25,11 +25,9 @@ public struct DestinationStatus: Sendable {
 /// are in flight, and its circuit breaker decides when a failing destination is tried again.
 /// A slow, dead or hanging destination only ever delays its own events.
 ///
-/// All state is confined to `queue`. Waiting events sit in a heap with one timer armed for
-/// the earliest, so a backlog for a dead destination costs no CPU while it waits. Only the
-/// first `wholeJobLimit` waiting jobs keep their event in memory; the rest are parked (their
-/// event stays in the journal) and read back when due, so a backlog costs no more than a few
-/// hundred bytes per event.
+/// All state is confined to `queue`. Waiting events sit in a `WaitingRoom` with one timer
+/// armed for the earliest, so a backlog for a dead destination costs no CPU while it waits,
+/// and only a bounded number of them keep their event in memory.
 final class DestinationQueue: @unchecked Sendable {
     /// What the queue tells the engine; called on the queue's own serial queue.
     struct Events: Sendable {
@@ -50,16 +48,12 @@ final class DestinationQueue: @unchecked Sendable {
     let definition: DestinationConfiguration
     private let driver: any DeliveryDriver
     private let limits: DeliveryLimits
-    private let wholeJobLimit: Int
     private let clock: any Clock
     private let events: Events
     private let queue: DispatchQueue
 
     // Confined to `queue`.
-    private var waiting = DueHeap()
-    /// Waiting jobs that hold their event (the others are parked).
-    private var wholeWaiting = 0
-    /// Attempts in flight, and parked events being read back for one.
+    private var waiting: WaitingRoom
     private var inFlight = 0
     private var breaker: CircuitBreaker
     private var timer: (any DispatchSourceTimer)?
@@ -78,7 +72,7 @@ final class DestinationQueue: @unchecked Sendable {
         self.kind = kind
         self.driver = driver
         self.limits = limits
-        self.wholeJobLimit = wholeJobLimit
+        waiting = WaitingRoom(wholeLimit: wholeJobLimit)
         self.clock = clock
         self.events = events
         queue = DispatchQueue(label: "storerelay.destination.\(definition.name)", target: .deliveryWork)
@@ -92,7 +86,7 @@ final class DestinationQueue: @unchecked Sendable {
         queue.async { [self] in
             guard !stopped else { return }
             if let handOff { return handOff(.whole(job)) }
-            wait(job)
+            waiting.add(job, now: clock.now())
             pump()
         }
     }
@@ -107,19 +101,9 @@ final class DestinationQueue: @unchecked Sendable {
             queue.async { [self] in
                 guard !stopped else { return }
                 if let handOff { return handOff(job) }
-                waiting.insert(.parked(parked))
+                waiting.add(parked)
                 pump()
             }
-        }
-    }
-
-    /// Puts `job` in the heap, whole while there is room for it, parked otherwise.
-    private func wait(_ job: DeliveryJob) {
-        if wholeWaiting >= wholeJobLimit, let parked = ParkedJob(job) {
-            waiting.insert(.parked(parked))
-        } else {
-            wholeWaiting += 1
-            waiting.insert(.whole(job))
         }
     }
 
@@ -132,14 +116,13 @@ final class DestinationQueue: @unchecked Sendable {
             retiredCompletion = completion
             timer?.cancel()
             timer = nil
-            wholeWaiting = 0
             for job in waiting.drain() { handOff(job) }
             closeIfRetiredAndIdle()
         }
     }
 
     private func closeIfRetiredAndIdle() {
-        guard inFlight == 0, let completion = retiredCompletion else { return }
+        guard inFlight == 0, waiting.reading == 0, let completion = retiredCompletion else { return }
         retiredCompletion = nil
         driver.close(completion: completion)
     }
@@ -150,7 +133,6 @@ final class DestinationQueue: @unchecked Sendable {
             stopped = true
             timer?.cancel()
             timer = nil
-            wholeWaiting = 0
             _ = waiting.drain()
             driver.close(completion: completion)
         }
@@ -166,27 +148,21 @@ final class DestinationQueue: @unchecked Sendable {
 
     // MARK: Scheduling
 
-    /// Starts every due event the concurrency limit and the breaker allow, then arms the
-    /// timer for the next moment something can start.
+    /// Starts every due event the concurrency limit and the breaker allow, reads back parked
+    /// events coming due, then arms the timer for the next moment something needs doing.
     private func pump() {
         dispatchPrecondition(condition: .onQueue(queue))
         guard !stopped, handOff == nil else { return closeIfRetiredAndIdle() }
         let now = clock.now()
-        while inFlight < driver.concurrency, let due = waiting.earliest, due <= now {
-            let next = waiting.popEarliest()!
-            let expired = now >= expiry(budgetStart: next.budgetStart)
+        while inFlight < driver.concurrency, let job = waiting.popDue(now: now) {
+            let expired = now >= expiry(budgetStart: job.budgetStart)
             if !expired && !breaker.allowsAttempt(at: now) {
-                waiting.insert(next)
+                waiting.putBack(job)
                 break
             }
-            switch next {
-            case .whole(let job):
-                wholeWaiting -= 1
-                begin(job, expired: expired, now: now)
-            case .parked(let parked):
-                readBack(parked, expired: expired)
-            }
+            begin(job, expired: expired, now: now)
         }
+        for parked in waiting.takeJobsToRead(now: now) { readBack(parked) }
         armTimer(now: now)
     }
 
@@ -198,30 +174,23 @@ final class DestinationQueue: @unchecked Sendable {
         events.deadLettered(job, .exhausted, "max-age \(ConfigFormat.duration(limits.maxAge)) passed before the event could be delivered")
     }
 
-    /// Reads a parked job's event back, then begins it. The read holds an attempt's place, so
-    /// reads never run ahead of what the destination can take.
-    private func readBack(_ parked: ParkedJob, expired: Bool) {
-        inFlight += 1
+    private func readBack(_ parked: ParkedJob) {
         events.readBack(parked) { [self] event in
-            queue.async { self.readBackFinished(parked, event, expired: expired) }
+            queue.async { self.readBackFinished(parked, event) }
         }
     }
 
-    private func readBackFinished(_ parked: ParkedJob, _ event: StoredNotification?, expired: Bool) {
+    private func readBackFinished(_ parked: ParkedJob, _ event: StoredNotification?) {
         dispatchPrecondition(condition: .onQueue(queue))
-        inFlight -= 1
         guard !stopped else { return }
-        guard let event else {
+        waiting.readFinished()
+        if let event {
+            let job = parked.restored(event, body: driver.body(for: event))
+            if let handOff { handOff(.whole(job)) } else { waiting.putBack(job) }
+        } else {
             var later = parked
             later.due = Timestamp(milliseconds: clock.now().milliseconds + Self.readBackRetryDelay)
-            if let handOff { handOff(.parked(later)) } else { waiting.insert(.parked(later)) }
-            return pump()
-        }
-        let job = parked.restored(event, body: driver.body(for: event))
-        if let handOff {
-            handOff(.whole(job))
-        } else {
-            begin(job, expired: expired, now: clock.now())
+            if let handOff { handOff(.parked(later)) } else { waiting.add(later) }
         }
         pump()
     }
@@ -229,12 +198,15 @@ final class DestinationQueue: @unchecked Sendable {
     private func armTimer(now: Timestamp) {
         timer?.cancel()
         timer = nil
-        guard inFlight < driver.concurrency, var wake = waiting.earliest else { return }
+        var canStart = inFlight < driver.concurrency
+        var notBefore: Timestamp?
         switch breaker.state {
         case .closed: break
-        case .open: if let until = breaker.openUntil { wake = max(wake, until) }
-        case .halfOpen: return  // the probe's outcome pumps again
+        case .open: notBefore = breaker.openUntil
+        case .halfOpen: canStart = false  // the probe's outcome pumps again
         }
+        guard var wake = waiting.nextWake(canStart: canStart) else { return }
+        if let notBefore { wake = max(wake, notBefore) }
         let delay = max(0, wake.milliseconds - now.milliseconds)
         let source = DispatchSource.makeTimerSource(queue: queue)
         source.schedule(deadline: .now() + .milliseconds(Int(min(delay, Int64(Int32.max)))), leeway: .milliseconds(5))
@@ -289,7 +261,7 @@ final class DestinationQueue: @unchecked Sendable {
         }
         events.attempted(job, job.attempts.last!)
         if let handOff { return handOff(.whole(job)) }
-        wait(job)
+        waiting.add(job, now: now)
     }
 
     private func expiry(budgetStart: Timestamp) -> Timestamp {

@@ -39,18 +39,18 @@ func sampleNotification(id: String = UUID().uuidString.lowercased(), destination
     }
 
     @Test func dueHeapReturnsEarliestFirstAndKeepsArrivalOrder() throws {
-        var heap = DueHeap()
+        var heap = DueHeap<DeliveryJob>()
         let notification = try sampleNotification()
         var random = SystemRandomNumberGenerator()
         var dues: [Int64] = []
         for index in 0..<500 {
             let due = Int64.random(in: 0...50, using: &random)
             dues.append(due)
-            heap.insert(.whole(DeliveryJob(notification: notification, destination: "\(index)", body: [], attempts: [],
-                                           due: Timestamp(milliseconds: due), budgetStart: Timestamp(milliseconds: 0))))
+            heap.insert(DeliveryJob(notification: notification, destination: "\(index)", body: [], attempts: [],
+                                    due: Timestamp(milliseconds: due), budgetStart: Timestamp(milliseconds: 0)))
         }
         var popped: [(Int64, Int)] = []
-        while case .whole(let job)? = heap.popEarliest() { popped.append((job.due.milliseconds, Int(job.destination)!)) }
+        while let job = heap.popEarliest() { popped.append((job.due.milliseconds, Int(job.destination)!)) }
         #expect(popped.count == 500)
         for (a, b) in zip(popped, popped.dropFirst()) {
             let ordered = a.0 < b.0 || (a.0 == b.0 && a.1 < b.1)

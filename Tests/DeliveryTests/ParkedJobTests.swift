@@ -155,3 +155,67 @@ private let refusingURL = "http://127.0.0.1:1/down"
         #expect(Set(letters.map(\.notification.body)) == Set(accepted.map(\.body)))
     }
 }
+
+/// `WaitingRoom`'s rules, without queues or I/O.
+@Suite struct WaitingRoomTests {
+    let now = Timestamp(milliseconds: 1_000_000)
+
+    func job(_ n: Int, dueIn milliseconds: Int64 = 0, journaled: Bool = true) throws -> DeliveryJob {
+        DeliveryJob(notification: try sampleNotification(id: "e\(n)"), destination: "d",
+                    position: journaled ? RecordPosition(segment: 1, offset: 16 + n) : nil, body: [1, 2, 3],
+                    attempts: [], due: Timestamp(milliseconds: now.milliseconds + milliseconds), budgetStart: now)
+    }
+
+    @Test func keepsTheFirstJobsWholeAndParksTheRest() throws {
+        var room = WaitingRoom(wholeLimit: 3)
+        for n in 0..<10 { room.add(try job(n), now: now) }
+        #expect(room.wholeCount == 3 && room.parkedCount == 7 && room.count == 10)
+        // A job that cannot be parked (a replay: not in the journal) stays whole.
+        room.add(try job(10, journaled: false), now: now)
+        #expect(room.wholeCount == 4 && room.parkedCount == 7)
+    }
+
+    @Test func jobsDueLaterThanTheHorizonAreParkedEvenWithRoom() throws {
+        var room = WaitingRoom(wholeLimit: 100)
+        room.add(try job(0, dueIn: WaitingRoom.horizon + 1), now: now)
+        room.add(try job(1, dueIn: WaitingRoom.horizon), now: now)
+        #expect(room.wholeCount == 1 && room.parkedCount == 1)
+        #expect(room.popDue(now: now) == nil)
+        #expect(room.popDue(now: Timestamp(milliseconds: now.milliseconds + WaitingRoom.horizon))?.eventId == "e1")
+    }
+
+    @Test func parkedJobsAreReadBackAheadWithinTheLimits() throws {
+        var room = WaitingRoom(wholeLimit: 20)
+        // 40 due now, then 10 due in an hour (parked: beyond the horizon).
+        for n in 0..<40 { room.add(try job(n), now: now) }
+        for n in 40..<50 { room.add(try job(n, dueIn: 3_600_000), now: now) }
+        #expect(room.wholeCount == 20 && room.parkedCount == 30)
+        #expect(room.takeJobsToRead(now: now).isEmpty)  // no room: 20 whole
+
+        for _ in 0..<20 { _ = room.popDue(now: now) }
+        let reads = room.takeJobsToRead(now: now)
+        #expect(reads.map(\.eventId) == (20..<(20 + WaitingRoom.readAhead)).map { "e\($0)" })
+        #expect(room.reading == WaitingRoom.readAhead && room.count == 30)
+        for read in reads {
+            room.readFinished()
+            room.putBack(read.restored(try sampleNotification(id: read.eventId), body: []))
+        }
+        // The rest due now is read next; the ones due in an hour are not read yet.
+        #expect(room.takeJobsToRead(now: now).count == 4)
+        for _ in 0..<4 { room.readFinished() }
+        #expect(room.takeJobsToRead(now: now).isEmpty && room.parkedCount == 10)
+        // Their wake-up is one horizon before they are due.
+        while room.popDue(now: now) != nil {}
+        #expect(room.nextWake(canStart: true)?.milliseconds == now.milliseconds + 3_600_000 - WaitingRoom.horizon)
+    }
+
+    @Test func wakesForTheEarliestStartOnlyWhenAttemptsCanStart() throws {
+        var room = WaitingRoom(wholeLimit: 1)
+        room.add(try job(0, dueIn: 50), now: now)
+        room.add(try job(1, dueIn: 5_000), now: now)
+        #expect(room.nextWake(canStart: true)?.milliseconds == now.milliseconds + 50)
+        // No room to read (one whole job, the limit): only a start would wake it.
+        #expect(room.nextWake(canStart: false) == nil)
+        #expect(room.drain().count == 2 && room.count == 0)
+    }
+}

@@ -1,0 +1,86 @@
+import StoreRelaySupport
+
+/// The jobs one destination holds until they are due, and which of them keep their event in
+/// memory. Pure bookkeeping: `DestinationQueue` does the reads and the attempts.
+///
+/// A job is kept whole (with Apple's body and the event, about 25 KB) when it is due within
+/// `horizon` and fewer than `wholeLimit` are; otherwise it is parked (a few hundred bytes;
+/// its event stays in the journal). Parked jobs coming due are read back ahead of time, at
+/// most `readAhead` at once, so attempts rarely wait for a read. A backlog for a dead or slow
+/// destination therefore costs memory per event, not per byte, and a job retried in an hour
+/// does not hold its event for that hour.
+struct WaitingRoom {
+    static let horizon: Int64 = 1_000
+    static let readAhead = 16
+
+    let wholeLimit: Int
+    private var whole = DueHeap<DeliveryJob>()
+    private var parked = DueHeap<ParkedJob>()
+    /// Parked jobs being read back.
+    private(set) var reading = 0
+
+    init(wholeLimit: Int) { self.wholeLimit = max(1, wholeLimit) }
+
+    /// Every job waiting, being read back included.
+    var count: Int { whole.count + parked.count + reading }
+    var wholeCount: Int { whole.count }
+    var parkedCount: Int { parked.count }
+
+    /// Adds `job`, whole or parked (jobs that cannot be parked, replays, stay whole).
+    mutating func add(_ job: DeliveryJob, now: Timestamp) {
+        let soon = job.due.milliseconds <= now.milliseconds + Self.horizon
+        if soon && whole.count + reading < wholeLimit {
+            whole.insert(job)
+        } else if let parkedJob = ParkedJob(job) {
+            parked.insert(parkedJob)
+        } else {
+            whole.insert(job)
+        }
+    }
+
+    mutating func add(_ job: ParkedJob) { parked.insert(job) }
+
+    /// The earliest whole job, if it is due by `now`.
+    mutating func popDue(now: Timestamp) -> DeliveryJob? {
+        guard let due = whole.earliest, due <= now else { return nil }
+        return whole.popEarliest()
+    }
+
+    /// Puts back a job `popDue` returned that could not start after all.
+    mutating func putBack(_ job: DeliveryJob) { whole.insert(job) }
+
+    /// Parked jobs coming due that should be read back now; they count as `reading` until
+    /// `readFinished`.
+    mutating func takeJobsToRead(now: Timestamp) -> [ParkedJob] {
+        var jobs: [ParkedJob] = []
+        while reading < Self.readAhead, whole.count + reading < wholeLimit,
+              let due = parked.earliest, due.milliseconds <= now.milliseconds + Self.horizon {
+            jobs.append(parked.popEarliest()!)
+            reading += 1
+        }
+        return jobs
+    }
+
+    /// A read `takeJobsToRead` started has ended; the caller adds what it read (or parks the
+    /// job again) itself.
+    mutating func readFinished() { reading -= 1 }
+
+    /// When something here next needs attention: the earliest whole job's due time (when
+    /// `canStart`), or the moment the earliest parked job should be read back.
+    func nextWake(canStart: Bool) -> Timestamp? {
+        let start = canStart ? whole.earliest : nil
+        var read: Timestamp?
+        if reading < Self.readAhead, whole.count + reading < wholeLimit, let due = parked.earliest {
+            read = Timestamp(milliseconds: due.milliseconds - Self.horizon)
+        }
+        switch (start, read) {
+        case let (a?, b?): return min(a, b)
+        case let (a, b): return a ?? b
+        }
+    }
+
+    /// Removes every waiting job (not those being read).
+    mutating func drain() -> [WaitingJob] {
+        whole.drain().map(WaitingJob.whole) + parked.drain().map(WaitingJob.parked)
+    }
+}
