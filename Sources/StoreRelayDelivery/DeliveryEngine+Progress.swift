@@ -22,25 +22,27 @@ struct DestinationProgress: Sendable {
 extension DeliveryEngine {
     /// Replays the journal after a restart: every event whose deliveries are not all finished
     /// starts again, each destination with its attempts and next due time intact.
-    public func resume(from records: [JournalRecord]) {
-        var order: [(notification: StoredNotification, position: RecordPosition)] = []
+    ///
+    /// Events are read back from the journal one at a time and most of a large backlog is
+    /// parked again at once, so resuming after a long outage does not need the whole backlog
+    /// in memory. Blocking (it reads the journal): call it at start-up, before serving.
+    public func resume(from records: [RecoveredRecord]) {
         var progress: [String: [String: DestinationProgress]] = [:]
-        for record in records {
-            if record.kind == .event {
-                guard let notification = StoredNotification(decoding: record.payload) else {
-                    logger.error("unreadable journal record skipped", [("event.id", record.id), ("position", "\(record.position)")])
-                    continue
-                }
-                order.append((notification, record.position))
-            } else if record.kind == .progress, let step = DeliveryProgress(decoding: record.payload) {
-                progress[record.id, default: [:]][step.destination, default: DestinationProgress()].apply(step)
-            }
+        for record in records where record.kind == .progress {
+            guard let payload = record.progressPayload, let step = DeliveryProgress(decoding: payload) else { continue }
+            progress[record.id, default: [:]][step.destination, default: DestinationProgress()].apply(step)
         }
-        for (notification, position) in order {
-            start(notification, position: position, progress: progress[notification.id] ?? [:])
+        var events = 0
+        for record in records where record.kind == .event {
+            guard let notification = reader.readNow(record.position) else {
+                logger.error("unreadable journal record skipped", [("event.id", record.id), ("position", "\(record.position)")])
+                continue
+            }
+            events += 1
+            start(notification, position: record.position, progress: progress[notification.id] ?? [:])
         }
         let unfinished = tracker.current.unfinishedCount
-        logger.info("deliveries resumed", [("events", String(order.count)), ("unfinished", String(unfinished))])
+        logger.info("deliveries resumed", [("events", String(events)), ("unfinished", String(unfinished))])
         queue.async { self.retireFinishedSegments() }
     }
 

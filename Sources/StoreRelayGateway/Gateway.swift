@@ -58,7 +58,7 @@ public final class Gateway: Sendable {
             journal.close()
             throw GatewayError("cannot open the destinations: \(error)")
         }
-        delivery.resume(from: journal.recoveredRecords)
+        delivery.resume(from: journal.recovered)
         memoryTrimmer = MemoryTrimmer(delivery: delivery)
         journal.releaseRecoveredRecords()
         let processor: NotificationProcessor

@@ -23,17 +23,17 @@ public final class Journal: Sendable {
     /// Retiring appends to the dedupe snapshot and deletes whole segments: milliseconds of
     /// I/O that must not hold up the writer's next group commit.
     let retiredFile: QueueConfined<RetiredIDsFile>
-    private let recovered: Locked<[JournalRecord]>
+    private let recoveredAtOpen: Locked<[RecoveredRecord]>
 
     private init(directory: String, options: JournalOptions, logger: Logger, state: JournalState,
-                 writer: SegmentWriter, retiredFile: RetiredIDsFile, recovered: [JournalRecord], issues: [RecoveryIssue]) {
+                 writer: SegmentWriter, retiredFile: RetiredIDsFile, recovered: [RecoveredRecord], issues: [RecoveryIssue]) {
         self.directory = directory
         self.options = options
         self.logger = logger
         self.state = Locked(state)
         self.writer = QueueConfined(writer, queue: DispatchQueue(label: "storerelay.journal.writer"))
         self.retiredFile = QueueConfined(retiredFile, queue: DispatchQueue(label: "storerelay.journal.retire"))
-        self.recovered = Locked(recovered)
+        self.recoveredAtOpen = Locked(recovered)
         self.recoveryIssues = issues
     }
 
@@ -47,16 +47,16 @@ public final class Journal: Sendable {
         try recovery.run()
 
         var live: [EventIDDigest: LiveEntry] = [:]
-        var records: [JournalRecord] = []
+        var records: [RecoveredRecord] = []
         /// The dedupe key of an event record (hashed once per record); nil for progress records.
         func digest(of record: DecodedRecord) -> EventIDDigest? {
             record.kind == JournalRecordKind.event.rawValue ? EventIDDigest(record.id) : nil
         }
         func admit(_ record: DecodedRecord, _ digest: EventIDDigest?, at position: RecordPosition) {
             if let digest { live[digest] = LiveEntry(segment: position.segment, firstSeen: record.firstSeen) }
-            records.append(JournalRecord(kind: .init(rawValue: record.kind), id: record.id,
-                                         firstSeen: Timestamp(milliseconds: record.firstSeen),
-                                         payload: record.body, position: position))
+            let kind = JournalRecordKind(rawValue: record.kind)
+            records.append(RecoveredRecord(kind: kind, id: record.id, firstSeen: Timestamp(milliseconds: record.firstSeen),
+                                           position: position, progressPayload: kind == .event ? nil : record.body))
         }
         for (segment, record) in recovery.records {
             let digest = digest(of: record)
@@ -103,11 +103,22 @@ public final class Journal: Sendable {
     }
 
     /// The records found at open (plus salvaged ones, at their new positions), in journal
-    /// order, for the caller to resume work. Empty after `releaseRecoveredRecords()`.
-    public var recoveredRecords: [JournalRecord] { recovered.current }
+    /// order, for the caller to resume work: event payloads are read back with
+    /// `record(at:)`. Empty after `releaseRecoveredRecords()`.
+    public var recovered: [RecoveredRecord] { recoveredAtOpen.current }
 
-    /// Drops the recovered records (payloads included) once the caller has taken them over.
-    public func releaseRecoveredRecords() { recovered.withLock { $0 = [] } }
+    /// The recovered records with every payload, events' read back from disk: all of them in
+    /// memory at once, for tests.
+    package var recoveredRecords: [JournalRecord] {
+        recoveredAtOpen.current.map { entry in
+            let payload = entry.progressPayload ?? (try? record(at: entry.position).payload) ?? []
+            return JournalRecord(kind: entry.kind, id: entry.id, firstSeen: entry.firstSeen, payload: payload,
+                                 position: entry.position)
+        }
+    }
+
+    /// Drops the recovered records once the caller has taken them over.
+    public func releaseRecoveredRecords() { recoveredAtOpen.withLock { $0 = [] } }
 
     /// Whether `id` is stored or being stored (in the pending or writing batch).
     public func contains(id: String) -> Bool {

@@ -34,7 +34,7 @@ public struct JournalRecordKind: RawRepresentable, Sendable, Hashable {
     static let known: Set<UInt8> = [event.rawValue, progress.rawValue]
 }
 
-/// One record read back from the journal during recovery.
+/// One record read back from the journal.
 public struct JournalRecord: Sendable {
     public let kind: JournalRecordKind
     public let id: String
@@ -43,6 +43,18 @@ public struct JournalRecord: Sendable {
     /// The caller's opaque bytes, exactly as given to `append`.
     public let payload: [UInt8]
     public let position: RecordPosition
+}
+
+/// A record found when the journal was opened. An event's payload stays on disk (read it
+/// with `Journal.record(at:)`): a journal holding a long delivery backlog opens without
+/// loading every notification into memory. Progress records are small and come whole.
+public struct RecoveredRecord: Sendable {
+    public let kind: JournalRecordKind
+    public let id: String
+    public let firstSeen: Timestamp
+    public let position: RecordPosition
+    /// The payload of a record that is not an event; nil for events.
+    public let progressPayload: [UInt8]?
 }
 
 /// The result of one `append`.

@@ -18,7 +18,9 @@ struct JournalRecovery {
     var snapshot: [EventIDDigest: Int64] = [:]
     /// The `seen-ids` file as left by recovery: always present, in the current layout.
     var snapshotFile = RetiredIDsFile()
-    /// Good records in segment order: (segment, record).
+    /// Good records in segment order: (segment, record), event records without their payload
+    /// (read back by position when needed), so a journal holding a long backlog is recovered
+    /// in memory bounded by one segment.
     var records: [(UInt64, DecodedRecord)] = []
     /// Good records found after damage, to be written again.
     var salvaged: [DecodedRecord] = []
@@ -100,7 +102,11 @@ struct JournalRecovery {
             return
         }
         segments.insert(sequence)
-        records.append(contentsOf: scan.records.map { (sequence, $0) })
+        records.append(contentsOf: scan.records.map { record in
+            var record = record
+            if record.kind == JournalRecordKind.event.rawValue { record.body = [] }
+            return (sequence, record)
+        })
         if let damage = scan.damages.first {
             let torn = isLast && scan.salvaged.isEmpty
             let dropped = bytes.count - scan.goodLength
