@@ -73,7 +73,7 @@ public struct StoredNotification: Sendable {
         guard let record = try? JSONValue.parse(bytes, maxDepth: Self.storedDepth),
               record["format"]?.int64Value == Self.format,
               let eventObject = record["event"]?.objectValue,
-              let event = try? NormalizedEvent(storedJSON: JSONValue.object(eventObject).serializedBytes()),
+              let event = try? NormalizedEvent(storedObject: eventObject),
               let body = record["body"]?.stringValue,
               let receivedAt = record["receivedAtMs"]?.int64Value
         else { return nil }

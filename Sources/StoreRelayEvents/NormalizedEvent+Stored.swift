@@ -14,9 +14,16 @@ extension NormalizedEvent {
         } catch {
             throw .malformed(error)
         }
-        guard case .object(var object) = value else {
+        guard case .object(let object) = value else {
             throw EventError(.notAnObject, "a stored event must be a JSON object")
         }
+        try self.init(storedObject: object)
+    }
+
+    /// An event from a stored record already parsed (a journal record, say), without
+    /// serializing and parsing it once more.
+    public init(storedObject: JSONObject) throws(EventError) {
+        var object = storedObject
         guard let id = object["id"]?.stringValue else { throw .missing("id", "a string") }
         guard let type = object["type"]?.stringValue else { throw .missing("type", "a string") }
         guard let name = object["environment"]?.stringValue else {

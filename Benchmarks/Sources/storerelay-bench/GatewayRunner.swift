@@ -59,7 +59,10 @@ final class GatewayRunner {
         let config = directory + "/routes.conf"
         try Files.write(config, lines.joined(separator: "\n") + "\n")
         logPath = directory + "/gateway.log"
-        process = try ChildProcess([binary, "serve", "--config", config, "--log-level", "warning"], stderr: logPath)
+        // Warnings only: logging every acceptance costs CPU. STORERELAY_BENCH_LOG_LEVEL=info
+        // keeps every attempt in gateway.log when a run needs explaining.
+        let level = getenv("STORERELAY_BENCH_LOG_LEVEL").map { String(cString: $0) } ?? "warning"
+        process = try ChildProcess([binary, "serve", "--config", config, "--log-level", level], stderr: logPath)
         do {
             try BlockingHTTP.waitFor(port: port, path: "/readyz", process: process)
         } catch {
