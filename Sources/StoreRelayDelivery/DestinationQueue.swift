@@ -14,6 +14,8 @@ public struct DestinationStatus: Sendable {
     public var name: String
     public var kind: String
     public var queueDepth: Int
+    /// Of `queueDepth`, the events waiting in the journal rather than in memory.
+    public var parked: Int
     public var inFlight: Int
     public var breaker: CircuitBreaker.State
     public var lastSuccess: Timestamp?
@@ -140,7 +142,7 @@ final class DestinationQueue: @unchecked Sendable {
 
     var status: DestinationStatus {
         queue.sync {
-            DestinationStatus(name: name, kind: kind, queueDepth: waiting.count, inFlight: inFlight,
+            DestinationStatus(name: name, kind: kind, queueDepth: waiting.count, parked: waiting.parkedCount, inFlight: inFlight,
                               breaker: breaker.state, lastSuccess: lastSuccess,
                               lastError: lastError?.message, lastErrorAt: lastError?.at)
         }

@@ -40,6 +40,11 @@ final class GatewayMetrics: Sendable {
                        labels: ["destination"]) {
             delivery.status.map { ([$0.name], Double($0.queueDepth)) }
         }
+        registry.gauge("storerelay_queue_parked",
+                       help: "Of the waiting events, those whose body stays in the journal until due, by destination.",
+                       labels: ["destination"]) {
+            delivery.status.map { ([$0.name], Double($0.parked)) }
+        }
         registry.gauge("storerelay_in_flight", help: "Delivery attempts in flight, by destination.", labels: ["destination"]) {
             delivery.status.map { ([$0.name], Double($0.inFlight)) }
         }

@@ -93,7 +93,7 @@ final class FakeBackend: AdminBackend {
 
     static func status(_ name: String, kind: String = "webhook", depth: Int = 0, breaker: CircuitBreaker.State = .closed,
                        lastError: String? = nil) -> DestinationStatus {
-        DestinationStatus(name: name, kind: kind, queueDepth: depth, inFlight: depth > 0 ? 1 : 0, breaker: breaker,
+        DestinationStatus(name: name, kind: kind, queueDepth: depth, parked: 0, inFlight: depth > 0 ? 1 : 0, breaker: breaker,
                           lastSuccess: Timestamp(milliseconds: Timestamp.now().milliseconds - 60_000),
                           lastError: lastError, lastErrorAt: lastError == nil ? nil : .now())
     }

@@ -113,7 +113,7 @@ struct OperateTests {
         }
         #expect(metrics.status == 200)
         for family in ["storerelay_notifications_received_total", "storerelay_acknowledgement_seconds_bucket",
-                       "storerelay_deliveries_total", "storerelay_delivery_seconds_count", "storerelay_queue_depth",
+                       "storerelay_deliveries_total", "storerelay_delivery_seconds_count", "storerelay_queue_depth", "storerelay_queue_parked",
                        "storerelay_breaker_state", "storerelay_dead_letters", "storerelay_journal_bytes",
                        "storerelay_journal_segments"] {
             #expect(metrics.body.contains(family), "\(family)")
