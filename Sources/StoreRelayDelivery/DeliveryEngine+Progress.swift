@@ -26,7 +26,12 @@ extension DeliveryEngine {
     /// Events are read back from the journal one at a time and most of a large backlog is
     /// parked again at once, so resuming after a long outage does not need the whole backlog
     /// in memory. Blocking (it reads the journal): call it at start-up, before serving.
-    public func resume(from records: [RecoveredRecord]) {
+    ///
+    /// - Throws: when the journal cannot be read (after a few tries): starting without those
+    ///   events would let their segments be retired undelivered.
+    public func resume(from records: [RecoveredRecord]) throws(JournalError) {
+        tracker.withLock { $0.resuming = true }
+        defer { tracker.withLock { $0.resuming = false } }
         var progress: [String: [String: DestinationProgress]] = [:]
         for record in records where record.kind == .progress {
             guard let payload = record.progressPayload, let step = DeliveryProgress(decoding: payload) else { continue }
@@ -34,7 +39,7 @@ extension DeliveryEngine {
         }
         var events = 0
         for record in records where record.kind == .event {
-            guard let notification = reader.readNow(record.position) else {
+            guard let notification = try reader.readForResume(record.position) else {
                 logger.error("unreadable journal record skipped", [("event.id", record.id), ("position", "\(record.position)")])
                 continue
             }

@@ -90,10 +90,14 @@ public final class DeliveryEngine: Sendable {
     /// Where the deliveries of event `id` stand, while the engine remembers it. An unfinished
     /// event is read back from the journal, which blocks: call it off the accepting pool.
     public func state(ofEvent id: String) -> EventDeliveryState? {
-        guard let entry = ledger.withLock({ $0.entry(of: id) }),
-              let notification = entry.summary ?? entry.position.flatMap(reader.readNow)
-        else { return nil }
-        return EventDeliveryState(notification: notification, deliveries: entry.deliveries)
+        guard let entry = ledger.withLock({ $0.entry(of: id) }) else { return nil }
+        if let summary = entry.summary { return EventDeliveryState(notification: summary, deliveries: entry.deliveries) }
+        if let position = entry.position, let event = reader.readNow(position), event.id == id {
+            return EventDeliveryState(notification: event, deliveries: entry.deliveries)
+        }
+        // It finished (and its segment may be gone) between the two looks: the ledger has it now.
+        guard let entry = ledger.withLock({ $0.entry(of: id) }), let summary = entry.summary else { return nil }
+        return EventDeliveryState(notification: summary, deliveries: entry.deliveries)
     }
 
     /// Stops every destination; unfinished deliveries resume from the journal on the next start.
@@ -152,7 +156,10 @@ final class EngineReference: @unchecked Sendable {
             deadLettered: { [self] job, reason, detail in engine?.deadLetter(job, reason: reason, detail: detail) },
             readBack: { [self] parked, completion in
                 guard let engine else { return completion(nil) }
-                engine.reader.read(parked.position, completion: completion)
+                engine.reader.read(parked.position) { event in
+                    // A position names one record; anything else there is a bug, not an event to send.
+                    completion(event?.id == parked.eventId ? event : nil)
+                }
             })
     }
 }

@@ -33,8 +33,11 @@ struct EventLedger: Sendable {
     /// in the journal when it is there.
     mutating func record(_ notification: StoredNotification, position: RecordPosition?, destinations: [String]) {
         var entry = events[notification.id] ?? Entry(deliveries: [])
-        entry.position = position
-        entry.summary = position == nil ? Self.summary(of: notification) : nil
+        if let position {
+            entry.position = position
+        } else if entry.summary == nil {
+            entry.summary = Self.summary(of: notification)  // a replay: not in the journal
+        }
         for name in destinations where !entry.deliveries.contains(where: { $0.destination == name }) {
             entry.deliveries.append(.init(destination: name, phase: .pending, attempts: [], nextAttempt: nil, deadLetterId: nil))
         }

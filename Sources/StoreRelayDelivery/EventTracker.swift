@@ -6,6 +6,9 @@ struct EventTracker: Sendable {
     private(set) var highestSegmentSeen: UInt64 = 0
     /// A retirement pass is already on its way.
     var retirementScheduled = false
+    /// Set while `resume` reads the journal: events it has not reached yet are not tracked,
+    /// so their segments would look finished.
+    var resuming = false
 
     /// Starts tracking `eventId`, stored in `segment`, until every key in `keys` finishes.
     mutating func track(_ eventId: String, segment: UInt64, keys: Set<String>) {
@@ -32,6 +35,7 @@ struct EventTracker: Sendable {
     /// The highest segment such that it and every segment before it hold no unfinished event,
     /// among `segments` and excluding `active` (still being written).
     func retirableUpTo(segments: [UInt64], active: UInt64) -> UInt64? {
+        guard !resuming else { return nil }
         var result: UInt64?
         for segment in segments.sorted() where segment < active {
             guard unfinishedBySegment[segment] == nil else { break }

@@ -1,4 +1,9 @@
 import Dispatch
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import StoreRelayJournal
 import StoreRelaySupport
 
@@ -27,26 +32,41 @@ final class ParkedEventReader: Sendable {
     /// Reads the event stored at `position` off the calling thread; `completion` gets nil
     /// (and the failure is logged) when the journal cannot give it back.
     func read(_ position: RecordPosition, completion: @escaping @Sendable (StoredNotification?) -> Void) {
-        if let event = recent.withLock({ $0[position] }) { return completion(event) }
         queue.async { completion(self.readNow(position)) }
     }
 
     /// Reads the event stored at `position` on the calling thread, which may block.
     func readNow(_ position: RecordPosition) -> StoredNotification? {
-        if let event = recent.withLock({ $0[position] }) { return event }
-        readCount.withLock { $0 += 1 }
         do {
-            let record = try journal.record(at: position)
-            guard record.kind == .event, let event = StoredNotification(decoding: record.payload) else {
-                logger.error("journal record is not a stored notification", [("position", position.description)])
-                return nil
-            }
-            recent.withLock { $0.remember(event, at: position) }
-            return event
+            return try readOrThrow(position)
         } catch {
             logger.error("event not read back from the journal", [("position", position.description), ("error", "\(error)")])
             return nil
         }
+    }
+
+    /// `readNow` for start-up: an I/O failure is tried twice more, then thrown; a record that
+    /// is not a stored notification is nil.
+    func readForResume(_ position: RecordPosition) throws(JournalError) -> StoredNotification? {
+        for _ in 0..<2 {
+            if let event = try? readOrThrow(position) { return event }
+            usleep(100_000)
+        }
+        return try readOrThrow(position)
+    }
+
+    /// The event at `position`; nil when the record there is not a stored notification
+    /// (logged); throws when the journal cannot be read.
+    private func readOrThrow(_ position: RecordPosition) throws(JournalError) -> StoredNotification? {
+        if let event = recent.withLock({ $0[position] }) { return event }
+        readCount.withLock { $0 += 1 }
+        let record = try journal.record(at: position)
+        guard record.kind == .event, let event = StoredNotification(decoding: record.payload), event.id == record.id else {
+            logger.error("journal record is not a stored notification", [("position", position.description)])
+            return nil
+        }
+        recent.withLock { $0.remember(event, at: position) }
+        return event
     }
 }
 

@@ -4,7 +4,7 @@ import StoreRelaySupport
 /// memory. Pure bookkeeping: `DestinationQueue` does the reads and the attempts.
 ///
 /// A job is kept whole (with Apple's body and the event, about 25 KB) when it is due within
-/// `horizon` and fewer than `wholeLimit` are; otherwise it is parked (a few hundred bytes;
+/// `horizon` and fewer than `wholeLimit` journaled jobs are; otherwise it is parked (a few hundred bytes;
 /// its event stays in the journal). Parked jobs coming due are read back ahead of time, at
 /// most `readAhead` at once, so attempts rarely wait for a read. A backlog for a dead or slow
 /// destination therefore costs memory per event, not per byte, and a job retried in an hour
@@ -18,6 +18,11 @@ struct WaitingRoom {
     private var parked = DueHeap<ParkedJob>()
     /// Parked jobs being read back.
     private(set) var reading = 0
+    /// Whole jobs that could be parked. Replays cannot (they are not in the journal) and do
+    /// not count against `wholeLimit`: a crowd of them must not keep parked jobs waiting.
+    private var wholeJournaled = 0
+    /// Room for another whole journaled job (counting those being read back).
+    private var hasRoom: Bool { wholeJournaled + reading < wholeLimit }
 
     init(wholeLimit: Int) { self.wholeLimit = max(1, wholeLimit) }
 
@@ -29,31 +34,37 @@ struct WaitingRoom {
     /// Adds `job`, whole or parked (jobs that cannot be parked, replays, stay whole).
     mutating func add(_ job: DeliveryJob, now: Timestamp) {
         let soon = job.due.milliseconds <= now.milliseconds + Self.horizon
-        if soon && whole.count + reading < wholeLimit {
-            whole.insert(job)
+        if soon && hasRoom {
+            keepWhole(job)
         } else if let parkedJob = ParkedJob(job) {
             parked.insert(parkedJob)
         } else {
-            whole.insert(job)
+            keepWhole(job)
         }
+    }
+
+    private mutating func keepWhole(_ job: DeliveryJob) {
+        if ParkedJob(job) != nil { wholeJournaled += 1 }
+        whole.insert(job)
     }
 
     mutating func add(_ job: ParkedJob) { parked.insert(job) }
 
     /// The earliest whole job, if it is due by `now`.
     mutating func popDue(now: Timestamp) -> DeliveryJob? {
-        guard let due = whole.earliest, due <= now else { return nil }
-        return whole.popEarliest()
+        guard let due = whole.earliest, due <= now, let job = whole.popEarliest() else { return nil }
+        if ParkedJob(job) != nil { wholeJournaled -= 1 }
+        return job
     }
 
-    /// Puts back a job `popDue` returned that could not start after all.
-    mutating func putBack(_ job: DeliveryJob) { whole.insert(job) }
+    /// Puts back a job `popDue` returned that could not start after all, or one just read back.
+    mutating func putBack(_ job: DeliveryJob) { keepWhole(job) }
 
     /// Parked jobs coming due that should be read back now; they count as `reading` until
     /// `readFinished`.
     mutating func takeJobsToRead(now: Timestamp) -> [ParkedJob] {
         var jobs: [ParkedJob] = []
-        while reading < Self.readAhead, whole.count + reading < wholeLimit,
+        while reading < Self.readAhead, hasRoom,
               let due = parked.earliest, due.milliseconds <= now.milliseconds + Self.horizon {
             jobs.append(parked.popEarliest()!)
             reading += 1
@@ -70,7 +81,7 @@ struct WaitingRoom {
     func nextWake(canStart: Bool) -> Timestamp? {
         let start = canStart ? whole.earliest : nil
         var read: Timestamp?
-        if reading < Self.readAhead, whole.count + reading < wholeLimit, let due = parked.earliest {
+        if reading < Self.readAhead, hasRoom, let due = parked.earliest {
             read = Timestamp(milliseconds: due.milliseconds - Self.horizon)
         }
         switch (start, read) {
@@ -81,6 +92,7 @@ struct WaitingRoom {
 
     /// Removes every waiting job (not those being read).
     mutating func drain() -> [WaitingJob] {
-        whole.drain().map(WaitingJob.whole) + parked.drain().map(WaitingJob.parked)
+        wholeJournaled = 0
+        return whole.drain().map(WaitingJob.whole) + parked.drain().map(WaitingJob.parked)
     }
 }

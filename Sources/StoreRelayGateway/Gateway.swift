@@ -58,7 +58,13 @@ public final class Gateway: Sendable {
             journal.close()
             throw GatewayError("cannot open the destinations: \(error)")
         }
-        delivery.resume(from: journal.recovered)
+        do {
+            try delivery.resume(from: journal.recovered)
+        } catch {
+            delivery.stop {}
+            journal.close()
+            throw GatewayError("cannot resume deliveries from the journal in \(journalDirectory): \(error)")
+        }
         memoryTrimmer = MemoryTrimmer(delivery: delivery)
         journal.releaseRecoveredRecords()
         let processor: NotificationProcessor

@@ -19,7 +19,7 @@ extension Journal {
     public func record(at position: RecordPosition) throws(JournalError) -> JournalRecord {
         let path = SegmentName.path(position.segment, in: directory)
         let fd = try FileIO.openFile(path, O_RDONLY)
-        defer { Glibc.close(fd) }
+        defer { closeDescriptor(fd) }
         let maxPayload = options.maxPayloadBytes + RecordFrame.payloadPrefixSize + RecordFrame.maxIDBytes
         var header = [UInt8](repeating: 0, count: RecordFrame.frameHeaderSize)
         let headerRead = try header.withMutableBytes { (buffer) throws(JournalError) in

@@ -19,8 +19,8 @@ struct JournalRecovery {
     /// The `seen-ids` file as left by recovery: always present, in the current layout.
     var snapshotFile = RetiredIDsFile()
     /// Good records in segment order: (segment, record), event records without their payload
-    /// (read back by position when needed), so a journal holding a long backlog is recovered
-    /// in memory bounded by one segment.
+    /// (read back by position when needed). A journal holding a long backlog is recovered
+    /// with one small entry per record, plus one segment's bytes at a time.
     var records: [(UInt64, DecodedRecord)] = []
     /// Good records found after damage, to be written again.
     var salvaged: [DecodedRecord] = []

@@ -75,6 +75,9 @@ func sampleNotification(id: String = UUID().uuidString.lowercased(), destination
         tracker.finish("e2", key: "a")
         #expect(tracker.retirableUpTo(segments: [1, 2, 3, 4], active: 4) == 3)
         #expect(tracker.retirableUpTo(segments: [1, 2, 3], active: 3) == 2, "the active segment stays")
+        // While the journal is being resumed, events not reached yet are not tracked.
+        tracker.resuming = true
+        #expect(tracker.retirableUpTo(segments: [1, 2, 3, 4], active: 4) == nil)
     }
 }
 

@@ -36,6 +36,7 @@ import StoreRelaySupport
         }
         do {
             _ = try journal.record(at: inside)
+            Issue.record("bytes inside a record were read as one")
         } catch {
             #expect(error.code == .corruptSegment)
         }
