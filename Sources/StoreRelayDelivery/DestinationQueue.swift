@@ -84,28 +84,25 @@ final class DestinationQueue: @unchecked Sendable {
     func body(for notification: StoredNotification) -> [UInt8] { driver.body(for: notification) }
 
     /// Adds `job`; it goes out when due and the destination has room.
-    func enqueue(_ job: DeliveryJob) {
-        queue.async { [self] in
-            guard !stopped else { return }
-            if let handOff { return handOff(.whole(job)) }
-            waiting.add(job, now: clock.now())
-            pump()
-        }
+    func enqueue(_ job: DeliveryJob) { receive(.whole(job)) }
+
+    /// Adds a job handed over from the queue a reload replaced (a whole one gets the body
+    /// this definition sends).
+    func takeOver(_ job: WaitingJob) {
+        guard case .whole(var whole) = job else { return receive(job) }
+        whole.body = body(for: whole.notification)
+        receive(.whole(whole))
     }
 
-    /// Adds a job handed over from the queue a reload replaced.
-    func takeOver(_ job: WaitingJob) {
-        switch job {
-        case .whole(var job):
-            job.body = body(for: job.notification)
-            enqueue(job)
-        case .parked(let parked):
-            queue.async { [self] in
-                guard !stopped else { return }
-                if let handOff { return handOff(job) }
-                waiting.add(parked)
-                pump()
+    private func receive(_ job: WaitingJob) {
+        queue.async { [self] in
+            guard !stopped else { return }
+            if let handOff { return handOff(job) }
+            switch job {
+            case .whole(let whole): waiting.add(whole, now: clock.now())
+            case .parked(let parked): waiting.add(parked)
             }
+            pump()
         }
     }
 
