@@ -7,6 +7,15 @@ import Glibc
 public enum BlockingHTTP {
     /// The status of `GET path` on 127.0.0.1:`port`, nil if nothing answers.
     public static func getStatus(port: UInt16, path: String) -> Int? {
+        get(port: port, path: path)?.status
+    }
+
+    /// The body of `GET path` on 127.0.0.1:`port` as text, nil if nothing answers.
+    public static func getText(port: UInt16, path: String) -> String? {
+        get(port: port, path: path).map { String(decoding: $0.body, as: UTF8.self) }
+    }
+
+    private static func get(port: UInt16, path: String) -> HTTPMessageFramer.Message? {
         guard let fd = try? Socket.connect(port: port) else { return nil }
         defer { close(fd) }
         let flags = fcntl(fd, F_GETFL)
@@ -21,7 +30,7 @@ public enum BlockingHTTP {
             let count = recv(fd, &buffer, buffer.count, 0)
             guard count > 0 else { return nil }
             buffer.withUnsafeBytes { framer.append(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
-            if let message = try? framer.next() { return message.status }
+            if let message = try? framer.next() { return message }
         }
     }
 

@@ -37,6 +37,8 @@ public final class WebhookSink: EventHandler {
     public func handle(events: UInt32) {
         while true {
             let client = accept(fd, nil, nil)
+            // Close-on-exec: a gateway started later must not inherit the sink's connections.
+            if client >= 0 { _ = fcntl(client, F_SETFD, FD_CLOEXEC) }
             guard client >= 0 else { return }
             Socket.setNonBlocking(client)
             Socket.setNoDelay(client)

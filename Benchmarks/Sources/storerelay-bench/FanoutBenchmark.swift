@@ -78,6 +78,7 @@ struct FanoutBenchmark {
             Report.line("   POST -> all \(destinations) received \(pacedDelivery.allReceived.text)")
         }
         Report.line("   \(paced.cpuText); RSS idle \(Format.mib(kilobytes: idle)), after \(Format.mib(kilobytes: gateway.process.memory().rss))")
+        if pacedDelivery.delivered < pacedExpected { Report.line("   INCOMPLETE; the gateway's metrics: \(gateway.deliveryReport())") }
 
         // Saturation: how many deliveries per second the gateway completes while accepting flat
         // out; repeated to see whether memory comes back.
@@ -96,6 +97,7 @@ struct FanoutBenchmark {
             Report.line("\(title), saturation #\(round): accepted \(saturated.result.ok) at \(Format.rate(saturated.result.throughput)) (\(saturated.result.failed) failed)")
             Report.line("   delivered \(delivery.delivered)/\(expected) at \(Format.rate(delivery.deliveriesPerSecond)) deliveries = \(Format.rate(delivery.deliveriesPerSecond / Double(destinations))) notifications fully fanned out; backlog when the load stopped: \(expected - atEndOfLoad)")
             Report.line("   POST -> receipt \(delivery.perDelivery.text)")
+            if delivery.delivered < expected { Report.line("   INCOMPLETE; the gateway's metrics: \(gateway.deliveryReport())") }
             let drained = gateway.process.memory().rss
             context.wait(seconds: 3)
             Report.line("   \(saturated.cpuText); RSS idle \(Format.mib(kilobytes: idle)), peak \(Format.mib(kilobytes: saturated.peakRSS)), drained \(Format.mib(kilobytes: drained)), 3 s later \(Format.mib(kilobytes: gateway.process.memory().rss))")

@@ -24,6 +24,7 @@ final class GatewayRunner {
 
     let process: ChildProcess
     let port: UInt16
+    let adminPort: UInt16
     let directory: String
     let logPath: String
 
@@ -33,6 +34,7 @@ final class GatewayRunner {
         self.directory = directory
         port = try Socket.freePort()
         let admin = try Socket.freePort()
+        adminPort = admin
         var lines = [
             "listen 127.0.0.1:\(port)",
             "path \(Self.notificationPath)",
@@ -73,6 +75,17 @@ final class GatewayRunner {
 
     /// Stops the gateway with SIGTERM (graceful) and returns whether it exited 0.
     @discardableResult
+    /// What the gateway's own metrics say about its deliveries (attempts by outcome, in flight,
+    /// waiting, parked, breakers): printed when a phase did not deliver everything, to tell a
+    /// destination that failed (retries) from one that never answered (nothing counted).
+    func deliveryReport() -> String {
+        guard let text = BlockingHTTP.getText(port: adminPort, path: "/metrics") else { return "no /metrics answer" }
+        let wanted = ["storerelay_deliveries_total{", "storerelay_in_flight{", "storerelay_queue_depth{",
+                      "storerelay_queue_parked{", "storerelay_breaker_state{"]
+        return text.split(separator: "\n").filter { line in wanted.contains { line.hasPrefix($0) } }
+            .map { $0.dropFirst("storerelay_".count) }.joined(separator: "; ")
+    }
+
     func stop() -> Bool {
         let status = process.stop(signal: SIGTERM, timeout: 15)
         return status == 0
