@@ -16,6 +16,7 @@ extension HTTPConnection {
         state = .exchanging
         sentAny = false
         let configuration = client.configuration
+        if configuration.missesReadEventsForTesting { channel?.setReading(false) }
         parser = HTTPResponseParser(
             limits: .init(maxHeaderBytes: configuration.maxResponseHeadSize, maxBodyBytes: configuration.maxResponseBodySize),
             isHeadRequest: task.request.isHead)
@@ -154,7 +155,7 @@ extension HTTPConnection {
     private func finishExchange(_ response: HTTPClientResponse, reusable: Bool) {
         guard let task else { return close() }
         self.task = nil
-        if reusable {
+        if reusable && !sourcesMissedEvents {
             becomeIdle()
         } else {
             close()

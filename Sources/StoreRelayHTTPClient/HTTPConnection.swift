@@ -36,6 +36,10 @@ final class HTTPConnection: @unchecked Sendable {
     var readBuffer = [UInt8](repeating: 0, count: 64 * 1024)
     /// Polls the socket while a request is in flight; see `HTTPConnection+Backstop.swift`.
     var backstop: (any DispatchSourceTimer)?
+    /// The backstop found the socket ready before its sources said so. Such a connection is
+    /// not pooled: its sources may never fire again, and every later request on it would
+    /// wait for the backstop's tick (see `HTTPConnection+Backstop.swift`).
+    var sourcesMissedEvents = false
     /// Bumped each time the connection goes idle, so an old idle timer knows it is stale.
     var idleToken = 0
     private var addresses: [SocketAddress] = []

@@ -113,3 +113,29 @@ final class GatedResolver: HostResolver {
         #expect(try await fetch(client, "http://two.test:\(server.port)/").bodyText == "second")
     }
 }
+
+/// A socket whose dispatch sources miss their events is still answered (the backstop polls
+/// it) and is then replaced rather than pooled: a pool of such connections once delivered
+/// one request per backstop tick, for good.
+@Suite struct MissedEventsTests {
+    @Test func aConnectionWhoseEventsWereMissedIsReplaced() async throws {
+        let server = try TestHTTPServer(handler: serveEach { request in ok("echo \(request.target)") })
+        defer { server.stop() }
+        let client = makeClient { $0.missesReadEventsForTesting = true }
+        defer { client.shutdown() }
+        for index in 0..<3 {
+            #expect(try await fetch(client, "http://127.0.0.1:\(server.port)/\(index)").bodyText == "echo /\(index)")
+        }
+        #expect(server.acceptedCount == 3, "a connection rescued by the backstop must not be reused")
+
+        // The control: the same requests with working sources share one connection.
+        let healthy = try TestHTTPServer(handler: serveEach { request in ok("echo \(request.target)") })
+        defer { healthy.stop() }
+        let other = makeClient()
+        defer { other.shutdown() }
+        for index in 0..<3 {
+            #expect(try await fetch(other, "http://127.0.0.1:\(healthy.port)/\(index)").bodyText == "echo /\(index)")
+        }
+        #expect(healthy.acceptedCount == 1)
+    }
+}
