@@ -15,6 +15,7 @@ extension HTTPConnection {
         guard let task else { return close() }
         state = .exchanging
         sentAny = false
+        sourcesMissedEvents = false
         let configuration = client.configuration
         if configuration.missesReadEventsForTesting { channel?.setReading(false) }
         parser = HTTPResponseParser(
@@ -155,7 +156,8 @@ extension HTTPConnection {
     private func finishExchange(_ response: HTTPClientResponse, reusable: Bool) {
         guard let task else { return close() }
         self.task = nil
-        if reusable && !sourcesMissedEvents {
+        rescuedExchanges = sourcesMissedEvents ? rescuedExchanges + 1 : 0
+        if reusable && rescuedExchanges < 2 {
             becomeIdle()
         } else {
             close()

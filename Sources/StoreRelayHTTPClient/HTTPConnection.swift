@@ -36,10 +36,15 @@ final class HTTPConnection: @unchecked Sendable {
     var readBuffer = [UInt8](repeating: 0, count: 64 * 1024)
     /// Polls the socket while a request is in flight; see `HTTPConnection+Backstop.swift`.
     var backstop: (any DispatchSourceTimer)?
-    /// The backstop found the socket ready before its sources said so. Such a connection is
-    /// not pooled: its sources may never fire again, and every later request on it would
-    /// wait for the backstop's tick (see `HTTPConnection+Backstop.swift`).
+    /// The backstop found the socket ready, during this exchange, when its sources had not
+    /// said so for a whole interval (see `HTTPConnection+Backstop.swift`).
     var sourcesMissedEvents = false
+    /// Exchanges in a row that needed the backstop. At two the connection is not pooled
+    /// again: its sources may never fire again, and every later request on it would wait for
+    /// the backstop's ticks.
+    var rescuedExchanges = 0
+    /// The last backstop tick found the socket ready; no source has fired since.
+    var backstopSawReady = false
     /// Bumped each time the connection goes idle, so an old idle timer knows it is stale.
     var idleToken = 0
     private var addresses: [SocketAddress] = []
@@ -102,8 +107,14 @@ final class HTTPConnection: @unchecked Sendable {
         }
         let channel = SocketChannel(
             fd: fd, queue: queue,
-            onReadable: { [self] in readable() },
-            onWritable: { [self] in writable() })
+            onReadable: { [self] in
+                backstopSawReady = false
+                readable()
+            },
+            onWritable: { [self] in
+                backstopSawReady = false
+                writable()
+            })
         self.channel = channel
         let result = address.withSockaddr { connect(fd, $0, $1) }
         if result == 0 { return connected() }
