@@ -22,6 +22,13 @@ public final class HTTPClient: Sendable {
         var inFlight: [UInt64: RequestTask] = [:]
     }
     private let tasks = Locked(Tasks())
+    private let rescues = Locked(0)
+
+    /// Exchanges the backstop had to finish because the socket's sources missed an event
+    /// (see `HTTPConnection+Backstop.swift`); each cost its request at least a tick.
+    package var backstopRescues: Int { rescues.current }
+
+    func countRescue() { rescues.withLock { $0 += 1 } }
 
     public init(configuration: HTTPClientConfiguration = HTTPClientConfiguration()) {
         self.configuration = configuration

@@ -16,12 +16,12 @@ import Darwin
 /// tolerate spurious calls, so a redundant tick costs one system call.
 ///
 /// A connection the backstop had to rescue in two exchanges in a row is closed after the
-/// second instead of being pooled. Benchmarks showed why: in some runs every webhook connection of a freshly started
-/// gateway lost its events (a descriptor number reused right after a connection of the
-/// gateway's own server closed, it seems), and a pool of such connections delivered one
-/// request per tick: 20 a second at `concurrency 4` with the 200 ms tick of then, for good.
-/// A fresh socket registers anew. The tests show it too: now and then one of 16 connections
-/// opened at once never hears of its response.
+/// second instead of being pooled, so a fresh socket registers anew. Benchmarks showed why:
+/// in some runs every webhook connection of a freshly started gateway had lost its events,
+/// and a pool of such connections delivered one request per tick (20 a second at
+/// `concurrency 4` with the 200 ms tick of then) for good. The cause was found later:
+/// sources registered before `connect` (see `HTTPConnection.connectNext`); `backstopRescues`
+/// counts what is left.
 extension HTTPConnection {
     /// Short enough that a lost event (found on the second tick that sees the socket ready)
     /// costs a request a hundred milliseconds, not a visible stall; long enough that an
@@ -57,6 +57,7 @@ extension HTTPConnection {
             return
         }
         backstopSawReady = false
+        client.countRescue()
         switch state {
         case .connecting where canWrite || canRead:
             sourcesMissedEvents = true

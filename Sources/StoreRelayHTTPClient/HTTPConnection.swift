@@ -105,7 +105,17 @@ final class HTTPConnection: @unchecked Sendable {
             connectFailed(address, errno)
             return connectNext()
         }
-        let channel = SocketChannel(
+        // Connect first, then register the sources. An unconnected TCP socket polls as hung
+        // up (EPOLLHUP), and libdispatch drops a descriptor's epoll entry when it sees that
+        // (swift-corelibs-libdispatch #833): sources registered before `connect` lost their
+        // events on a good share of fresh connections, which then waited for the backstop.
+        let result = address.withSockaddr { connect(fd, $0, $1) }
+        guard result == 0 || errno == EINPROGRESS else {
+            connectFailed(address, errno)
+            _ = closeDescriptor(fd)
+            return connectNext()
+        }
+        channel = SocketChannel(
             fd: fd, queue: queue,
             onReadable: { [self] in
                 backstopSawReady = false
@@ -115,14 +125,8 @@ final class HTTPConnection: @unchecked Sendable {
                 backstopSawReady = false
                 writable()
             })
-        self.channel = channel
-        let result = address.withSockaddr { connect(fd, $0, $1) }
         if result == 0 { return connected() }
-        if errno == EINPROGRESS { return }  // the write source reports the outcome
-        connectFailed(address, errno)
-        channel.close()
-        self.channel = nil
-        connectNext()
+        // In progress: the write source reports the outcome.
     }
 
     private func connectFailed(_ address: SocketAddress?, _ code: Int32) {
