@@ -162,7 +162,8 @@ extension DeliveryEngine {
         case .parked(let parked):
             reader.read(parked.position) { [self] event in
                 guard let event else {
-                    queue.asyncAfter(deadline: .now() + .seconds(5)) { self.deadLetter(job, reason: reason, detail: detail) }
+                    let later = DispatchTimeInterval.milliseconds(Int(DestinationQueue.readBackRetryDelay))
+                    queue.asyncAfter(deadline: .now() + later) { self.deadLetter(job, reason: reason, detail: detail) }
                     return
                 }
                 deadLetter(parked.restored(event, body: []), reason: reason, detail: detail)

@@ -41,7 +41,8 @@ final class DestinationQueue: @unchecked Sendable {
     }
 
     /// A parked event the journal could not give back is tried again this much later, without
-    /// spending an attempt (the failure is logged each time).
+    /// spending an attempt (the failure is logged each time); so is one a removed destination
+    /// must dead-letter.
     static let readBackRetryDelay: Int64 = 5_000
 
     let name: String

@@ -39,8 +39,7 @@ import StoreRelaySupport
         let dir = TemporaryDirectory()
         defer { dir.remove() }
         let clock = ManualClock()
-        var options = testOptions(segmentSizeLimit: 100, clock: clock)
-        options.dedupeRetention = .seconds(3600)
+        let options = testOptions(segmentSizeLimit: 100, clock: clock, dedupeRetention: .seconds(3600))
         let journal = try open(dir.journal, options)
         _ = try #require(await journal.append(id: "old", payload: Array(repeating: 0, count: 80)).position)
         clock.advance(milliseconds: 3_000_000)
@@ -161,8 +160,7 @@ import StoreRelaySupport
         let dir = TemporaryDirectory()
         defer { dir.remove() }
         let clock = ManualClock()
-        var options = testOptions(segmentSizeLimit: 100, clock: clock)
-        options.dedupeRetention = .seconds(3600)
+        let options = testOptions(segmentSizeLimit: 100, clock: clock, dedupeRetention: .seconds(3600))
         let journal = try open(dir.journal, options)
         defer { journal.close() }
         _ = try #require(await journal.append(id: "early", payload: Array(repeating: 0, count: 80)).position)
