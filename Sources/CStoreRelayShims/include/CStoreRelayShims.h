@@ -1,7 +1,9 @@
 #ifndef STORERELAY_SHIMS_H
 #define STORERELAY_SHIMS_H
 /// C shims for what Swift cannot call directly: `_GNU_SOURCE`-only functions, function-like
-/// macros and variadic functions. Every function is prefixed `storerelay_` and says why it exists.
+/// macros and variadic functions, plus one piece of curve arithmetic written against OpenSSL's
+/// low-level EC API (p256_key_table.c). Every function is prefixed `storerelay_` and says why
+/// it exists.
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
@@ -45,5 +47,22 @@ int storerelay_set_malloc_arena_max(int arenas);
 /// `malloc_trim` (also <malloc.h>): gives the free pages of every arena back to the system.
 /// Returns 1 when memory was released.
 int storerelay_malloc_trim(void);
+
+/// ECDSA P-256 verification against one fixed public key Q, with a precomputed table of
+/// multiples of Q (p256_key_table.c says why and how). Opaque to Swift.
+typedef struct storerelay_p256_key_table storerelay_p256_key_table;
+typedef struct evp_pkey_st EVP_PKEY;
+typedef struct bignum_ctx BN_CTX;
+
+/// Builds the table for `key`, which must be a P-256 public key: ~25 ms and ~150 KB. NULL
+/// when OpenSSL cannot, or would not use the table (the caller then keeps the general path).
+storerelay_p256_key_table *storerelay_p256_key_table_new(const EVP_PKEY *key);
+void storerelay_p256_key_table_free(storerelay_p256_key_table *table);
+
+/// Verifies the raw JWS signature `R‖S` (64 bytes) over a SHA-256 `digest` (32 bytes): 1 valid,
+/// 0 invalid, -1 when OpenSSL failed (out of memory), with OpenSSL's error queue cleared.
+/// `scratch` is the caller's, used by one thread at a time; the table may be shared by many.
+int storerelay_p256_key_table_verify(const storerelay_p256_key_table *table, const uint8_t *digest,
+                                     const uint8_t *signature, BN_CTX *scratch);
 
 #endif

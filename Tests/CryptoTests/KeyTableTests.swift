@@ -1,0 +1,129 @@
+import Foundation
+import Testing
+import StoreRelayCrypto
+import StoreRelaySupport
+import StoreRelayTestSupport
+
+/// The precomputed key table (`P256KeyTable`) must give exactly OpenSSL's verdict on every
+/// signature, good or bad: it replaces `EVP_PKEY_verify` for nearly every check the gateway
+/// makes. Each test compares the two paths on the same key.
+@Suite struct KeyTableTests {
+    /// The order n of P-256, big-endian.
+    static let order: [UInt8] = hexBytes("FFFFFFFF00000000FFFFFFFFFFFFFFFFBCE6FAADA7179E84F3B9CAC2FC632551")
+
+    static func hexBytes(_ hex: String) -> [UInt8] {
+        let digits = Array(hex.utf8)
+        return stride(from: 0, to: digits.count, by: 2).map { UInt8(String(decoding: digits[$0..<$0 + 2], as: UTF8.self), radix: 16)! }
+    }
+
+    /// a − b for 32-byte big-endian numbers with a ≥ b.
+    static func subtract(_ a: [UInt8], _ b: [UInt8]) -> [UInt8] {
+        var result = [UInt8](repeating: 0, count: 32), borrow = 0
+        for index in (0..<32).reversed() {
+            let difference = Int(a[index]) - Int(b[index]) - borrow
+            result[index] = UInt8((difference + 256) % 256)
+            borrow = difference < 0 ? 1 : 0
+        }
+        return result
+    }
+
+    /// A signature made by OpenSSL, then mangled in every way that matters to ECDSA's range
+    /// checks and arithmetic, checked by the table and by OpenSSL alone.
+    @Test func givesOpenSSLsVerdictOnGoodAndMangledSignatures() throws {
+        var random = SeededGenerator(seed: 0x5EC1)
+        var checked = 0, valid = 0
+        for _ in 0..<4 {
+            let signer = try P256PrivateKey.generate()
+            let key = try signer.publicKey()
+            #expect(key.buildTableNow())
+            let stranger = try P256PrivateKey.generate().publicKey()
+            #expect(stranger.buildTableNow())
+            for round in 0..<40 {
+                let message = (0..<(1 + round * 37)).map { _ in UInt8.random(in: 0...255, using: &random) }
+                let signature = try signer.signES256(message)
+                let r = Array(signature[0..<32]), s = Array(signature[32..<64])
+                let zero = [UInt8](repeating: 0, count: 32), one = [UInt8](repeating: 0, count: 31) + [1]
+                var flippedR = signature, flippedS = signature, otherMessage = message
+                flippedR[Int.random(in: 0..<32, using: &random)] ^= 1 << UInt8.random(in: 0..<8, using: &random)
+                flippedS[Int.random(in: 32..<64, using: &random)] ^= 1 << UInt8.random(in: 0..<8, using: &random)
+                otherMessage[Int.random(in: 0..<message.count, using: &random)] ^= 0x80
+                let candidates: [(signature: [UInt8], message: [UInt8], expected: Bool?)] = [
+                    (signature, message, true),
+                    // (r, n − s) is the same signature's twin; ECDSA (and OpenSSL) accept it.
+                    (r + Self.subtract(Self.order, s), message, true),
+                    (signature, otherMessage, false),
+                    (flippedR, message, false),
+                    (flippedS, message, false),
+                    (zero + s, message, false),
+                    (r + zero, message, false),
+                    (Self.order + s, message, false),
+                    (r + Self.order, message, false),
+                    (r + Self.subtract(Self.order, one), message, nil),
+                    (Self.subtract(Self.order, one) + s, message, nil),
+                    ([UInt8](repeating: 0xFF, count: 64), message, false),
+                    (s + r, message, nil),
+                ]
+                for (index, (candidate, candidateMessage, expected)) in candidates.enumerated() {
+                    let byTable = key.isValidES256Signature(candidate, for: candidateMessage)
+                    let byOpenSSL = key.isValidES256SignatureWithoutTable(candidate, for: candidateMessage)
+                    #expect(byTable == byOpenSSL, "round \(round), case \(index)")
+                    if let expected { #expect(byTable == expected, "round \(round), case \(index)") }
+                    #expect(!stranger.isValidES256Signature(candidate, for: candidateMessage), "round \(round), case \(index)")
+                    checked += 1
+                    if byTable { valid += 1 }
+                }
+            }
+        }
+        #expect(checked == 4 * 40 * 13)
+        #expect(valid >= 4 * 40 * 2)
+    }
+
+    /// Apple's own keys, from every real notification and signed datum: each signature
+    /// verifies through the table, and the tampered ones do not.
+    @Test func verifiesApplesRealSignatures() throws {
+        let files = Vectors.files(in: "real/v2-notifications") + Vectors.files(in: "real/signed-data")
+            + Vectors.files(in: "negative")
+        guard !files.isEmpty else {
+            print("KeyTableTests: skipped, ../shared/vectors not found")
+            return
+        }
+        for file in files {
+            let jws = try #require(Vectors.text(file)).trimmingCharacters(in: .whitespacesAndNewlines)
+            let parts = jws.split(separator: ".")
+            try #require(parts.count == 3, "\(file)")
+            let header = String(decoding: try #require(Base64.urlDecode(parts[0])), as: UTF8.self)
+            let leafText = try #require(header.components(separatedBy: #""x5c":[""#).last?.split(separator: "\"").first)
+            let key = try Certificate(derBytes: try #require(Base64.decode(leafText))).publicKey()
+            #expect(key.buildTableNow())
+            let input = Array((parts[0] + "." + parts[1]).utf8)
+            let signature = try #require(Base64.urlDecode(parts[2]))
+            let expected = !file.hasPrefix("negative/")
+            #expect(key.isValidES256Signature(signature, for: input) == expected, "\(file)")
+            #expect(key.isValidES256SignatureWithoutTable(signature, for: input) == expected, "\(file)")
+        }
+    }
+
+    /// A key that keeps verifying builds its table on its own, in the background, and keeps
+    /// answering correctly before, while and after.
+    @Test func aKeyCheckedRepeatedlyBuildsItsTable() async throws {
+        let signer = try P256PrivateKey.generate()
+        let key = try signer.publicKey()
+        let message = Array("repeated".utf8)
+        let signature = try signer.signES256(message)
+        var wrong = signature
+        wrong[40] ^= 0x10
+        for _ in 0..<(PublicKey.checksBeforeTable - 1) {
+            #expect(key.isValidES256Signature(signature, for: message))
+        }
+        #expect(!key.hasTable)
+        #expect(!key.isValidES256Signature(wrong, for: message))
+        let deadline = Date().addingTimeInterval(10)
+        while !key.hasTable, Date() < deadline {
+            #expect(key.isValidES256Signature(signature, for: message))
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        #expect(key.hasTable)
+        #expect(key.isValidES256Signature(signature, for: message))
+        #expect(!key.isValidES256Signature(wrong, for: message))
+    }
+}
