@@ -145,7 +145,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CryptoTests",
-            dependencies: ["StoreRelayCrypto", "StoreRelayTestSupport"],
+            dependencies: ["StoreRelayCrypto", "StoreRelayTestSupport", "COpenSSL", "CStoreRelayShims"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

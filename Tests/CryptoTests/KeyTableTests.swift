@@ -1,3 +1,5 @@
+import COpenSSL
+import CStoreRelayShims
 import Foundation
 import Testing
 import StoreRelayCrypto
@@ -25,6 +27,95 @@ import StoreRelayTestSupport
             borrow = difference < 0 ? 1 : 0
         }
         return result
+    }
+
+    /// The inverse mod n behind every check, against `BN_mod_inverse`: powers of two and
+    /// long runs of ones (the shifts and carries), the ends of the range, and random values.
+    @Test func invertsModuloTheOrderAsOpenSSLDoes() throws {
+        let n = try #require(BN_bin2bn(Self.order, 32, nil)), value = try #require(BN_new())
+        let expected = try #require(BN_new()), context = try #require(BN_CTX_new())
+        defer { BN_free(n); BN_free(value); BN_free(expected); BN_CTX_free(context) }
+        var random = SeededGenerator(seed: 0x1417)
+        var values: [[UInt8]] = []
+        for bit in 0..<256 {
+            var power = [UInt8](repeating: 0, count: 32)  // 2^bit
+            power[31 - bit / 8] = 1 << UInt8(bit % 8)
+            var ones = [UInt8](repeating: 0, count: 32)  // 2^(bit+1) − 1
+            for index in 0...bit { ones[31 - index / 8] |= 1 << UInt8(index % 8) }
+            values += [power, ones, Self.subtract(Self.order, power)]
+        }
+        values += (0..<20_000).map { _ in (0..<32).map { _ in UInt8.random(in: 0...255, using: &random) } }
+        var compared = 0
+        for bytes in values {
+            BN_bin2bn(bytes, 32, value)
+            var inverse = [UInt8](repeating: 0, count: 32)
+            let ok = storerelay_p256_order_inverse(&inverse, bytes)
+            guard BN_is_zero(value) == 0, BN_cmp(value, n) < 0 else {
+                #expect(ok == 0, "\(bytes)")
+                continue
+            }
+            try #require(BN_mod_inverse(expected, value, n, context) != nil)
+            var reference = [UInt8](repeating: 0, count: 32)
+            BN_bn2binpad(expected, &reference, 32)
+            #expect(ok == 1 && inverse == reference, "\(bytes)")
+            compared += 1
+        }
+        #expect(compared > 20_000)
+        var inverse = [UInt8](repeating: 0, count: 32)
+        #expect(storerelay_p256_order_inverse(&inverse, [UInt8](repeating: 0, count: 32)) == 0)
+        #expect(storerelay_p256_order_inverse(&inverse, Self.order) == 0)
+        #expect(storerelay_p256_order_inverse(&inverse, [UInt8](repeating: 0xFF, count: 32)) == 0)
+    }
+
+    /// The case no random signature reaches (odds 2⁻¹²⁸): x(R) in [n, p), so r = x(R) − n and
+    /// the check must try r + n. Built from the equation: with the key Q = R itself, a zero
+    /// digest and s = r, u1 = 0 and u2 = 1, so R = u2·Q and (r, r) is a valid signature.
+    @Test func acceptsSignaturesWhoseRIsReducedModuloTheOrder() throws {
+        let group = try #require(EC_GROUP_new_by_curve_name(NID_X9_62_prime256v1))
+        let context = try #require(BN_CTX_new()), x = try #require(BN_bin2bn(Self.order, 32, nil))
+        let point = try #require(EC_POINT_new(group))
+        defer { EC_GROUP_free(group); BN_CTX_free(context); BN_free(x); EC_POINT_free(point) }
+        while EC_POINT_set_compressed_coordinates(group, point, x, 0, context) != 1 {
+            BN_add_word(x, 1)
+        }
+        ERR_clear_error()
+        var encoded = [UInt8](repeating: 0, count: 65)
+        try #require(EC_POINT_point2oct(group, point, POINT_CONVERSION_UNCOMPRESSED, &encoded, 65, context) == 65)
+        var xBytes = [UInt8](repeating: 0, count: 32)
+        BN_bn2binpad(x, &xBytes, 32)
+        let r = Self.subtract(xBytes, Self.order)
+
+        // SubjectPublicKeyInfo for a P-256 point: a fixed prefix, then the point.
+        let spki = Self.hexBytes("3059301306072A8648CE3D020106082A8648CE3D030107034200") + encoded
+        let key = try #require(spki.withUnsafeBufferPointer { buffer -> OpaquePointer? in
+            var cursor = buffer.baseAddress
+            return d2i_PUBKEY(nil, &cursor, buffer.count)
+        })
+        let table = try #require(storerelay_p256_key_table_new(key))
+        let scratch = try #require(BN_CTX_new())
+        defer { EVP_PKEY_free(key); storerelay_p256_key_table_free(table); BN_CTX_free(scratch) }
+
+        let zeroDigest = [UInt8](repeating: 0, count: 32)
+        func byOpenSSL(_ signature: [UInt8]) throws -> Int32 {
+            let verifier = try #require(EVP_PKEY_CTX_new(key, nil))
+            defer { EVP_PKEY_CTX_free(verifier) }
+            try #require(EVP_PKEY_verify_init(verifier) == 1)
+            func integer(_ bytes: ArraySlice<UInt8>) -> [UInt8] {
+                var value = Array(bytes.drop(while: { $0 == 0 }))
+                if value.first.map({ $0 & 0x80 != 0 }) ?? true { value.insert(0, at: 0) }
+                return [0x02, UInt8(value.count)] + value
+            }
+            let body = integer(signature[0..<32]) + integer(signature[32..<64])
+            let der = [0x30, UInt8(body.count)] + body
+            return EVP_PKEY_verify(verifier, der, der.count, zeroDigest, 32)
+        }
+        #expect(storerelay_p256_key_table_verify(table, zeroDigest, r + r, scratch) == 1)
+        #expect(try byOpenSSL(r + r) == 1)
+        var otherR = r
+        otherR[31] ^= 1
+        #expect(storerelay_p256_key_table_verify(table, zeroDigest, otherR + r, scratch) == 0)
+        #expect(storerelay_p256_key_table_verify(table, zeroDigest, xBytes + r, scratch) == 0)  // r ≥ n
+        ERR_clear_error()
     }
 
     /// A signature made by OpenSSL, then mangled in every way that matters to ECDSA's range

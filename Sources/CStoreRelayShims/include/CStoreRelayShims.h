@@ -62,6 +62,10 @@ void storerelay_p256_key_table_free(storerelay_p256_key_table *table);
 /// Verifies the raw JWS signature `R‖S` (64 bytes) over a SHA-256 `digest` (32 bytes): 1 valid,
 /// 0 invalid, -1 when OpenSSL failed (out of memory), with OpenSSL's error queue cleared.
 /// `scratch` is the caller's, used by one thread at a time; the table may be shared by many.
+/// The inverse modulo the order n of P-256 of `value` (32 bytes, big-endian) into `inverse`:
+/// 1, or 0 when `value` is 0 or not below n. Part of the verification; declared for its tests.
+int storerelay_p256_order_inverse(uint8_t inverse[32], const uint8_t value[32]);
+
 int storerelay_p256_key_table_verify(const storerelay_p256_key_table *table, const uint8_t *digest,
                                      const uint8_t *signature, BN_CTX *scratch);
 
