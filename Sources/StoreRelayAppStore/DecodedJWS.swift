@@ -30,17 +30,18 @@ public struct DecodedJWS: Sendable {
     /// with the default depth, so a payload accepted here must never make them unreadable.
     static let maximumDepth = 32
 
-    public init(compact text: String) throws(VerificationError) {
+    /// Decodes a compact JWS; `headers` remembers headers already decoded (see `JWSHeaderCache`).
+    public init(compact text: String, headers: JWSHeaderCache? = nil) throws(VerificationError) {
         var text = text
         // Native strings are contiguous UTF-8: decode in place rather than copy to an array.
         let decoded = text.withUTF8 { bytes in
-            Result { () throws(VerificationError) in try DecodedJWS(compactUTF8: bytes) }
+            Result { () throws(VerificationError) in try DecodedJWS(compactUTF8: bytes, headers: headers) }
         }
         self = try decoded.get()
     }
 
     /// Decodes a compact JWS from bytes lent for the call; only the signing input is copied.
-    public init(compactUTF8 bytes: UnsafeBufferPointer<UInt8>) throws(VerificationError) {
+    public init(compactUTF8 bytes: UnsafeBufferPointer<UInt8>, headers: JWSHeaderCache? = nil) throws(VerificationError) {
         guard bytes.count <= DecodedJWS.maximumLength else {
             throw .malformed(.notJWS, "the JWS is longer than \(DecodedJWS.maximumLength) bytes")
         }
@@ -54,11 +55,19 @@ public struct DecodedJWS: Sendable {
         guard firstDot > 0, secondDot > firstDot + 1 else {
             throw .malformed(.notJWS, "the JWS has an empty header or payload segment")
         }
-        guard let headerBytes = Base64.urlDecode(utf8: UnsafeBufferPointer(rebasing: bytes[..<firstDot])),
-              let payloadBytes = Base64.urlDecode(utf8: UnsafeBufferPointer(rebasing: bytes[(firstDot + 1)..<secondDot])),
+        let headerSegment = UnsafeBufferPointer(rebasing: bytes[..<firstDot])
+        guard let payloadBytes = Base64.urlDecode(utf8: UnsafeBufferPointer(rebasing: bytes[(firstDot + 1)..<secondDot])),
               let signature = Base64.urlDecode(utf8: UnsafeBufferPointer(rebasing: bytes[(secondDot + 1)...]))
         else { throw .malformed(.invalidBase64, "a JWS segment is not valid unpadded base64url") }
-        header = try DecodedJWS.object(headerBytes, "header")
+        if let known = headers?.header(for: headerSegment) {
+            header = known
+        } else {
+            guard let headerBytes = Base64.urlDecode(utf8: headerSegment) else {
+                throw .malformed(.invalidBase64, "a JWS segment is not valid unpadded base64url")
+            }
+            header = try DecodedJWS.object(headerBytes, "header")
+            headers?.remember(header, for: headerSegment)
+        }
         payload = try DecodedJWS.object(payloadBytes, "payload")
         signingInput = Array(UnsafeBufferPointer(rebasing: bytes[..<secondDot]))
         self.signature = signature

@@ -23,7 +23,7 @@ public final class NotificationVerifier: Sendable {
     /// Verifies a notification. Throws `.malformed` for what is not a notification JWS and
     /// `.signature` for what is not proven to be Apple's.
     public func verify(signedPayload: String) throws(VerificationError) -> VerifiedNotification {
-        let outer = try DecodedJWS(compact: signedPayload)
+        let outer = try DecodedJWS(compact: signedPayload, headers: signedData.headers)
         let payload = outer.payload
         // The signature is checked before the payload is interpreted, so only data proven to be
         // Apple's can be called "not a notification". The one thing read first is the
@@ -80,7 +80,7 @@ public final class NotificationVerifier: Sendable {
         }
         let result: VerifiedSignedData
         do {
-            result = try signedData.verify(DecodedJWS(compact: text), skippingSignature: skip)
+            result = try signedData.verify(DecodedJWS(compact: text, headers: signedData.headers), skippingSignature: skip)
         } catch {
             throw error.within(path)
         }

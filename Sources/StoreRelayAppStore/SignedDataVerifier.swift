@@ -18,6 +18,8 @@ public final class SignedDataVerifier: Sendable {
     public let configuration: VerifierConfiguration
     private let chainVerifier: CertificateChainVerifier
     private let cache: ChainCache
+    /// Headers already decoded: a notification and its nested JWS usually share one.
+    let headers = JWSHeaderCache()
     private let counters = Locked(VerifierStatistics())
 
     public init(configuration: VerifierConfiguration = VerifierConfiguration()) throws(CryptoError) {
@@ -32,7 +34,7 @@ public final class SignedDataVerifier: Sendable {
     /// Verifies one standalone signed value (`signedTransactionInfo`, `signedRenewalInfo`,
     /// `signedAppTransactionInfo`, or any App Store JWS) at its own `signedDate`.
     public func verify(_ jws: String) throws(VerificationError) -> VerifiedSignedData {
-        let decoded = try DecodedJWS(compact: jws)
+        let decoded = try DecodedJWS(compact: jws, headers: headers)
         let environment = decoded.payloadEnvironment
         let skip = environment.map { configuration.effectiveUnverifiedEnvironments.contains($0) } ?? false
         return try verify(decoded, skippingSignature: skip)
