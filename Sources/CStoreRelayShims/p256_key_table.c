@@ -153,6 +153,8 @@ void storerelay_p256_key_table_free(storerelay_p256_key_table *table) {
 storerelay_p256_key_table *storerelay_p256_key_table_new(const EVP_PKEY *key) {
     unsigned char encoded[65]; // uncompressed point: 0x04 ‖ X ‖ Y
     size_t length = 0;
+    // Errors raised here are ours to drop; entries already queued by the caller stay.
+    ERR_set_mark();
     storerelay_p256_key_table *table = calloc(1, sizeof *table);
     EC_POINT *point = NULL;
     BN_CTX *scratch = BN_CTX_new();
@@ -175,8 +177,8 @@ storerelay_p256_key_table *storerelay_p256_key_table_new(const EVP_PKEY *key) {
         && EC_GROUP_have_precompute_mult(table->keyAsGenerator);
     EC_POINT_free(point);
     BN_CTX_free(scratch);
+    ERR_pop_to_mark();
     if (!ok) {
-        ERR_clear_error();
         storerelay_p256_key_table_free(table);
         return NULL;
     }
@@ -188,6 +190,7 @@ int storerelay_p256_key_table_verify(const storerelay_p256_key_table *table, con
     int result = -1;
     EC_POINT *sum = NULL, *keyPart = NULL;
     uint8_t inverse[32];
+    ERR_set_mark();
     BN_CTX_start(scratch);
     BIGNUM *r = BN_CTX_get(scratch), *e = BN_CTX_get(scratch), *w = BN_CTX_get(scratch);
     BIGNUM *u1 = BN_CTX_get(scratch), *u2 = BN_CTX_get(scratch);
@@ -230,7 +233,7 @@ int storerelay_p256_key_table_verify(const storerelay_p256_key_table *table, con
     }
 
 done:
-    if (result < 0) ERR_clear_error();
+    ERR_pop_to_mark();
     EC_POINT_free(sum);
     EC_POINT_free(keyPart);
     BN_CTX_end(scratch);

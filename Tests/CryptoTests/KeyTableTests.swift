@@ -67,6 +67,117 @@ import StoreRelayTestSupport
         #expect(storerelay_p256_order_inverse(&inverse, [UInt8](repeating: 0xFF, count: 32)) == 0)
     }
 
+    /// An `EVP_PKEY` for an uncompressed P-256 point: a SubjectPublicKeyInfo is a fixed
+    /// prefix, then the point.
+    static func publicKey(encodedPoint: [UInt8]) throws -> OpaquePointer {
+        let spki = hexBytes("3059301306072A8648CE3D020106082A8648CE3D030107034200") + encodedPoint
+        return try #require(spki.withUnsafeBufferPointer { buffer -> OpaquePointer? in
+            var cursor = buffer.baseAddress
+            return d2i_PUBKEY(nil, &cursor, buffer.count)
+        })
+    }
+
+    /// `EVP_PKEY_verify` of raw `R‖S` over a digest: the reference every case is held to.
+    static func verdictOfOpenSSL(_ key: OpaquePointer, _ digest: [UInt8], _ signature: [UInt8]) throws -> Int32 {
+        let verifier = try #require(EVP_PKEY_CTX_new(key, nil))
+        defer { EVP_PKEY_CTX_free(verifier); ERR_clear_error() }
+        try #require(EVP_PKEY_verify_init(verifier) == 1)
+        func integer(_ bytes: ArraySlice<UInt8>) -> [UInt8] {
+            var value = Array(bytes.drop(while: { $0 == 0 }))
+            if value.first.map({ $0 & 0x80 != 0 }) ?? true { value.insert(0, at: 0) }
+            return [0x02, UInt8(value.count)] + value
+        }
+        let body = integer(signature[0..<32]) + integer(signature[32..<64])
+        let der = [0x30, UInt8(body.count)] + body
+        return EVP_PKEY_verify(verifier, der, der.count, digest, 32)
+    }
+
+    /// Signatures made by hand from a known private key d, to reach the branches of the point
+    /// arithmetic no honest signature takes: R at infinity (e = −r·d, so u1·G + u2·Q = 0) and
+    /// u1·G = u2·Q (e = r·d, s = 2rd/k, so the sum is a doubling). Each checked against OpenSSL.
+    @Test func agreesWithOpenSSLWhereThePointSumDegenerates() throws {
+        let group = try #require(EC_GROUP_new_by_curve_name(NID_X9_62_prime256v1))
+        let context = try #require(BN_CTX_new())
+        let n = try #require(BN_dup(EC_GROUP_get0_order(group)))
+        defer { EC_GROUP_free(group); BN_CTX_free(context); BN_free(n) }
+        func number() throws -> OpaquePointer { try #require(BN_new()) }
+        let d = try number(), k = try number(), kInverse = try number(), x = try number(), r = try number()
+        let s = try number(), e = try number(), t = try number()
+        defer { for value in [d, k, kInverse, x, r, s, e, t] { BN_free(value) } }
+        func bytes(_ value: OpaquePointer) -> [UInt8] {
+            var out = [UInt8](repeating: 0, count: 32)
+            BN_bn2binpad(value, &out, 32)
+            return out
+        }
+        let scratch = try #require(BN_CTX_new())
+        defer { BN_CTX_free(scratch) }
+        for round in 0..<8 {
+            BN_rand_range(d, n)
+            let q = try #require(EC_POINT_new(group)), kG = try #require(EC_POINT_new(group))
+            defer { EC_POINT_free(q); EC_POINT_free(kG) }
+            EC_POINT_mul(group, q, d, nil, nil, context)
+            var encoded = [UInt8](repeating: 0, count: 65)
+            EC_POINT_point2oct(group, q, POINT_CONVERSION_UNCOMPRESSED, &encoded, 65, context)
+            let key = try Self.publicKey(encodedPoint: encoded)
+            let table = try #require(storerelay_p256_key_table_new(key))
+            defer { EVP_PKEY_free(key); storerelay_p256_key_table_free(table) }
+            for _ in 0..<10 {
+                BN_rand_range(k, n)
+                EC_POINT_mul(group, kG, k, nil, nil, context)
+                EC_POINT_get_affine_coordinates(group, kG, x, nil, context)
+                BN_nnmod(r, x, n, context)
+                BN_mod_inverse(kInverse, k, n, context)
+
+                // Honest: s = k⁻¹(e + r·d).
+                BN_rand(e, 256, -1, 0)
+                BN_mod_mul(t, r, d, n, context)
+                BN_mod_add(s, t, e, n, context)
+                BN_mod_mul(s, s, kInverse, n, context)
+                // Infinity: e = −r·d with any s.
+                let minusRD = try number()
+                defer { BN_free(minusRD) }
+                BN_sub(minusRD, n, t)
+                // Doubling: e = r·d and s = 2·r·d·k⁻¹.
+                let twice = try number()
+                defer { BN_free(twice) }
+                BN_mod_add(twice, t, t, n, context)
+                BN_mod_mul(twice, twice, kInverse, n, context)
+
+                let cases: [(name: String, digest: [UInt8], signature: [UInt8], valid: Bool)] = [
+                    ("honest", bytes(e), bytes(r) + bytes(s), true),
+                    ("infinity", bytes(minusRD), bytes(r) + bytes(s), false),
+                    ("doubling", bytes(t), bytes(r) + bytes(twice), true),
+                ]
+                for (name, digest, signature, valid) in cases {
+                    let byTable = storerelay_p256_key_table_verify(table, digest, signature, scratch)
+                    let byOpenSSL = try Self.verdictOfOpenSSL(key, digest, signature)
+                    #expect(byTable == (valid ? 1 : 0), "round \(round): \(name)")
+                    #expect((byOpenSSL == 1) == valid, "round \(round): \(name)")
+                }
+            }
+        }
+    }
+
+    /// One table shared by four threads at once, good and bad signatures interleaved.
+    @Test func oneTableServesManyThreadsAtOnce() throws {
+        let signer = try P256PrivateKey.generate()
+        let key = try signer.publicKey()
+        #expect(key.buildTableNow())
+        let messages = (0..<8).map { Array("message \($0)".utf8) }
+        let signatures = try messages.map { try signer.signES256($0) }
+        let mismatches = Locked(0)
+        DispatchQueue.concurrentPerform(iterations: 4) { thread in
+            for round in 0..<200 {
+                let index = (round + thread) % messages.count
+                var signature = signatures[index]
+                let valid = round % 3 != 0
+                if !valid { signature[round % 64] ^= 0x20 }
+                if key.isValidES256Signature(signature, for: messages[index]) != valid { mismatches.withLock { $0 += 1 } }
+            }
+        }
+        #expect(mismatches.current == 0)
+    }
+
     /// The case no random signature reaches (odds 2⁻¹²⁸): x(R) in [n, p), so r = x(R) − n and
     /// the check must try r + n. Built from the equation: with the key Q = R itself, a zero
     /// digest and s = r, u1 = 0 and u2 = 1, so R = u2·Q and (r, r) is a valid signature.
@@ -85,32 +196,14 @@ import StoreRelayTestSupport
         BN_bn2binpad(x, &xBytes, 32)
         let r = Self.subtract(xBytes, Self.order)
 
-        // SubjectPublicKeyInfo for a P-256 point: a fixed prefix, then the point.
-        let spki = Self.hexBytes("3059301306072A8648CE3D020106082A8648CE3D030107034200") + encoded
-        let key = try #require(spki.withUnsafeBufferPointer { buffer -> OpaquePointer? in
-            var cursor = buffer.baseAddress
-            return d2i_PUBKEY(nil, &cursor, buffer.count)
-        })
+        let key = try Self.publicKey(encodedPoint: encoded)
         let table = try #require(storerelay_p256_key_table_new(key))
         let scratch = try #require(BN_CTX_new())
         defer { EVP_PKEY_free(key); storerelay_p256_key_table_free(table); BN_CTX_free(scratch) }
 
         let zeroDigest = [UInt8](repeating: 0, count: 32)
-        func byOpenSSL(_ signature: [UInt8]) throws -> Int32 {
-            let verifier = try #require(EVP_PKEY_CTX_new(key, nil))
-            defer { EVP_PKEY_CTX_free(verifier) }
-            try #require(EVP_PKEY_verify_init(verifier) == 1)
-            func integer(_ bytes: ArraySlice<UInt8>) -> [UInt8] {
-                var value = Array(bytes.drop(while: { $0 == 0 }))
-                if value.first.map({ $0 & 0x80 != 0 }) ?? true { value.insert(0, at: 0) }
-                return [0x02, UInt8(value.count)] + value
-            }
-            let body = integer(signature[0..<32]) + integer(signature[32..<64])
-            let der = [0x30, UInt8(body.count)] + body
-            return EVP_PKEY_verify(verifier, der, der.count, zeroDigest, 32)
-        }
         #expect(storerelay_p256_key_table_verify(table, zeroDigest, r + r, scratch) == 1)
-        #expect(try byOpenSSL(r + r) == 1)
+        #expect(try Self.verdictOfOpenSSL(key, zeroDigest, r + r) == 1)
         var otherR = r
         otherR[31] ^= 1
         #expect(storerelay_p256_key_table_verify(table, zeroDigest, otherR + r, scratch) == 0)

@@ -55,12 +55,13 @@ typedef struct evp_pkey_st EVP_PKEY;
 typedef struct bignum_ctx BN_CTX;
 
 /// Builds the table for `key`, which must be a P-256 public key: ~25 ms and ~150 KB. NULL
-/// when OpenSSL cannot, or would not use the table (the caller then keeps the general path).
+/// when OpenSSL cannot build one (the caller then keeps the general path). For the key G
+/// itself OpenSSL uses its built-in table: still correct, just no faster.
 storerelay_p256_key_table *storerelay_p256_key_table_new(const EVP_PKEY *key);
 void storerelay_p256_key_table_free(storerelay_p256_key_table *table);
 
 /// Verifies the raw JWS signature `R‖S` (64 bytes) over a SHA-256 `digest` (32 bytes): 1 valid,
-/// 0 invalid, -1 when OpenSSL failed (out of memory), with OpenSSL's error queue cleared.
+/// 0 invalid, -1 when OpenSSL failed (out of memory). Leaves OpenSSL's error queue as it found it.
 /// `scratch` is the caller's, used by one thread at a time; the table may be shared by many.
 /// The inverse modulo the order n of P-256 of `value` (32 bytes, big-endian) into `inverse`:
 /// 1, or 0 when `value` is 0 or not below n. Part of the verification; declared for its tests.
