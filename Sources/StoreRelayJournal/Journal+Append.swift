@@ -79,7 +79,10 @@ extension Journal {
             self.writer.queue.async {
                 self.writer.access { $0.close() }
                 // Retirements planned before `closed` was set finish first.
-                self.retiredFile.queue.async { self.callbackQueue.async(execute: completion) }
+                self.retiredFile.queue.async {
+                    self.releaseLock()
+                    self.callbackQueue.async(execute: completion)
+                }
             }
         }
     }

@@ -24,9 +24,25 @@ public final class Journal: Sendable {
     /// I/O that must not hold up the writer's next group commit.
     let retiredFile: QueueConfined<RetiredIDsFile>
     private let recoveredAtOpen: Locked<[RecoveredRecord]>
+    /// The descriptor holding the directory's `lock` file (-1 once closed): one journal per
+    /// directory at a time. Two processes appending to one directory would each create the
+    /// other's next segment; the second would fail every batch from then on.
+    private let lock: Locked<Int32>
+    static let lockFileName = "lock"
 
-    private init(directory: String, options: JournalOptions, logger: Logger, state: JournalState,
+    deinit { releaseLock() }
+
+    /// Lets another journal open the directory: once closed, or when this one is dropped.
+    func releaseLock() {
+        lock.withLock { fd in
+            if fd >= 0 { closeDescriptor(fd) }
+            fd = -1
+        }
+    }
+
+    private init(directory: String, options: JournalOptions, logger: Logger, state: JournalState, lock: Int32,
                  writer: SegmentWriter, retiredFile: RetiredIDsFile, recovered: [RecoveredRecord], issues: [RecoveryIssue]) {
+        self.lock = Locked(lock)
         self.directory = directory
         self.options = options
         self.logger = logger
@@ -43,6 +59,13 @@ public final class Journal: Sendable {
     public static func open(directory: String, options: JournalOptions = JournalOptions(),
                             logger: Logger) throws(JournalError) -> Journal {
         try FileIO.createDirectory(directory)
+        let lockPath = directory + "/" + lockFileName
+        guard let lock = try FileIO.lockExclusively(lockPath) else {
+            throw JournalError(.inUse, path: lockPath,
+                               message: "the journal in \(directory) is open in another process (is another storerelay serve using the same data directory?)")
+        }
+        var opened = false
+        defer { if !opened { closeDescriptor(lock) } }
         var recovery = JournalRecovery(directory: directory, options: options, logger: logger)
         try recovery.run()
 
@@ -98,7 +121,8 @@ public final class Journal: Sendable {
         logger.info("journal opened", [("journal.directory", directory), ("journal.segments", String(segments.count)),
                                        ("journal.records", String(records.count)),
                                        ("journal.issues", String(recovery.issues.count))])
-        return Journal(directory: directory, options: options, logger: logger, state: state, writer: writer,
+        opened = true
+        return Journal(directory: directory, options: options, logger: logger, state: state, lock: lock, writer: writer,
                        retiredFile: recovery.snapshotFile, recovered: records, issues: recovery.issues)
     }
 

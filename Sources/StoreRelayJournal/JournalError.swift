@@ -9,7 +9,7 @@ public struct JournalError: Error, Sendable, CustomStringConvertible {
     /// The kind of failure. Compare with `==`.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         fileprivate enum Backing: Hashable, Sendable {
-            case io, closed, invalidID, recordTooLarge, corruptSegment
+            case io, closed, invalidID, recordTooLarge, corruptSegment, inUse
         }
         fileprivate let backing: Backing
 
@@ -23,6 +23,8 @@ public struct JournalError: Error, Sendable, CustomStringConvertible {
         public static let recordTooLarge = Code(backing: .recordTooLarge)
         /// Damage that recovery could not repair in place.
         public static let corruptSegment = Code(backing: .corruptSegment)
+        /// Another open journal (another process) holds the directory's lock.
+        public static let inUse = Code(backing: .inUse)
 
         public var description: String { "\(backing)" }
     }

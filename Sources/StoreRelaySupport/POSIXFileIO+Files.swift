@@ -59,6 +59,21 @@ extension POSIXFileIO {
         if (info.st_mode & S_IFMT) != S_IFDIR { throw fail("mkdir", path: path, errno: ENOTDIR) }
     }
 
+    /// Opens (creating) `path` and takes an exclusive `flock` on it without waiting. Returns
+    /// the descriptor holding the lock, or nil when another open file holds it. Closing the
+    /// descriptor releases the lock, and so does the death of the process, `kill -9` included.
+    public static func lockExclusively(_ path: String) throws(Failure) -> Int32? {
+        let fd = try openFile(path, O_RDWR | O_CREAT)
+        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
+            let code = errno
+            if code == EINTR { continue }
+            close(fd)
+            if code == EWOULDBLOCK { return nil }
+            throw fail("flock", path: path, errno: code)
+        }
+        return fd
+    }
+
     /// The names in a directory, without `.` and `..`.
     public static func listDirectory(_ path: String) throws(Failure) -> [String] {
         guard let dir = opendir(path) else { throw fail("opendir", path: path) }

@@ -16,6 +16,26 @@ struct LifecycleTests {
         #expect(gateway.process.logRecords.contains { $0["message"]?.stringValue == "stopped" })
     }
 
+    /// A second `serve` on a data directory in use refuses to start, naming the cause, and
+    /// the first keeps accepting; once the first has stopped, the second starts.
+    @Test func aSecondGatewayOnTheSameDataDirectoryRefusesToStart() throws {
+        let first = try Gateway()
+        let secondDirectory = try TestPaths.makeTemporaryDirectory("storerelay-e2e")
+        let sharedData = "data " + first.directory.appendingPathComponent("data").path
+        let config = Gateway.config().replacingOccurrences(of: "data ./data", with: sharedData)
+        try #require(config.contains(sharedData), "the test config must name its data directory")
+        let second = try GatewayProcess(config: config, directory: secondDirectory)
+        let failure = second.waitForLog { $0["message"]?.stringValue == "cannot start" }
+        #expect(second.waitForExit() == 1)
+        #expect(failure?["error"]?.stringValue?.contains("open in another process") == true, "\(second.logLines)")
+        #expect(try Curl.get(first.baseURL + "/readyz").status == 200)
+
+        first.process.send(SIGTERM)
+        #expect(first.process.waitForExit() == 0)
+        let third = try GatewayProcess(config: config, directory: secondDirectory)
+        #expect(throws: Never.self) { try third.waitForPort() }
+    }
+
     /// A file-size limit makes every journal write past it fail with EFBIG, as a full disk
     /// would: the gateway answers 503, readiness fails, and nothing answered 200 is missing.
     @Test func fullJournalAnswers503AndAcknowledgesNothingItDidNotStore() throws {

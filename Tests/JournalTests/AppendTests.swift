@@ -29,6 +29,24 @@ import StoreRelaySupport
         #expect(reopened.recoveredRecords.isEmpty)
     }
 
+    /// One journal per directory: a second open fails with `.inUse` (and recovers nothing),
+    /// until the first is closed.
+    @Test func aDirectoryIsOpenInOneJournalAtATime() async throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let journal = try open(dir.journal)
+        #expect(await journal.append(id: "evt-1", "one").position != nil)
+        let error = #expect(throws: JournalError.self) { try open(dir.journal) }
+        #expect(error?.code == .inUse)
+        #expect(error?.message.contains("another storerelay serve") == true)
+        #expect(await journal.append(id: "evt-2", "two").position != nil)
+        journal.close()
+
+        let reopened = try open(dir.journal)
+        defer { reopened.close() }
+        #expect(reopened.recoveredRecords.map(\.id) == ["evt-1", "evt-2"])
+    }
+
     @Test func invalidIDsAndOversizedPayloadsAreRefused() async throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }
