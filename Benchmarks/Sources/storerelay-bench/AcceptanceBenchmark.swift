@@ -43,11 +43,16 @@ struct AcceptanceBenchmark {
         Report.check(pacedRun.result.failed == 0 && p99 < 10, "p99 acknowledgement < 10 ms at 1,000/s (p99 \(Format.ms(p99)))")
 
         // Saturation, repeated: fresh notifications each time (a repeat would be a cheap duplicate).
+        // Each round is paired with a crypto ceiling measured just before it, the gateway idle:
+        // this host's speed drifts by 15% and more over a minute, so a ratio against the
+        // ceiling of the run's start measures the drift as much as the gateway.
         var corpusSize = Int(cryptoCeiling * 1.3 * context.seconds)
         var first: LoadRun?
         var peaks: [Int] = []
+        var ratios: [Double] = []
         for round in 1...Self.repeats {
             let corpus = try context.corpus(corpusSize)
+            let ceiling = try OpenSSLSpeed.measure(seconds: 3, processes: 2, scratch: context.work).verificationsPerSecond / 3
             let before = gateway.process.memory().rss
             let profiler = round == 1 ? Profiler.attach(to: gateway.process.pid, name: "acceptance", context: context) : nil
             let run = try LoadRun.run(loop: context.loop, port: gateway.port, requests: corpus.requests,
@@ -59,13 +64,18 @@ struct AcceptanceBenchmark {
             let settled = gateway.process.memory().rss
             Report.line("saturation #\(round), \(context.connections) connections: \(run.text)")
             Report.line("   \(run.cpuText); RSS before \(Format.mib(kilobytes: before)), peak \(Format.mib(kilobytes: run.peakRSS)), right after \(Format.mib(kilobytes: after)), 2 s later \(Format.mib(kilobytes: settled))")
+            let ratio = run.result.throughput / ceiling
+            ratios.append(ratio)
+            Report.line("   crypto ceiling measured just before this round: \(Format.rate(ceiling)) -> \(Format.fixed(ratio * 100, 0))% of it")
             if first == nil { first = run }
             peaks.append(run.peakRSS)
             corpusSize = max(corpusSize, Int(run.result.throughput * 1.4 * context.seconds))
         }
         let saturation = first!
         let rate = saturation.result.throughput
-        Report.line("crypto ceiling (openssl speed -multi 2 ecdsap256 verify/s ÷ 3): \(Format.rate(cryptoCeiling)); gateway at saturation = \(Format.fixed(rate / cryptoCeiling * 100, 0))% of it")
+        let medianRatio = ratios.sorted()[ratios.count / 2]
+        Report.line("crypto ceiling (openssl speed -multi 2 ecdsap256 verify/s ÷ 3): \(Format.rate(cryptoCeiling)) at the start of the run; first round = \(Format.fixed(rate / cryptoCeiling * 100, 0))% of it")
+        Report.line("   against the ceiling measured just before each round: \(ratios.map { Format.fixed($0 * 100, 0) + "%" }.joined(separator: ", ")); median \(Format.fixed(medianRatio * 100, 0))%")
         // What the CPU cost per notification allows, whoever else shares the machine: the
         // gateway's CPU time per request is far less disturbed by other tenants than its rate.
         let cost = saturation.serverMicrosecondsPerRequest
@@ -73,7 +83,7 @@ struct AcceptanceBenchmark {
         Report.line("CPU cost: \(Format.fixed(cost, 0)) µs per accepted notification -> two whole cores could accept at most \(Format.rate(2e6 / cost)) (3,000/s needs ≤ 667 µs)")
         Report.line("   its 3 ES256 checks cost \(Format.fixed(crypto, 0)) µs (openssl speed, one core) = \(Format.fixed(crypto / cost * 100, 0))% of it: by CPU time the gateway runs at \(Format.fixed(crypto / cost * 100, 0))% of the crypto ceiling")
         Report.check(saturation.result.failed == 0 && rate >= 3000, "≥ 3,000 accepted/s at saturation (\(Format.rate(rate)))")
-        Report.check(rate >= cryptoCeiling / 2, "≥ half the crypto ceiling (\(Format.fixed(rate / cryptoCeiling * 100, 0))%)")
+        Report.check(medianRatio >= 0.5, "≥ half the crypto ceiling (median of the rounds \(Format.fixed(medianRatio * 100, 0))%, each against the ceiling measured just before it)")
         Report.check(idle < 64 * 1024, "RSS < 64 MiB idle (\(Format.mib(kilobytes: idle)))")
         let peak = peaks.max() ?? 0
         Report.check(peak < 256 * 1024, "RSS < 256 MiB at saturation (peak \(Format.mib(kilobytes: peak)), VmHWM \(Format.mib(kilobytes: gateway.process.memory().peak)))")
