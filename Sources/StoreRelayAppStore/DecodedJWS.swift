@@ -5,6 +5,7 @@ import Darwin
 #endif
 public import StoreRelayJSON
 public import StoreRelaySupport
+import StoreRelayCrypto
 
 /// A JWS in compact serialization (RFC 7515 §7.1), split and decoded but not yet trusted.
 ///
@@ -15,8 +16,9 @@ public struct DecodedJWS: Sendable {
     public let header: JSONObject
     /// The decoded payload.
     public let payload: JSONObject
-    /// `BASE64URL(header) '.' BASE64URL(payload)`: the bytes the signature covers.
-    let signingInput: [UInt8]
+    /// SHA-256 of `BASE64URL(header) '.' BASE64URL(payload)`, the bytes the signature
+    /// covers: hashed while the bytes are lent, continuing from the header's cached state.
+    let signingInputDigest: [UInt8]
     /// The third segment, decoded: raw `R‖S` for ES256.
     let signature: [UInt8]
 
@@ -40,7 +42,7 @@ public struct DecodedJWS: Sendable {
         self = try decoded.get()
     }
 
-    /// Decodes a compact JWS from bytes lent for the call; only the signing input is copied.
+    /// Decodes a compact JWS from bytes lent for the call; nothing of them is kept whole.
     public init(compactUTF8 bytes: UnsafeBufferPointer<UInt8>, headers: JWSHeaderCache? = nil) throws(VerificationError) {
         guard bytes.count <= DecodedJWS.maximumLength else {
             throw .malformed(.notJWS, "the JWS is longer than \(DecodedJWS.maximumLength) bytes")
@@ -59,17 +61,21 @@ public struct DecodedJWS: Sendable {
         guard let payloadBytes = Base64.urlDecode(utf8: UnsafeBufferPointer(rebasing: bytes[(firstDot + 1)..<secondDot])),
               let signature = Base64.urlDecode(utf8: UnsafeBufferPointer(rebasing: bytes[(secondDot + 1)...]))
         else { throw .malformed(.invalidBase64, "a JWS segment is not valid unpadded base64url") }
+        var hash: SHA256.State
         if let known = headers?.header(for: headerSegment) {
-            header = known
+            (header, hash) = known
         } else {
             guard let headerBytes = Base64.urlDecode(utf8: headerSegment) else {
                 throw .malformed(.invalidBase64, "a JWS segment is not valid unpadded base64url")
             }
             header = try DecodedJWS.object(headerBytes, "header")
-            headers?.remember(header, for: headerSegment)
+            hash = SHA256.State()
+            hash.update(UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: bytes[...firstDot])))
+            headers?.remember(header, hashedThroughDot: hash, for: headerSegment)
         }
         payload = try DecodedJWS.object(payloadBytes, "payload")
-        signingInput = Array(UnsafeBufferPointer(rebasing: bytes[..<secondDot]))
+        hash.update(UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: bytes[(firstDot + 1)..<secondDot])))
+        signingInputDigest = hash.digest()
         self.signature = signature
     }
 

@@ -82,7 +82,7 @@ public final class SignedDataVerifier: Sendable {
             throw .signature(.invalidSignature, "the ES256 signature must be 64 bytes, found \(jws.signature.count)")
         }
         counters.withLock { $0.signatureVerifications += 1 }
-        guard entry.leafKey.isValidES256Signature(jws.signature, for: jws.signingInput) else {
+        guard entry.leafKey.isValidES256Signature(jws.signature, digest: jws.signingInputDigest) else {
             throw .signature(.invalidSignature, "the ES256 signature does not match the signed data")
         }
     }

@@ -71,8 +71,13 @@ public final class PublicKey: @unchecked Sendable {
     /// Verifies a JWS ES256 signature (RFC 7518 §3.4): the raw 64-byte `R‖S` over `message`
     /// with SHA-256. Any malformed input, wrong key type or wrong signature is `false`.
     public func isValidES256Signature(_ rawSignature: [UInt8], for message: [UInt8]) -> Bool {
-        guard isP256, rawSignature.count == 2 * ECDSASignature.componentSize else { return false }
-        let digest = SHA256.hash(message)
+        isValidES256Signature(rawSignature, digest: SHA256.hash(message))
+    }
+
+    /// The same check given the message's SHA-256 `digest` (32 bytes), for callers that hash
+    /// as they go.
+    public func isValidES256Signature(_ rawSignature: [UInt8], digest: [UInt8]) -> Bool {
+        guard isP256, rawSignature.count == 2 * ECDSASignature.componentSize, digest.count == 32 else { return false }
         if let table = tableCountingThisCheck(), let verdict = table.isValidSignature(rawSignature, digest: digest) {
             return verdict
         }

@@ -1,19 +1,35 @@
-internal import COpenSSL
+internal import CStoreRelayShims
 
-/// SHA-256 (FIPS 180-4) through OpenSSL's one-shot EVP digest.
+/// SHA-256 (FIPS 180-4) through OpenSSL.
 public enum SHA256 {
-    public static func hash(_ bytes: [UInt8]) -> [UInt8] {
-        var digest = [UInt8](repeating: 0, count: 32)
-        var length: UInt32 = 0
-        let ok = bytes.withUnsafeBytes { input in
-            digest.withUnsafeMutableBytes { output in
-                EVP_Digest(input.baseAddress, input.count, output.baseAddress?.assumingMemoryBound(to: UInt8.self),
-                           &length, EVP_sha256(), nil)
-            }
+    /// A running hash: a plain value, so a prefix hashed once can be copied and continued (a
+    /// JWS's header, shared by every JWS signed with the same chain).
+    public struct State: Sendable {
+        private var raw = storerelay_sha256_state()
+
+        public init() { storerelay_sha256_begin(&raw) }
+
+        public mutating func update(_ bytes: UnsafeRawBufferPointer) {
+            storerelay_sha256_update(&raw, bytes.baseAddress, bytes.count)
         }
-        // EVP_Digest with a built-in algorithm fails only when memory runs out.
-        precondition(ok == 1 && length == 32, "SHA-256 failed")
-        return digest
+
+        public mutating func update(_ bytes: [UInt8]) {
+            bytes.withUnsafeBytes { update($0) }
+        }
+
+        /// The digest of everything absorbed so far; the state itself can go on.
+        public func digest() -> [UInt8] {
+            var spent = raw
+            var digest = [UInt8](repeating: 0, count: 32)
+            digest.withUnsafeMutableBufferPointer { storerelay_sha256_finish(&spent, $0.baseAddress) }
+            return digest
+        }
+    }
+
+    public static func hash(_ bytes: [UInt8]) -> [UInt8] {
+        var state = State()
+        state.update(bytes)
+        return state.digest()
     }
 
     /// The digest as lowercase hexadecimal.

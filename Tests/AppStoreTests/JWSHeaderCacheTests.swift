@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import StoreRelayAppStore
+import StoreRelayCrypto
 import StoreRelayJSON
 import StoreRelaySupport
 import StoreRelayTestSupport
@@ -36,6 +37,20 @@ import StoreRelayTestSupport
         #expect(again.header["kid"]?.stringValue == "a")
         #expect(again.payload["n"]?.int64Value == 2)
         #expect(cache.count == 2)
+    }
+
+    /// The digest the signature is checked against is SHA-256 of `header '.' payload`, whether
+    /// the header was decoded now or continued from the cached state.
+    @Test func theSigningInputDigestIsTheSameWithAndWithoutTheCache() throws {
+        let cache = JWSHeaderCache()
+        for payload in [#"{"n":1}"#, #"{"n":2,"pad":"\#(String(repeating: "p", count: 300))"}"#, "{}"] {
+            let text = jws(header: #"{"alg":"ES256","x5c":["\#(String(repeating: "A", count: 2_000))"]}"#, payload: payload)
+            let parts = text.split(separator: ".")
+            let expected = SHA256.hash(Array((parts[0] + "." + parts[1]).utf8))
+            #expect(try DecodedJWS(compact: text, headers: cache).signingInputDigest == expected)
+            #expect(try DecodedJWS(compact: text).signingInputDigest == expected)
+        }
+        #expect(cache.count == 1)
     }
 
     @Test func isBoundedAndRemembersOnlyWhatDecoded() throws {

@@ -1,4 +1,5 @@
 import Testing
+import StoreRelayTestSupport
 import StoreRelayCrypto
 import StoreRelaySupport
 
@@ -15,6 +16,27 @@ import StoreRelaySupport
     }
 
     /// RFC 4231 §4.2 and §4.3.
+    /// FIPS 180-4 examples, and a state copied after a prefix continuing as the whole would.
+    @Test func sha256MatchesTheStandardAndContinuesFromACopiedState() {
+        #expect(SHA256.hexHash([]) == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+        #expect(SHA256.hexHash(Array("abc".utf8)) == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        let twoBlocks = Array("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq".utf8)
+        #expect(SHA256.hexHash(twoBlocks) == "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1")
+
+        var random = SeededGenerator(seed: 256)
+        let message = (0..<5_000).map { _ in UInt8.random(in: 0...255, using: &random) }
+        for split in [0, 1, 55, 56, 63, 64, 65, 127, 128, 4_999, 5_000] {
+            var prefix = SHA256.State()
+            prefix.update(Array(message[..<split]))
+            let early = prefix.digest()
+            var continued = prefix  // a copy: the prefix is hashed once, continued twice
+            continued.update(Array(message[split...]))
+            #expect(continued.digest() == SHA256.hash(message), "split at \(split)")
+            #expect(prefix.digest() == early, "digest() must not spend the state")
+            #expect(early == SHA256.hash(Array(message[..<split])))
+        }
+    }
+
     @Test func hmacSHA256MatchesRFC4231() {
         let case1 = HMACSHA256.authenticationCode(for: Array("Hi There".utf8), key: [UInt8](repeating: 0x0b, count: 20))
         #expect(SHA256.hex(case1) == "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7")

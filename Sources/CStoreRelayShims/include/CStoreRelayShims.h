@@ -70,4 +70,14 @@ int storerelay_p256_order_inverse(uint8_t inverse[32], const uint8_t value[32]);
 int storerelay_p256_key_table_verify(const storerelay_p256_key_table *table, const uint8_t *digest,
                                      const uint8_t *signature, BN_CTX *scratch);
 
+/// SHA-256 through OpenSSL's low-level functions, on state the caller owns: a plain value, so
+/// a prefix hashed once (a JWS header) can be copied and continued, and a digest costs no
+/// provider lookup (EVP_Digest's one-shot fetch is a microsecond per call). Those functions
+/// are deprecated in OpenSSL 3 but remain; the state is sized and aligned for `SHA256_CTX`.
+typedef struct { uint64_t words[16]; } storerelay_sha256_state;
+void storerelay_sha256_begin(storerelay_sha256_state *state);
+void storerelay_sha256_update(storerelay_sha256_state *state, const void *bytes, size_t count);
+/// Writes the digest of what `state` absorbed; `state` is spent (hash a copy to continue).
+void storerelay_sha256_finish(storerelay_sha256_state *state, uint8_t digest[32]);
+
 #endif
