@@ -3,7 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-public import StoreRelayJSON
+import StoreRelayJSON
 import StoreRelayCrypto
 import StoreRelaySupport
 
