@@ -11,12 +11,7 @@ import StoreRelayTestSupport
 /// makes. Each test compares the two paths on the same key.
 @Suite struct KeyTableTests {
     /// The order n of P-256, big-endian.
-    static let order: [UInt8] = hexBytes("FFFFFFFF00000000FFFFFFFFFFFFFFFFBCE6FAADA7179E84F3B9CAC2FC632551")
-
-    static func hexBytes(_ hex: String) -> [UInt8] {
-        let digits = Array(hex.utf8)
-        return stride(from: 0, to: digits.count, by: 2).map { UInt8(String(decoding: digits[$0..<$0 + 2], as: UTF8.self), radix: 16)! }
-    }
+    static let order = Fixtures.bytes(hex: "FFFFFFFF00000000FFFFFFFFFFFFFFFFBCE6FAADA7179E84F3B9CAC2FC632551")
 
     /// a − b for 32-byte big-endian numbers with a ≥ b.
     static func subtract(_ a: [UInt8], _ b: [UInt8]) -> [UInt8] {
@@ -70,7 +65,7 @@ import StoreRelayTestSupport
     /// An `EVP_PKEY` for an uncompressed P-256 point: a SubjectPublicKeyInfo is a fixed
     /// prefix, then the point.
     static func publicKey(encodedPoint: [UInt8]) throws -> OpaquePointer {
-        let spki = hexBytes("3059301306072A8648CE3D020106082A8648CE3D030107034200") + encodedPoint
+        let spki = Fixtures.bytes(hex: "3059301306072A8648CE3D020106082A8648CE3D030107034200") + encodedPoint
         return try #require(spki.withUnsafeBufferPointer { buffer -> OpaquePointer? in
             var cursor = buffer.baseAddress
             return d2i_PUBKEY(nil, &cursor, buffer.count)
@@ -82,13 +77,7 @@ import StoreRelayTestSupport
         let verifier = try #require(EVP_PKEY_CTX_new(key, nil))
         defer { EVP_PKEY_CTX_free(verifier); ERR_clear_error() }
         try #require(EVP_PKEY_verify_init(verifier) == 1)
-        func integer(_ bytes: ArraySlice<UInt8>) -> [UInt8] {
-            var value = Array(bytes.drop(while: { $0 == 0 }))
-            if value.first.map({ $0 & 0x80 != 0 }) ?? true { value.insert(0, at: 0) }
-            return [0x02, UInt8(value.count)] + value
-        }
-        let body = integer(signature[0..<32]) + integer(signature[32..<64])
-        let der = [0x30, UInt8(body.count)] + body
+        let der = Fixtures.derSignature(raw: signature)
         return EVP_PKEY_verify(verifier, der, der.count, digest, 32)
     }
 

@@ -4,18 +4,6 @@ import StoreRelayCrypto
 import StoreRelaySupport
 
 @Suite struct PrimitivesTests {
-    func hex(_ text: String) -> [UInt8] {
-        var out: [UInt8] = []
-        var index = text.startIndex
-        while index < text.endIndex {
-            let next = text.index(index, offsetBy: 2)
-            out.append(UInt8(text[index..<next], radix: 16)!)
-            index = next
-        }
-        return out
-    }
-
-    /// RFC 4231 §4.2 and §4.3.
     /// FIPS 180-4 examples, and a state copied after a prefix continuing as the whole would.
     @Test func sha256MatchesTheStandardAndContinuesFromACopiedState() {
         #expect(SHA256.hexHash([]) == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
@@ -37,6 +25,7 @@ import StoreRelaySupport
         }
     }
 
+    /// RFC 4231 §4.2 and §4.3.
     @Test func hmacSHA256MatchesRFC4231() {
         let case1 = HMACSHA256.authenticationCode(for: Array("Hi There".utf8), key: [UInt8](repeating: 0x0b, count: 20))
         #expect(SHA256.hex(case1) == "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7")

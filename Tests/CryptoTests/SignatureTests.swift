@@ -69,14 +69,7 @@ import StoreRelayTestSupport
         #expect(try key.publicKey().isValidES256Signature(raw, for: message))
 
         // Cross-check with the CLI: DER-encode R and S here, independently of the library.
-        func integer(_ bytes: ArraySlice<UInt8>) -> [UInt8] {
-            var value = Array(bytes.drop(while: { $0 == 0 }))
-            if value.isEmpty { value = [0] }
-            if value[0] & 0x80 != 0 { value.insert(0, at: 0) }
-            return [0x02, UInt8(value.count)] + value
-        }
-        let body = integer(raw[0..<32]) + integer(raw[32..<64])
-        let der = [0x30, UInt8(body.count)] + body
+        let der = Fixtures.derSignature(raw: raw)
         let directory = authority.directory
         try key.publicKey().pemString().write(toFile: directory + "/sim.pub", atomically: true, encoding: .utf8)
         try Data(der).write(to: URL(fileURLWithPath: directory + "/sim.sig"))
