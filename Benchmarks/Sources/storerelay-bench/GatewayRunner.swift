@@ -73,8 +73,6 @@ final class GatewayRunner {
         }
     }
 
-    /// Stops the gateway with SIGTERM (graceful) and returns whether it exited 0.
-    @discardableResult
     /// What the gateway's own metrics say about its deliveries (attempts by outcome, in flight,
     /// waiting, parked, breakers): printed when a phase did not deliver everything, to tell a
     /// destination that failed (retries) from one that never answered (nothing counted).
@@ -86,6 +84,8 @@ final class GatewayRunner {
             .map { $0.dropFirst("storerelay_".count) }.joined(separator: "; ")
     }
 
+    /// Stops the gateway with SIGTERM (graceful) and returns whether it exited 0.
+    @discardableResult
     func stop() -> Bool {
         let status = process.stop(signal: SIGTERM, timeout: 15)
         return status == 0
