@@ -35,12 +35,14 @@ struct AcceptanceBenchmark {
         // 1,000/s offered, latency from each request's due time.
         let paced = try context.corpus(Int(Self.fixedRate * context.seconds) + 10)
         let pacedRun = try LoadRun.run(loop: context.loop, port: gateway.port, requests: paced.requests,
-                                       connections: context.connections, pace: .fixedRate(perSecond: Self.fixedRate),
+                                       connections: BenchContext.pacedConnections, pace: .fixedRate(perSecond: Self.fixedRate),
                                        seconds: context.seconds, server: observed)
-        Report.line("fixed \(Format.rate(Self.fixedRate)), \(context.connections) connections: \(pacedRun.text)")
+        Report.line("fixed \(Format.rate(Self.fixedRate)), \(BenchContext.pacedConnections) connections: \(pacedRun.text)")
         Report.line("   \(pacedRun.cpuText), peak RSS \(Format.mib(kilobytes: pacedRun.peakRSS))")
         let p99 = pacedRun.result.latencies.ms(0.99)
         Report.check(pacedRun.result.failed == 0 && p99 < 10, "p99 acknowledgement < 10 ms at 1,000/s (p99 \(Format.ms(p99)))")
+
+        try sweepConcurrency(gateway: gateway, observed: observed)
 
         // Saturation, repeated: fresh notifications each time (a repeat would be a cheap duplicate).
         // Each round is paired with a crypto ceiling measured just before it, the gateway idle:
@@ -91,6 +93,22 @@ struct AcceptanceBenchmark {
         // Baselines answer without looking: the same 2,000 bodies, cycled (copies share storage).
         let sample = try context.corpus(2_000).requests
         try baselines(requests: (0..<Int(60_000 * context.seconds)).map { sample[$0 % sample.count] })
+    }
+
+    /// Closed loop at rising concurrency, to show where saturation is: below it the gateway
+    /// waits on round trips (its CPU idles between group commits) and every request pays for
+    /// its own wake-ups; on the plateau the rate stops growing and only latency does. The
+    /// saturation rounds run at `--connections`, which should sit on that plateau.
+    private func sweepConcurrency(gateway: GatewayRunner, observed: Observed) throws {
+        let seconds = min(3, context.seconds)
+        Report.line("concurrency sweep (closed loop, \(Format.fixed(seconds, 0)) s each; the saturation rounds use \(context.connections)):")
+        for connections in context.sweep {
+            let corpus = try context.corpus(Int(cryptoCeiling * 1.3 * seconds))
+            let run = try LoadRun.run(loop: context.loop, port: gateway.port, requests: corpus.requests,
+                                      connections: connections, pace: .closedLoop, seconds: seconds, server: observed)
+            Report.line("   \(connections) connections: \(Format.rate(run.result.throughput)), \(run.result.failed) failed; \(run.result.latencies.text)")
+            Report.line("        \(run.cpuText)")
+        }
     }
 
     /// The same requests, closed loop, answered by the harness's own sink (what the harness can

@@ -15,10 +15,14 @@ struct BenchContext {
     let loop: EventLoop
     /// Length of each timed phase, seconds.
     let seconds: Double
-    /// Keep-alive connections of the load generator at saturation.
+    /// Keep-alive connections of the load generator at saturation (closed loop).
     let connections: Int
+    /// Keep-alive connections at a fixed offered rate: enough that none waits for a free one.
+    static let pacedConnections = 64
     /// Attach `perf record` to the gateway during the saturation phases.
     let profile: Bool
+    /// Concurrency levels of the acceptance benchmark's sweep.
+    let sweep: [Int]
     /// Saturation rounds per fan-out scenario (memory across repeated runs).
     let fanoutRounds: Int
     /// Fan-out scenarios to run ("1 webhook", "4 webhooks", "file queue"); empty: all.

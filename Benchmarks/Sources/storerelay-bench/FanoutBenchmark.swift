@@ -67,7 +67,7 @@ struct FanoutBenchmark {
         let pacedCorpus = try context.corpus(Int(Self.fixedRate * context.seconds) + 10)
         var mark = downstream.count()
         let paced = try LoadRun.run(loop: context.loop, port: gateway.port, requests: pacedCorpus.requests,
-                                    connections: context.connections, pace: .fixedRate(perSecond: Self.fixedRate),
+                                    connections: BenchContext.pacedConnections, pace: .fixedRate(perSecond: Self.fixedRate),
                                     seconds: context.seconds, server: observed)
         let pacedExpected = (paced.result.ok) * destinations
         context.wait(seconds: 30) { downstream.count() - mark >= pacedExpected }

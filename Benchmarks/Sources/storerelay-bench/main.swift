@@ -3,7 +3,7 @@ import Foundation
 import StoreRelaySimulator
 
 /// storerelay-bench: StoreRelay's on-demand benchmarks (see Benchmarks/README.md).
-/// Usage: storerelay-bench --binary PATH [--work DIR] [--seconds N] [--connections N]
+/// Usage: storerelay-bench --binary PATH [--work DIR] [--seconds N] [--connections N] [--sweep 32,64,..]
 ///                         [--only crypto,verify,accept,fanout] [--perf]
 ///                         [--fanout-rounds N] [--scenarios "1 webhook,4 webhooks,file queue"]
 let arguments = Array(CommandLine.arguments.dropFirst())
@@ -15,7 +15,7 @@ let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().de
 let binary = option("binary") ?? packageRoot + "/../.build/release/storerelay"
 let work = option("work") ?? "/tmp/storerelay-bench"
 let seconds = Double(option("seconds") ?? "5") ?? 5
-let connections = Int(option("connections") ?? "64") ?? 64
+let connections = Int(option("connections") ?? "256") ?? 256
 let only = Set((option("only") ?? "crypto,verify,accept,fanout").split(separator: ",").map(String.init))
 
 do {
@@ -31,6 +31,7 @@ do {
     let authority = try DevCertificateAuthority.loadOrCreate(directory: chain)
     let context = BenchContext(binary: binary, work: work, chain: chain, authority: authority, loop: try EventLoop(),
                                seconds: seconds, connections: connections, profile: arguments.contains("--perf"),
+                               sweep: (option("sweep") ?? "32,64,128,256,512").split(separator: ",").compactMap { Int($0) },
                                fanoutRounds: Int(option("fanout-rounds") ?? "2") ?? 2,
                                scenarios: Set((option("scenarios") ?? "").split(separator: ",").map(String.init)))
 
