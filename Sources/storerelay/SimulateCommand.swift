@@ -127,13 +127,27 @@ enum SimulateCommand: CommandDescribing {
             return ExitCode.ok
         }
         do {
-            try Data((notification.httpBody + "\n").utf8).write(to: URL(fileURLWithPath: out), options: .atomic)
+            try write(Data((notification.httpBody + "\n").utf8), to: out)
         } catch {
             writeStandardError("storerelay simulate: cannot write \(out): \(error.localizedDescription)")
             return ExitCode.failure
         }
         writeStandardError("wrote \(notification.payload["notificationType"]?.stringValue ?? "notification") \(notification.notificationUUID) to \(out)")
         return ExitCode.ok
+    }
+
+    /// A regular file (or a new one) is replaced whole, so nobody reads half a body. Anything
+    /// else that exists — `/dev/null`, a FIFO, a terminal — is written into: replacing it
+    /// would rename a regular file over it (run as root, over `/dev/null` itself).
+    private static func write(_ bytes: Data, to path: String) throws {
+        var info = stat()
+        // `stat`, not `lstat`: /dev/stdout is a link to whatever standard output is.
+        guard stat(path, &info) == 0, (info.st_mode & S_IFMT) != S_IFREG else {
+            return try bytes.write(to: URL(fileURLWithPath: path), options: .atomic)
+        }
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
+        defer { try? handle.close() }
+        try handle.write(contentsOf: bytes)
     }
 
     private static func usage(_ message: String) -> Int32 {
