@@ -12,7 +12,9 @@ struct AcceptanceBenchmark {
     let singleCoreVerifications: Double
 
     static let fixedRate = 1_000.0
-    static let repeats = 3
+    /// Saturation rounds; the ratio to the crypto ceiling is judged on their median, so one
+    /// round caught by a busy spell of the host does not decide it.
+    static let repeats = 5
 
     func run() throws {
         Report.section("Acceptance: POST -> verified (3 x ES256) + fsync'ed journal -> 200, file-queue destination")
