@@ -26,6 +26,17 @@ public enum ProcessStats {
         return (user + system) * 1_000_000_000 / UInt64(sysconf(Int32(_SC_CLK_TCK)))
     }
 
+    /// CPU time the hypervisor gave to other guests while this machine's CPUs wanted to run
+    /// (all CPUs together), in milliseconds since boot: the "steal" column of /proc/stat's
+    /// `cpu` line. A latency tail that coincides with steal was the host's, not the server's.
+    public static func hostStealMilliseconds() -> UInt64 {
+        guard let text = readText("/proc/stat"), let line = text.split(separator: "\n").first else { return 0 }
+        // cpu user nice system idle iowait irq softirq steal ...
+        let fields = line.split(separator: " ")
+        guard fields.count > 8, fields[0] == "cpu", let steal = UInt64(fields[8]) else { return 0 }
+        return steal * 1000 / UInt64(sysconf(Int32(_SC_CLK_TCK)))
+    }
+
     /// The number of threads `pid` runs now.
     public static func threads(pid: pid_t) -> Int {
         guard let text = readText("/proc/\(pid)/status") else { return 0 }

@@ -11,6 +11,8 @@ struct LoadRun {
     /// CPU consumed during the run, nanoseconds.
     let serverCPU: UInt64
     let harnessCPU: UInt64
+    /// CPU time the host took from this machine during the run, milliseconds (both CPUs).
+    let hostSteal: UInt64
 
     /// Server CPU per acknowledged request, microseconds.
     var serverMicrosecondsPerRequest: Double {
@@ -36,6 +38,7 @@ struct LoadRun {
         }
         let serverCPU = server?.cpuNanoseconds() ?? 0
         let harnessCPU = Monotonic.processCPUNanoseconds()
+        let steal = ProcessStats.hostStealMilliseconds()
         try generator.start()
         // Answers still owed after the time is up get 30 s more, then count as unanswered.
         let deadline = Monotonic.nanoseconds() + UInt64((seconds + 30) * 1e9)
@@ -46,7 +49,8 @@ struct LoadRun {
         return LoadRun(
             result: result, peakRSS: peak, peakThreads: threads,
             serverCPU: (server?.cpuNanoseconds() ?? 0) - serverCPU,
-            harnessCPU: Monotonic.processCPUNanoseconds() - harnessCPU)
+            harnessCPU: Monotonic.processCPUNanoseconds() - harnessCPU,
+            hostSteal: ProcessStats.hostStealMilliseconds() - steal)
     }
 
     /// The gateway's answers: 200 `accepted` or `duplicate`, anything else a failure.
@@ -92,6 +96,7 @@ struct LoadRun {
             if peakThreads > 0 { line += ", up to \(peakThreads) threads" }
         }
         line += (line.isEmpty ? "" : ", ") + "harness \(Format.fixed(Double(harnessCPU) / 1e9 / wall * 100, 0))% of one core"
+        line += ", host steal \(hostSteal) ms"
         return line
     }
 }
