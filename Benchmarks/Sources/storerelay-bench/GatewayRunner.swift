@@ -31,6 +31,10 @@ final class GatewayRunner {
     /// Writes the configuration into `directory` (created fresh) and starts the gateway.
     init(binary: String, directory: String, trustRoot: String, destinations: [Destination]) throws {
         try Files.recreateDirectory(directory)
+        // Earlier phases (and runs) leave gigabytes of dirty pages and deleted files behind:
+        // write them out now, so their writeback does not stall this gateway's group commits
+        // and count as its latency (the likely cause of a 300 ms tail at 1,000/s seen once).
+        sync()
         self.directory = directory
         port = try Socket.freePort()
         let admin = try Socket.freePort()
