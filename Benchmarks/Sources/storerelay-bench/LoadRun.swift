@@ -50,7 +50,7 @@ struct LoadRun {
             result: result, peakRSS: peak, peakThreads: threads,
             serverCPU: (server?.cpuNanoseconds() ?? 0) - serverCPU,
             harnessCPU: Monotonic.processCPUNanoseconds() - harnessCPU,
-            hostSteal: ProcessStats.hostStealMilliseconds() - steal)
+            hostSteal: max(ProcessStats.hostStealMilliseconds(), steal) - steal)
     }
 
     /// The gateway's answers: 200 `accepted` or `duplicate`, anything else a failure.
