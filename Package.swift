@@ -41,8 +41,13 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(
+            name: "StoreRelayNet",
+            dependencies: ["StoreRelayTLS", "StoreRelaySupport", "CStoreRelayShims"],
+            swiftSettings: swiftSettings
+        ),
+        .target(
             name: "StoreRelayHTTP",
-            dependencies: ["StoreRelaySupport", "StoreRelayTLS", "CStoreRelayShims"],
+            dependencies: ["StoreRelayNet", "StoreRelaySupport", "StoreRelayTLS"],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -62,7 +67,7 @@ let package = Package(
         ),
         .target(
             name: "StoreRelayConfig",
-            dependencies: ["StoreRelaySupport"],
+            dependencies: ["StoreRelayNet", "StoreRelaySupport"],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -77,7 +82,7 @@ let package = Package(
         ),
         .target(
             name: "StoreRelayHTTPClient",
-            dependencies: ["StoreRelayTLS", "StoreRelayHTTP", "StoreRelaySupport", "CStoreRelayShims"],
+            dependencies: ["StoreRelayNet", "StoreRelayTLS", "StoreRelayHTTP", "StoreRelaySupport"],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -138,6 +143,7 @@ let package = Package(
         ),
         .testTarget(name: "JSONTests", dependencies: ["StoreRelayJSON", "StoreRelayTestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "SupportTests", dependencies: ["StoreRelaySupport"], swiftSettings: swiftSettings),
+        .testTarget(name: "NetTests", dependencies: ["StoreRelayNet"], swiftSettings: swiftSettings),
         .testTarget(
             name: "HTTPTests",
             dependencies: ["StoreRelayHTTP", "StoreRelayTLS", "StoreRelayTestSupport"],
@@ -175,7 +181,7 @@ let package = Package(
         ),
         .testTarget(
             name: "HTTPClientTests",
-            dependencies: ["StoreRelayHTTPClient", "StoreRelayTLS", "StoreRelayHTTP", "StoreRelayTestSupport"],
+            dependencies: ["StoreRelayHTTPClient", "StoreRelayNet", "StoreRelayTLS", "StoreRelayHTTP", "StoreRelayTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -70,7 +70,7 @@ extension ConfigParser {
         switch head.text {
         case "listen", "admin":
             guard once(head), arity(head, arguments, 1...1, "\(head.text) HOST:PORT") else { return }
-            let address = value(arguments[0], head.text) { text throws(ConfigValueError) in try ListenAddress.parse(text) }
+            let address = value(arguments[0], head.text) { text throws(ConfigValueError) in try ListenAddress.parseListen(text) }
             if head.text == "listen" { listen = address } else { admin = address }
         case "path":
             guard arity(head, arguments, 1...2, "path PATH [ENVIRONMENT]") else { return }

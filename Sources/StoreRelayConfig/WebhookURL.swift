@@ -1,3 +1,4 @@
+import StoreRelayNet
 /// The URL a webhook destination posts to, split the way an HTTP client needs it.
 ///
 /// Parsed by hand rather than with Foundation's `URL` so that what is accepted is exactly
@@ -69,7 +70,7 @@ public struct WebhookURL: Sendable, Hashable, CustomStringConvertible {
             } else {
                 hostPart = authority
             }
-            kind = try ListenAddress.hostKind(hostPart)
+            kind = try ListenAddress.configHostKind(hostPart)
         }
         var port: UInt16 = scheme == "https" ? 443 : 80
         if let portPart {

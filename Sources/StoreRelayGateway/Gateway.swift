@@ -145,7 +145,7 @@ public final class Gateway: Sendable {
     }
 
     static func address(_ listen: ListenAddress, port: Int) -> String {
-        listen.kind == .ipv6 ? "[\(listen.host)]:\(port)" : "\(listen.host):\(port)"
+        listen.with(port: UInt16(port)).description
     }
 }
 

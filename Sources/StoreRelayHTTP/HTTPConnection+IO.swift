@@ -1,4 +1,5 @@
 import Dispatch
+internal import StoreRelayNet
 import StoreRelaySupport
 
 /// Reading requests and writing answers, in order.
@@ -9,7 +10,7 @@ extension HTTPConnection {
 
     func handleReadable() {
         dispatchPrecondition(condition: .onQueue(queue))
-        guard phase != .closed, !readSuspended else { return }
+        guard phase != .closed, channel?.reading == true else { return }
         let result = withUnsafeTemporaryAllocation(byteCount: Self.readChunkBytes, alignment: 1) { buffer in
             let result = transport.read(into: buffer)
             if case .transferred(let count) = result, phase == .open {
@@ -141,10 +142,7 @@ extension HTTPConnection {
         flush()
         // `flush` only manages the write source while open; a lingering TLS connection that
         // waited to send its close_notify must not keep it resumed on an always-writable socket.
-        if phase == .lingering && !readWantsWrite && !writeSuspended {
-            writeSuspended = true
-            writeSource?.suspend()
-        }
+        if phase == .lingering && !readWantsWrite { channel?.setWriting(false) }
         updateReadInterest()
         refreshTimer()
     }
@@ -167,10 +165,7 @@ extension HTTPConnection {
         }
         output.removeAll(keepingCapacity: output.capacity <= 64 * 1024)
         outputOffset = 0
-        if !writeSuspended && !readWantsWrite {
-            writeSuspended = true
-            writeSource?.suspend()
-        }
+        if !readWantsWrite { channel?.setWriting(false) }
         if closeWhenFlushed {
             startLingering()
         } else if nextAnswerSequence == nextRequestSequence {
@@ -179,10 +174,7 @@ extension HTTPConnection {
     }
 
     func resumeWriting() {
-        if writeSuspended {
-            writeSuspended = false
-            writeSource?.resume()
-        }
+        channel?.setWriting(true)
     }
 
     /// Half-closes after the final answer and drains input until the peer closes.

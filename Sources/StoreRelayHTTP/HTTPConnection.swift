@@ -1,12 +1,14 @@
 import Dispatch
+internal import StoreRelayNet
 import StoreRelaySupport
 
 /// One accepted connection: reads requests, hands them to the handler, writes the answers in
 /// request order, and enforces the timeouts and limits of `HTTPServerConfiguration`.
 ///
 /// `@unchecked Sendable` invariant: every `var` is read and written only on `queue` (a
-/// serial queue of its own that targets one of the server's shared queues); the dispatch
-/// sources deliver their events on `queue`, and responders hop onto it with `queue.async`.
+/// serial queue of its own that targets one of the server's shared queues); the socket's
+/// channel and the timer deliver their events on `queue`, and responders hop onto it with
+/// `queue.async`.
 /// The stored properties are internal only so the `HTTPConnection+*.swift` files can share
 /// them; nothing outside this type touches them.
 final class HTTPConnection: @unchecked Sendable {
@@ -31,15 +33,12 @@ final class HTTPConnection: @unchecked Sendable {
     let configuration: HTTPServerConfiguration
     let handler: HTTPHandler
     let logger: Logger
-    let transport: any HTTPTransport
+    let transport: any Transport
     private let onClose: @Sendable (Int) -> Void
 
-    var readSource: (any DispatchSourceRead)?
-    var writeSource: (any DispatchSourceWrite)?
+    /// The socket's read and write sources (it closes the descriptor once they are gone).
+    var channel: SocketChannel?
     var timer: (any DispatchSourceTimer)?
-    var readSuspended = true
-    var writeSuspended = true
-    var liveSources = 3
 
     var phase = Phase.open
     var parser: HTTPRequestParser
@@ -77,7 +76,7 @@ final class HTTPConnection: @unchecked Sendable {
     var scheduledDeadline = DispatchTime.distantFuture
 
     init(
-        id: Int, transport: any HTTPTransport, remoteAddress: String, queue: DispatchQueue,
+        id: Int, transport: any Transport, remoteAddress: String, queue: DispatchQueue,
         configuration: HTTPServerConfiguration, handler: @escaping HTTPHandler, logger: Logger,
         onClose: @escaping @Sendable (Int) -> Void
     ) {
@@ -95,19 +94,18 @@ final class HTTPConnection: @unchecked Sendable {
     /// Creates the sources on `queue` and starts reading. Call once, from any thread.
     func start() {
         queue.async { [self] in
-            let fd = transport.fileDescriptor
-            let read = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
-            let write = DispatchSource.makeWriteSource(fileDescriptor: fd, queue: queue)
+            let channel = SocketChannel(
+                fd: transport.fileDescriptor, queue: queue,
+                onReadable: { [self] in handleReadable() },
+                onWritable: { [self] in handleWritable() },
+                onClosed: { [self] in channelClosed() })
+            // Both sides start on; nothing is owed yet, and reading waits for interest below.
+            channel.setWriting(false)
+            channel.setReading(false)
+            self.channel = channel
             let timer = DispatchSource.makeTimerSource(queue: queue)
-            for source in [read, write, timer] as [any DispatchSourceProtocol] {
-                source.setCancelHandler { [self] in sourceCancelled() }
-            }
-            read.setEventHandler { [self] in handleReadable() }
-            write.setEventHandler { [self] in handleWritable() }
             timer.setEventHandler { [self] in handleTimer() }
             timer.schedule(deadline: .distantFuture)
-            readSource = read
-            writeSource = write
             self.timer = timer
             timer.resume()
             openedAt = .now()
@@ -141,7 +139,7 @@ final class HTTPConnection: @unchecked Sendable {
         queue.async { [self] in closeNow() }
     }
 
-    /// Releases everything; the descriptor closes in the last cancel handler.
+    /// Releases everything; the channel closes the descriptor once its sources are gone.
     func closeNow() {
         dispatchPrecondition(condition: .onQueue(queue))
         guard phase != .closed else { return }
@@ -150,21 +148,13 @@ final class HTTPConnection: @unchecked Sendable {
         readyAnswers.removeAll()
         output = []
         outputOffset = 0
-        // A suspended source never runs its cancel handler: resume before cancelling.
-        if readSuspended { readSuspended = false; readSource?.resume() }
-        if writeSuspended { writeSuspended = false; writeSource?.resume() }
-        readSource?.cancel()
-        writeSource?.cancel()
         timer?.cancel()
+        channel?.close()
     }
 
-    private func sourceCancelled() {
-        liveSources -= 1
-        guard liveSources == 0 else { return }
-        transport.close()
+    private func channelClosed() {
         // Dropping the sources breaks the self → source → handler → self cycles.
-        readSource = nil
-        writeSource = nil
+        channel = nil
         timer = nil
         logger.debug("connection closed", [("http.connection", String(id)), ("http.peer", remoteAddress)])
         onClose(id)
@@ -179,16 +169,10 @@ final class HTTPConnection: @unchecked Sendable {
         case .lingering: wanted = !peerClosed
         case .open: wanted = acceptingRequests && !peerClosed && canTakeRequest
         }
-        if wanted && readSuspended {
-            readSuspended = false
-            readSource?.resume()
-        } else if !wanted && !readSuspended {
-            readSuspended = true
-            readSource?.suspend()
-        }
+        channel?.setReading(wanted)
         // Input a TLS transport already decrypted makes the socket no more readable: read it
         // from here, or a connection that paused its pipeline would wait forever.
-        if !readSuspended && transport.hasBufferedInput && !bufferedReadScheduled {
+        if channel?.reading == true && transport.hasBufferedInput && !bufferedReadScheduled {
             bufferedReadScheduled = true
             queue.async { [self] in
                 bufferedReadScheduled = false

@@ -1,6 +1,7 @@
 import Dispatch
+internal import StoreRelayNet
 import StoreRelaySupport
-internal import CStoreRelayShims
+internal import StoreRelayTLS
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -33,7 +34,7 @@ public final class HTTPServer: @unchecked Sendable {
     private let sharedQueues: [DispatchQueue]
     private let boundAddress = Locked<SocketAddress?>(nil)
     /// `accept4` in production; tests inject failures such as EMFILE.
-    private let acceptFunction: AcceptFunction
+    private let acceptFunction: ListeningSocket.AcceptFunction
 
     private var state = State.idle
     private var listenFD: Int32 = -1
@@ -44,13 +45,14 @@ public final class HTTPServer: @unchecked Sendable {
     private var nextConnectionID = 0
     private var shutdownCompletions: [@Sendable () -> Void] = []
 
-    typealias AcceptFunction = @Sendable (Int32, UnsafeMutablePointer<sockaddr>, UnsafeMutablePointer<socklen_t>) -> Int32
-
     public convenience init(configuration: HTTPServerConfiguration, logger: Logger = .disabled, handler: @escaping HTTPHandler) {
-        self.init(configuration: configuration, logger: logger, handler: handler, accept: { storerelay_accept4_nonblocking($0, $1, $2) })
+        self.init(configuration: configuration, logger: logger, handler: handler, accept: ListeningSocket.systemAccept)
     }
 
-    init(configuration: HTTPServerConfiguration, logger: Logger, handler: @escaping HTTPHandler, accept: @escaping AcceptFunction) {
+    init(
+        configuration: HTTPServerConfiguration, logger: Logger, handler: @escaping HTTPHandler,
+        accept: @escaping ListeningSocket.AcceptFunction
+    ) {
         acceptFunction = accept
         self.configuration = configuration
         self.handler = handler
@@ -64,7 +66,7 @@ public final class HTTPServer: @unchecked Sendable {
     public var localAddress: String? { boundAddress.current?.description }
 
     /// The bound port, once started (the real one when the configuration asked for port 0).
-    public var port: Int? { boundAddress.current?.port }
+    public var port: Int? { boundAddress.current.map { Int($0.port) } }
 
     /// Open connections right now.
     public var connectionCount: Int { queue.sync { connections.count } }
@@ -80,7 +82,7 @@ public final class HTTPServer: @unchecked Sendable {
         let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
         source.setEventHandler { [self] in acceptConnections() }
         source.setCancelHandler { [self] in
-            _ = systemClose(fd)
+            SystemCalls.close(fd)
             acceptSource = nil
             finishShutdownIfDone()
         }
@@ -91,7 +93,7 @@ public final class HTTPServer: @unchecked Sendable {
             updateAcceptSource()
         }
         logger.info("http listening", [("http.address", address.description), ("http.tls", configuration.tls == nil ? "no" : "yes")])
-        return address.port
+        return Int(address.port)
     }
 
     /// Graceful shutdown: stops accepting, closes idle connections, lets requests in flight
@@ -138,9 +140,7 @@ public final class HTTPServer: @unchecked Sendable {
         dispatchPrecondition(condition: .onQueue(queue))
         for _ in 0..<64 {
             guard state == .running, !acceptSuspended, connections.count < configuration.maxConnections else { break }
-            var peer = SocketAddress()
-            let listener = listenFD
-            let fd = peer.fill { acceptFunction(listener, $0, $1) }
+            let (fd, peer) = ListeningSocket.accept(listenFD, using: acceptFunction)
             if fd < 0 {
                 let error = errno
                 switch error {
@@ -176,14 +176,14 @@ public final class HTTPServer: @unchecked Sendable {
 
     /// A plain socket, or TLS over it when configured (the handshake runs on the
     /// connection's queue, not here).
-    private func makeTransport(fd: Int32, peer: SocketAddress) -> (any HTTPTransport)? {
+    private func makeTransport(fd: Int32, peer: SocketAddress) -> (any Transport)? {
         guard let tls = configuration.tls else { return SocketTransport(fileDescriptor: fd) }
         do {
             return TLSTransport(fileDescriptor: fd, engine: try tls.context.makeConnection(), logger: logger, peer: peer.description)
         } catch {
             // Only an allocation failure in OpenSSL gets here; drop this connection, keep serving.
             logger.warning("cannot start TLS for a connection", [("http.peer", peer.description), ("tls.error", error.description)])
-            _ = systemClose(fd)
+            SystemCalls.close(fd)
             return nil
         }
     }
@@ -213,6 +213,30 @@ public final class HTTPServer: @unchecked Sendable {
         } else if !wanted && !acceptSuspended {
             acceptSuspended = true
             source.suspend()
+        }
+    }
+}
+
+extension HTTPServer {
+    /// The listening socket for `configuration.address`, parsed by the one `host:port` parser.
+    static func listen(_ configuration: HTTPServerConfiguration) throws(HTTPServerError) -> (Int32, SocketAddress) {
+        let address: HostPort
+        do {
+            address = try HostPort.parse(configuration.address)
+        } catch {
+            throw HTTPServerError(.invalidAddress, "listen address '\(configuration.address)' is not valid: \(error)")
+        }
+        do {
+            let (fd, bound) = try ListeningSocket.open(address, backlog: configuration.backlog)
+            return (fd, bound)
+        } catch {
+            let code: HTTPServerError.Code = switch error.code {
+            case .resolutionFailed: .resolutionFailed
+            case .socketFailed: .socketFailed
+            case .bindFailed: .bindFailed
+            case .listenFailed: .listenFailed
+            }
+            throw HTTPServerError(code, error.detail, errno: error.errno)
         }
     }
 }

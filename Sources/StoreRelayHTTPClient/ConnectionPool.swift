@@ -19,7 +19,7 @@ struct PoolKey: Hashable, Sendable {
 /// connections themselves decide, on their own queues, when they are dead.
 final class ConnectionPool: Sendable {
     private struct State {
-        var idle: [PoolKey: [HTTPConnection]] = [:]
+        var idle: [PoolKey: [ClientConnection]] = [:]
         var isShutDown = false
     }
     private let state = Locked(State())
@@ -30,12 +30,12 @@ final class ConnectionPool: Sendable {
     }
 
     /// The most recently used idle connection for `key` (the likeliest still alive).
-    func checkout(_ key: PoolKey) -> HTTPConnection? {
+    func checkout(_ key: PoolKey) -> ClientConnection? {
         state.withLock { $0.idle[key]?.popLast() }
     }
 
     /// Parks an idle connection; false when the pool is full or shut down (close it then).
-    func checkin(_ connection: HTTPConnection) -> Bool {
+    func checkin(_ connection: ClientConnection) -> Bool {
         state.withLock { state in
             guard !state.isShutDown, state.idle[connection.key, default: []].count < maxIdlePerKey else { return false }
             state.idle[connection.key, default: []].append(connection)
@@ -43,14 +43,14 @@ final class ConnectionPool: Sendable {
         }
     }
 
-    func remove(_ connection: HTTPConnection) {
+    func remove(_ connection: ClientConnection) {
         state.withLock { state in
             state.idle[connection.key]?.removeAll { $0 === connection }
         }
     }
 
     /// Empties the pool for good, returning the idle connections to close.
-    func shutDown() -> [HTTPConnection] {
+    func shutDown() -> [ClientConnection] {
         state.withLock { state in
             state.isShutDown = true
             defer { state.idle = [:] }

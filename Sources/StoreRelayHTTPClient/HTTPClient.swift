@@ -22,13 +22,6 @@ public final class HTTPClient: Sendable {
         var inFlight: [UInt64: RequestTask] = [:]
     }
     private let tasks = Locked(Tasks())
-    private let rescues = Locked(0)
-
-    /// Exchanges the backstop had to finish because the socket's sources missed an event
-    /// (see `HTTPConnection+Backstop.swift`); each cost its request at least a tick.
-    package var backstopRescues: Int { rescues.current }
-
-    func countRescue() { rescues.withLock { $0 += 1 } }
 
     public init(configuration: HTTPClientConfiguration = HTTPClientConfiguration()) {
         self.configuration = configuration
@@ -95,12 +88,12 @@ public final class HTTPClient: Sendable {
 
     func startOnFreshConnection(_ task: RequestTask) {
         guard !task.isFinished else { return }
-        let connection = HTTPConnection(key: PoolKey(task.request), client: self)
+        let connection = ClientConnection(key: PoolKey(task.request), client: self)
         connection.queue.async { connection.open(for: task) }
     }
 
     /// Parks an idle connection unless the pool is full or the client shut down.
-    func checkin(_ connection: HTTPConnection) -> Bool {
+    func checkin(_ connection: ClientConnection) -> Bool {
         pool.checkin(connection)
     }
 

@@ -22,9 +22,6 @@ public struct HTTPClientConfiguration: Sendable {
     /// Where completions run. Keep them short: record the result, start the next thing.
     public var completionQueue: DispatchQueue = .global()
     public var logger: Logger = .disabled
-    /// Test seam: each exchange turns its socket's read source off, as if its events were
-    /// lost, so that only the backstop sees the response.
-    package var missesReadEventsForTesting = false
 
     public init() {}
 }

@@ -1,4 +1,5 @@
 import Dispatch
+import StoreRelayNet
 internal import StoreRelaySupport
 
 /// One `execute` call: its request, its overall deadline, and the promise to call the
@@ -15,7 +16,7 @@ final class RequestTask: Sendable {
     private struct State {
         var finished = false
         /// The connection currently carrying the request, told to stop on timeout or shutdown.
-        var connection: HTTPConnection?
+        var connection: ClientConnection?
         var timer: (any DispatchSourceTimer)?
     }
     private let state = Locked(State())
@@ -54,7 +55,7 @@ final class RequestTask: Sendable {
     }
 
     /// Records which connection carries the request now; false when it has already finished.
-    func attach(_ connection: HTTPConnection) -> Bool {
+    func attach(_ connection: ClientConnection) -> Bool {
         state.withLock { state in
             guard !state.finished else { return false }
             state.connection = connection
@@ -66,7 +67,7 @@ final class RequestTask: Sendable {
     /// early finish (timeout, shutdown), the attached connection is told to abandon the task.
     @discardableResult
     func finish(_ result: Result<HTTPClientResponse, HTTPClientError>) -> Bool {
-        let taken: (timer: (any DispatchSourceTimer)?, connection: HTTPConnection?)? = state.withLock { state in
+        let taken: (timer: (any DispatchSourceTimer)?, connection: ClientConnection?)? = state.withLock { state in
             guard !state.finished else { return nil }
             state.finished = true
             defer { state.timer = nil; state.connection = nil }

@@ -1,4 +1,5 @@
 import Dispatch
+import StoreRelayNet
 internal import StoreRelaySupport
 
 /// One serial queue per host name for name resolution, so a lookup that hangs holds up only

@@ -1,17 +1,17 @@
 import StoreRelaySupport
-internal import StoreRelayTLS
+import StoreRelayTLS
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
 
-/// TLS over one accepted socket. The connection reads and writes plaintext; the socket
-/// carries the ciphertext of a `TLSConnection`, a state machine over memory BIOs that does
-/// no I/O itself, so nothing here blocks.
+/// TLS over one socket, server or client side. The connection reads and writes plaintext; the
+/// socket carries the ciphertext of a `TLSConnection`, a state machine over memory BIOs that
+/// does no I/O itself, so nothing here blocks.
 ///
-/// - The handshake runs inside `read`: each read event feeds the next client flight to the
-///   engine and sends the answer. `isHandshaking` lets the connection bound it with its read
+/// - The handshake runs inside `read`: each read event feeds the peer's next flight to the
+///   engine and sends the answer. A client speaks first: `startHandshake()` sends its hello. `isHandshaking` lets the connection bound it with its read
 ///   timeout; a failed handshake is logged at debug, its alert sent, and reported `.failed`.
 /// - Ciphertext the socket would not take waits in `ciphertext` and goes first on the next
 ///   read or write; while some waits, a read asks for `.writable` so it is not stranded.
@@ -22,12 +22,8 @@ import Darwin
 /// - Plaintext decrypted beyond the caller's buffer, or an end of stream already seen, waits
 ///   here; `hasBufferedInput` tells the connection to read again without a socket event.
 ///
-/// No poll backstop against lost dispatch events (swift-corelibs-libdispatch #833): the
-/// client needs one because a request would hang, but every phase of a server connection,
-/// the handshake included, already has a deadline on the connection's timer.
-///
 /// Not thread-safe: used only on its connection's queue, like the connection itself.
-final class TLSTransport: HTTPTransport {
+public final class TLSTransport: Transport {
     private enum State {
         case handshaking
         case established
@@ -38,13 +34,12 @@ final class TLSTransport: HTTPTransport {
     /// Plaintext encrypted per `write`, bounding the ciphertext held here (~4 records).
     static let maxPlaintextPerWrite = 64 * 1024
 
-    let fileDescriptor: Int32
+    public let fileDescriptor: Int32
     private let engine: TLSConnection
     private let logger: Logger
     private let peer: String
     private var state = State.handshaking
     private var failure: Int32 = EPROTO
-    private var closed = false
 
     private var plaintext: [UInt8] = []
     private var plaintextOffset = 0
@@ -58,24 +53,36 @@ final class TLSTransport: HTTPTransport {
     /// `shutdown(SHUT_WR)` waits until the close_notify record has left.
     private var shutdownAfterFlush = false
 
-    init(fileDescriptor: Int32, engine: TLSConnection, logger: Logger, peer: String) {
+    /// Over a connected socket; `engine` decides the side (client or server).
+    public init(fileDescriptor: Int32, engine: TLSConnection, logger: Logger, peer: String) {
         self.fileDescriptor = fileDescriptor
         self.engine = engine
         self.logger = logger
         self.peer = peer
-        SocketTransport.configureAccepted(fileDescriptor)
     }
 
-    var isHandshaking: Bool { state == .handshaking }
+    public var isHandshaking: Bool { state == .handshaking }
 
-    var hasBufferedInput: Bool { plaintextOffset < plaintext.count || inputEnded || state == .failed }
+    /// Why the transport failed (the handshake, the record layer or the socket), once it has.
+    public private(set) var failureReason: String?
+    /// OpenSSL's verdict when the failure was TLS's own (a certificate that did not verify, a
+    /// bad record), nil when the socket failed.
+    public private(set) var tlsFailure: TLSError?
 
-    func read(into buffer: UnsafeMutableRawBufferPointer) -> TransportResult {
+    /// A client's first flight (ClientHello). The rest of the handshake runs in `read`, which
+    /// reports `.wouldBlock` until it is done and then `isHandshaking` turns false.
+    public func startHandshake() {
+        advance()
+    }
+
+    public var hasBufferedInput: Bool { plaintextOffset < plaintext.count || inputEnded || state == .failed }
+
+    public func read(into buffer: UnsafeMutableRawBufferPointer) -> TransportResult {
         while true {
             if let result = bufferedResult(into: buffer) { return result }
             sendCiphertext()
             if state == .failed { continue }
-            let count = recv(fileDescriptor, buffer.baseAddress, buffer.count, 0)
+            let count = SystemCalls.receive(fileDescriptor, into: buffer)
             if count > 0 {
                 engine.receiveCiphertext(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
                 advance()
@@ -87,7 +94,6 @@ final class TLSTransport: HTTPTransport {
                 inputEnded = true
             } else {
                 switch errno {
-                case EINTR: continue
                 case EAGAIN, EWOULDBLOCK: return .wouldBlock(hasPendingCiphertext ? .writable : .readable)
                 case let error: return .failed(errno: error)
                 }
@@ -95,7 +101,7 @@ final class TLSTransport: HTTPTransport {
         }
     }
 
-    func write(_ bytes: UnsafeRawBufferPointer) -> TransportResult {
+    public func write(_ bytes: UnsafeRawBufferPointer) -> TransportResult {
         switch state {
         case .handshaking: return .failed(errno: ENOTCONN)  // answers only follow requests
         case .failed: return .failed(errno: failure)
@@ -113,7 +119,7 @@ final class TLSTransport: HTTPTransport {
         do {
             try engine.writePlaintext(UnsafeRawBufferPointer(rebasing: bytes[..<count]))
         } catch {
-            fail("TLS write failed", error.description)
+            fail("TLS write failed", error)
             return .failed(errno: failure)
         }
         queueEngineOutput()
@@ -128,9 +134,9 @@ final class TLSTransport: HTTPTransport {
     /// Queues close_notify (RFC 8446 §6.1), then FIN once it is sent. Best effort: if the
     /// socket is full, it goes with the next read event, or not at all when the connection's
     /// linger deadline closes it first (the answers before it were complete).
-    func shutdownWrite() {
+    public func shutdownWrite() {
         guard state == .established else {
-            _ = systemShutdown(fileDescriptor, Int32(SHUT_WR))
+            SystemCalls.shutdownWrite(fileDescriptor)
             return
         }
         engine.close()
@@ -138,15 +144,11 @@ final class TLSTransport: HTTPTransport {
         queueEngineOutput()
     }
 
-    func close() {
-        guard !closed else { return }
-        closed = true
-        _ = systemClose(fileDescriptor)
-    }
 }
 
 extension TLSTransport {
-    private var hasPendingCiphertext: Bool { ciphertextOffset < ciphertext.count }
+    /// Ciphertext waits for the socket: a writer waiting for writability has work to do.
+    public var hasPendingCiphertext: Bool { ciphertextOffset < ciphertext.count }
 
     /// What `read` can answer without the socket: plaintext first, then the end or failure.
     private func bufferedResult(into buffer: UnsafeMutableRawBufferPointer) -> TransportResult? {
@@ -178,7 +180,7 @@ extension TLSTransport {
                 logger.debug("TLS established", [("http.peer", peer), ("tls.version", engine.protocolVersion ?? "")])
             } catch {
                 // The alert telling the client why is in the engine's output: still sent.
-                fail("TLS handshake failed", error.description)
+                fail("TLS handshake failed", error)
                 return
             }
         }
@@ -188,7 +190,7 @@ extension TLSTransport {
             // client's last handshake message, and no socket event would announce it.
             if try engine.readPlaintext(into: &plaintext) == .closed { inputEnded = true }
         } catch {
-            fail("TLS read failed", error.description)
+            fail("TLS read failed", error)
         }
     }
 
@@ -201,14 +203,13 @@ extension TLSTransport {
     private func sendCiphertext() {
         while hasPendingCiphertext {
             let count = ciphertext.withUnsafeBytes { bytes in
-                send(fileDescriptor, bytes.baseAddress! + ciphertextOffset, bytes.count - ciphertextOffset, sendFlags)
+                SystemCalls.send(fileDescriptor, UnsafeRawBufferPointer(rebasing: bytes[ciphertextOffset...]))
             }
             if count >= 0 {
                 ciphertextOffset += count
                 continue
             }
             switch errno {
-            case EINTR: continue
             case EAGAIN, EWOULDBLOCK: return
             case let error:
                 ciphertext = []
@@ -221,13 +222,19 @@ extension TLSTransport {
         ciphertextOffset = 0
         if shutdownAfterFlush {
             shutdownAfterFlush = false
-            _ = systemShutdown(fileDescriptor, Int32(SHUT_WR))
+            SystemCalls.shutdownWrite(fileDescriptor)
         }
+    }
+
+    private func fail(_ message: String, _ error: TLSError) {
+        tlsFailure = error
+        fail(message, error.description)
     }
 
     private func fail(_ message: String, _ reason: String, errno: Int32 = EPROTO) {
         state = .failed
         failure = errno
+        failureReason = "\(message): \(reason)"
         logger.debug(message, [("http.peer", peer), ("tls.error", reason)])
     }
 }

@@ -6,26 +6,25 @@ import Darwin
 
 /// The readiness an operation is waiting for. A plain socket read waits for `.readable`; a TLS
 /// read may need the socket `.writable` first (a renegotiation or key update in flight).
-enum TransportReadiness: Sendable {
+public enum TransportReadiness: Sendable {
     case readable, writable
 }
 
 /// The outcome of one non-blocking transport operation.
-enum TransportResult: Sendable, Equatable {
+public enum TransportResult: Sendable, Equatable {
     case transferred(Int)
     case wouldBlock(TransportReadiness)
     case endOfStream
     case failed(errno: Int32)
 }
 
-/// The byte stream under one connection: a plain socket (`SocketTransport`) or TLS over one
-/// (`TLSTransport`).
+/// The byte stream under one connection, server or client: a plain socket (`SocketTransport`)
+/// or TLS over one (`TLSTransport`).
 ///
-/// A connection drives its transport only from its own serial queue, and only when the file
-/// descriptor is ready; a transport never blocks. The descriptor belongs to the transport and
-/// is closed by `close()`, which the connection calls exactly once, from the last cancel
-/// handler of its dispatch sources.
-protocol HTTPTransport: AnyObject {
+/// A connection drives its transport only from its own serial queue, and only when its
+/// `SocketChannel` says the descriptor is ready; a transport never blocks. The descriptor
+/// belongs to the channel, which closes it once its sources are gone.
+public protocol Transport: AnyObject {
     /// The descriptor the connection watches for readiness.
     var fileDescriptor: Int32 { get }
     /// True until the transport can carry requests (a TLS handshake in progress): the
@@ -42,29 +41,4 @@ protocol HTTPTransport: AnyObject {
     func write(_ bytes: UnsafeRawBufferPointer) -> TransportResult
     /// Sends end-of-stream (FIN, or close_notify for TLS) while still allowing reads.
     func shutdownWrite()
-    func close()
 }
-
-/// `close(2)` and `shutdown(2)` under names no method can shadow.
-func systemClose(_ fd: Int32) -> Int32 {
-    #if canImport(Glibc)
-    Glibc.close(fd)
-    #else
-    Darwin.close(fd)
-    #endif
-}
-
-func systemShutdown(_ fd: Int32, _ how: Int32) -> Int32 {
-    #if canImport(Glibc)
-    Glibc.shutdown(fd, how)
-    #else
-    Darwin.shutdown(fd, how)
-    #endif
-}
-
-/// `send(2)` flags: never raise SIGPIPE on a peer that went away (Darwin uses SO_NOSIGPIPE).
-#if canImport(Glibc)
-let sendFlags = Int32(MSG_NOSIGNAL)
-#else
-let sendFlags: Int32 = 0
-#endif

@@ -5,23 +5,30 @@ import Glibc
 import Darwin
 #endif
 
-/// One non-blocking socket with its read and write sources, confined to one serial queue.
+/// One non-blocking socket with its read and write sources, confined to one serial queue: what
+/// every connection in StoreRelay (server, HTTP client) watches its socket with.
 ///
 /// Dispatch rules kept here in one place: both sources are activated at once and then switched
 /// with balanced suspend/resume; a source is resumed before it is cancelled; the fd is closed
-/// only in the last cancel handler, so no source ever watches a reused descriptor.
-/// Both start on: the write side reports the end of a non-blocking connect.
-final class SocketChannel {
-    let fd: Int32
+/// only in the last cancel handler, so no source ever watches a reused descriptor. The channel
+/// owns the descriptor: a `Transport` over it reads and writes but never closes it.
+/// Both start on: the write side reports the end of a non-blocking connect. A connection that
+/// has nothing to write turns writing off at once (on its queue, before any event can run).
+public final class SocketChannel {
+    public let fd: Int32
     private let queue: DispatchQueue
     private let readSource: any DispatchSourceRead
     private let writeSource: any DispatchSourceWrite
-    private var reading = false
-    private var writing = false
-    private(set) var isClosed = false
+    public private(set) var reading = false
+    public private(set) var writing = false
+    public private(set) var isClosed = false
 
-    /// Takes ownership of `fd`. The handlers run on `queue` while the matching side is on.
-    init(fd: Int32, queue: DispatchQueue, onReadable: @escaping () -> Void, onWritable: @escaping () -> Void) {
+    /// Takes ownership of `fd`. The handlers run on `queue` while the matching side is on;
+    /// `onClosed` runs there once both sources are cancelled and the descriptor is closed.
+    public init(
+        fd: Int32, queue: DispatchQueue, onReadable: @escaping () -> Void, onWritable: @escaping () -> Void,
+        onClosed: (() -> Void)? = nil
+    ) {
         self.fd = fd
         self.queue = queue
         readSource = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
@@ -34,7 +41,8 @@ final class SocketChannel {
             remaining.pointee -= 1
             if remaining.pointee == 0 {
                 remaining.deallocate()
-                _ = closeDescriptor(fd)
+                SystemCalls.close(fd)
+                onClosed?()
             }
         }
         readSource.setCancelHandler(handler: lastCancel)
@@ -50,7 +58,7 @@ final class SocketChannel {
     }
 
     /// Watches for readability (data, end of stream or an error).
-    func setReading(_ on: Bool) {
+    public func setReading(_ on: Bool) {
         dispatchPrecondition(condition: .onQueue(queue))
         guard !isClosed, on != reading else { return }
         reading = on
@@ -58,7 +66,7 @@ final class SocketChannel {
     }
 
     /// Watches for writability; leave it off when nothing waits to be sent, or it spins.
-    func setWriting(_ on: Bool) {
+    public func setWriting(_ on: Bool) {
         dispatchPrecondition(condition: .onQueue(queue))
         guard !isClosed, on != writing else { return }
         writing = on
@@ -66,7 +74,7 @@ final class SocketChannel {
     }
 
     /// Stops both sources; the last cancel handler closes the fd.
-    func close() {
+    public func close() {
         dispatchPrecondition(condition: .onQueue(queue))
         guard !isClosed else { return }
         isClosed = true
@@ -75,28 +83,4 @@ final class SocketChannel {
         readSource.cancel()
         writeSource.cancel()
     }
-
-    /// Opens a non-blocking TCP socket for `family`, with Nagle off (requests are written whole).
-    static func makeSocket(family: Int32) -> Int32 {
-        #if canImport(Glibc)
-        let fd = socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        #else
-        let fd = socket(family, SOCK_STREAM, 0)
-        if fd >= 0 { _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) }
-        #endif
-        if fd >= 0 {
-            var one: Int32 = 1
-            setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
-        }
-        return fd
-    }
-}
-
-/// `close(2)`, named apart from the methods called `close` in this module.
-func closeDescriptor(_ fd: Int32) -> Int32 {
-    #if canImport(Glibc)
-    Glibc.close(fd)
-    #else
-    Darwin.close(fd)
-    #endif
 }

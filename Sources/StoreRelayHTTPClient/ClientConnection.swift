@@ -1,4 +1,5 @@
 import Dispatch
+import StoreRelayNet
 internal import StoreRelayTLS
 #if canImport(Glibc)
 import Glibc
@@ -6,25 +7,27 @@ import Glibc
 import Darwin
 #endif
 
-/// One TCP (and maybe TLS) connection to one origin, carrying one request at a time.
+/// One TCP (and maybe TLS) connection to one origin, carrying one request at a time, over the
+/// same transport (`StoreRelayNet`) as the servers' connections.
 ///
 /// The invariant behind `@unchecked Sendable`: every mutable property is touched only on
 /// `queue`, a serial queue of its own (checked with `dispatchPrecondition` at each entry).
 /// Life: new → resolving → connecting → handshaking (https) → exchanging ⇄ idle → closed.
 /// A connection connects once; after `closed` it is never used again.
-final class HTTPConnection: @unchecked Sendable {
+final class ClientConnection: @unchecked Sendable {
     enum State: Equatable { case new, resolving, connecting, handshaking, exchanging, idle, closed }
 
     let key: PoolKey
     let queue = DispatchQueue(label: "storerelay.httpclient.connection", target: .deliveryWork)
     let client: HTTPClient
     var state = State.new
+    /// The socket's sources; its transport (plain or TLS) carries the bytes.
     var channel: SocketChannel?
-    var tls: TLSConnection?
+    var transport: (any Transport)?
     /// The request being carried (set from `open`/`reuse` until its exchange ends).
     var task: RequestTask?
     var parser = HTTPResponseParser()
-    /// Bytes waiting for the socket (ciphertext under TLS), sent from `outboundOffset`.
+    /// The request's bytes, sent from `outboundOffset` (plaintext: the transport encrypts).
     var outbound: [UInt8] = []
     var outboundOffset = 0
     /// True once any byte of the current request reached the socket: no silent retry after.
@@ -32,25 +35,16 @@ final class HTTPConnection: @unchecked Sendable {
     /// True once the connection served a request: a failure before sending may be a stale
     /// keep-alive connection, worth one retry on a fresh one.
     var wasReused = false
-    /// Reused for every `recv`, so reading allocates nothing.
+    /// Reused for every read, so reading allocates nothing.
     var readBuffer = [UInt8](repeating: 0, count: 64 * 1024)
-    /// Polls the socket while a request is in flight; see `HTTPConnection+Backstop.swift`.
-    var backstop: (any DispatchSourceTimer)?
-    /// The backstop found the socket ready, during this exchange, when its sources had not
-    /// said so for a whole interval (see `HTTPConnection+Backstop.swift`).
-    var sourcesMissedEvents = false
-    /// Exchanges in a row that needed the backstop. At two the connection is not pooled
-    /// again: its sources may never fire again, and every later request on it would wait for
-    /// the backstop's ticks.
-    var rescuedExchanges = 0
-    /// The last backstop tick found the socket ready; no source has fired since.
-    var backstopSawReady = false
     /// Bumped each time the connection goes idle, so an old idle timer knows it is stale.
     var idleToken = 0
     private var addresses: [SocketAddress] = []
     private var connectFailures: [String] = []
     private var lastConnectErrno: Int32?
     private var currentAddress: SocketAddress?
+    /// The connecting socket, before it has a transport and sources.
+    private var connectingFD: Int32 = -1
 
     init(key: PoolKey, client: HTTPClient) {
         self.key = key
@@ -87,7 +81,6 @@ final class HTTPConnection: @unchecked Sendable {
                 }
             }
             state = .connecting
-            startBackstop()
             connectNext()
         }
     }
@@ -100,7 +93,7 @@ final class HTTPConnection: @unchecked Sendable {
         }
         let address = addresses.removeFirst()
         currentAddress = address
-        let fd = SocketChannel.makeSocket(family: address.family)
+        let fd = SystemCalls.makeStreamSocket(family: address.family)
         guard fd >= 0 else {
             connectFailed(address, errno)
             return connectNext()
@@ -108,25 +101,29 @@ final class HTTPConnection: @unchecked Sendable {
         // Connect first, then register the sources. An unconnected TCP socket polls as hung
         // up (EPOLLHUP), and libdispatch drops a descriptor's epoll entry when it sees that
         // (swift-corelibs-libdispatch #833): sources registered before `connect` lost their
-        // events on a good share of fresh connections, which then waited for the backstop.
-        let result = address.withSockaddr { connect(fd, $0, $1) }
+        // events on a good share of fresh connections, which then hung.
+        let result = SystemCalls.connect(fd, to: address)
         guard result == 0 || errno == EINPROGRESS else {
             connectFailed(address, errno)
-            _ = closeDescriptor(fd)
+            SystemCalls.close(fd)
             return connectNext()
         }
-        channel = SocketChannel(
-            fd: fd, queue: queue,
-            onReadable: { [self] in
-                backstopSawReady = false
-                readable()
-            },
-            onWritable: { [self] in
-                backstopSawReady = false
-                writable()
-            })
+        connectingFD = fd
+        // Until the connect ends the channel carries a plain transport; TLS starts after.
+        attach(SocketTransport(fileDescriptor: fd))
         if result == 0 { return connected() }
-        // In progress: the write source reports the outcome.
+        // In progress: the write source reports the outcome, unless the connect already ended
+        // (a refusal on loopback is that fast). A socket that hung up before its sources were
+        // registered never wakes them (#833 again), so that one case is asked of the socket.
+        if SystemCalls.isWritableOrFailed(fd) { connectFinished() }
+    }
+
+    private func attach(_ transport: any Transport) {
+        self.transport = transport
+        channel = SocketChannel(
+            fd: transport.fileDescriptor, queue: queue,
+            onReadable: { [self] in readable() },
+            onWritable: { [self] in writable() })
     }
 
     private func connectFailed(_ address: SocketAddress?, _ code: Int32) {
@@ -137,38 +134,29 @@ final class HTTPConnection: @unchecked Sendable {
     /// The socket became writable while connecting: the connect finished, well or badly.
     func connectFinished() {
         guard let channel else { return }
-        var code: Int32 = 0
-        var length = socklen_t(MemoryLayout<Int32>.size)
-        getsockopt(channel.fd, SOL_SOCKET, SO_ERROR, &code, &length)
+        let code = SystemCalls.pendingError(channel.fd)
         channel.setWriting(false)
         if code == 0 { return connected() }
         connectFailed(currentAddress, code)
         channel.close()
         self.channel = nil
+        transport = nil
         connectNext()
     }
 
     private func connected() {
         guard key.scheme == .https else { return startExchange() }
+        let engine: TLSConnection
         do {
             let context = try client.tlsContext(extraCAFile: key.extraCAFile)
-            tls = try TLSConnection(clientContext: context, serverName: key.host)
+            engine = try TLSConnection(clientContext: context, serverName: key.host)
         } catch {
             return fail(HTTPClientError(.tls, "TLS setup for \(origin) failed: \(error.reason)", tlsError: error))
         }
+        let tls = TLSTransport(fileDescriptor: connectingFD, engine: engine, logger: client.configuration.logger, peer: origin)
+        transport = tls
         state = .handshaking
-        advanceHandshake()
-    }
-
-    func advanceHandshake() {
-        guard let tls else { return }
-        do {
-            let done = try tls.handshake()
-            queueCiphertext()
-            if done { startExchange() }
-        } catch {
-            queueCiphertext()  // the alert tells the server why, when the socket takes it
-            fail(HTTPClientError(.tls, "TLS handshake with \(origin) failed: \(error.reason)", tlsError: error))
-        }
+        tls.startHandshake()
+        receive()
     }
 }

@@ -1,5 +1,5 @@
 import Dispatch
-internal import StoreRelayTLS
+import StoreRelayNet
 internal import StoreRelaySupport
 #if canImport(Glibc)
 import Glibc
@@ -8,58 +8,44 @@ import Darwin
 #endif
 
 /// Sending a request, reading its response, and the end of an exchange (all on `queue`).
-extension HTTPConnection {
+extension ClientConnection {
     /// Serializes the current task's request onto the wire and starts waiting for the answer.
     func startExchange() {
         dispatchPrecondition(condition: .onQueue(queue))
         guard let task else { return close() }
         state = .exchanging
         sentAny = false
-        sourcesMissedEvents = false
         let configuration = client.configuration
-        if configuration.missesReadEventsForTesting { channel?.setReading(false) }
         parser = HTTPResponseParser(
             limits: .init(maxHeaderBytes: configuration.maxResponseHeadSize, maxBodyBytes: configuration.maxResponseBodySize),
             isHeadRequest: task.request.isHead)
-        if let tls {
-            do {
-                try tls.writePlaintext(task.wire)
-            } catch {
-                return fail(HTTPClientError(.io, "TLS write to \(origin) failed: \(error.reason)", tlsError: error))
-            }
-            queueCiphertext()
-        } else {
-            outbound.append(contentsOf: task.wire)
-            flush()
-        }
-    }
-
-    /// Moves the TLS engine's output to the socket.
-    func queueCiphertext() {
-        guard let tls, tls.hasPendingCiphertext else { return }
-        outbound.append(contentsOf: tls.takeCiphertext())
+        outbound = task.wire
+        outboundOffset = 0
         flush()
     }
 
-    /// Writes what the socket takes now; waits for writability for the rest.
+    /// Writes what the transport takes now; waits for writability for the rest.
     func flush() {
-        guard let channel, !channel.isClosed else { return }
+        guard let channel, let transport, !channel.isClosed else { return }
         while outboundOffset < outbound.count {
-            let count = outbound.withUnsafeBytes { raw in
-                send(channel.fd, raw.baseAddress! + outboundOffset, raw.count - outboundOffset, Int32(MSG_NOSIGNAL))
+            let result = outbound.withUnsafeBytes { raw in
+                transport.write(UnsafeRawBufferPointer(rebasing: raw[outboundOffset...]))
             }
-            if count > 0 {
+            switch result {
+            case .transferred(let count):
                 outboundOffset += count
-                if state == .exchanging { sentAny = true }
-                continue
+                sentAny = true
+            case .wouldBlock(.writable):
+                return channel.setWriting(true)
+            case .wouldBlock(.readable):
+                return  // a TLS write that needs input first: the next read event retries
+            case .endOfStream:
+                return transportFailed(EPIPE, while: "sending to")
+            case .failed(let code):
+                return transportFailed(code, while: "sending to")
             }
-            let code = errno
-            if code == EINTR { continue }
-            if state == .closed { return }  // a farewell close_notify that did not fit
-            if code == EAGAIN || code == EWOULDBLOCK { return channel.setWriting(true) }
-            return transportFailed(code, while: "sending to")
         }
-        outbound.removeAll(keepingCapacity: true)
+        outbound = []
         outboundOffset = 0
         channel.setWriting(false)
     }
@@ -68,7 +54,9 @@ extension HTTPConnection {
         dispatchPrecondition(condition: .onQueue(queue))
         switch state {
         case .connecting: connectFinished()
-        case .handshaking, .exchanging: flush()
+        // A TLS transport sends its waiting handshake records from `read`.
+        case .handshaking: receive()
+        case .exchanging: outboundOffset < outbound.count ? flush() : channel?.setWriting(false)
         default: channel?.setWriting(false)
         }
     }
@@ -82,33 +70,30 @@ extension HTTPConnection {
         }
     }
 
-    /// Reads once (the source fires again while more is waiting) and feeds the bytes on.
-    private func receive() {
-        guard let channel else { return }
-        let count = readBuffer.withUnsafeMutableBytes { recv(channel.fd, $0.baseAddress, $0.count, 0) }
-        if count < 0 {
-            let code = errno
-            if code == EAGAIN || code == EWOULDBLOCK || code == EINTR { return }
-            return transportFailed(code, while: "reading from")
+    /// Reads what the transport has (the source fires again while more is waiting) and feeds
+    /// it on. While handshaking, the read drives the handshake; when it is done, the request
+    /// goes out.
+    func receive() {
+        guard let transport, let channel else { return }
+        while state == .handshaking || state == .exchanging {
+            let result = readBuffer.withUnsafeMutableBytes { transport.read(into: $0) }
+            switch result {
+            case .transferred(let count):
+                deliver(readBuffer[..<count])
+            case .wouldBlock(let readiness):
+                if state == .handshaking && !transport.isHandshaking { return startExchange() }
+                // A TLS read that must send first (handshake records, a key update answer).
+                if readiness == .writable { channel.setWriting(true) }
+                return
+            case .endOfStream:
+                return endOfStream()
+            case .failed(let code):
+                return transportFailed(code, while: "reading from")
+            }
         }
-        if count == 0 { return endOfStream() }
-        let bytes = readBuffer[..<count]
-        guard let tls else { return deliver(bytes) }
-        tls.receiveCiphertext(bytes)
-        if state == .handshaking { return advanceHandshake() }
-        var plaintext: [UInt8] = []
-        let status: TLSConnection.ReadStatus
-        do {
-            status = try tls.readPlaintext(into: &plaintext)
-        } catch {
-            return fail(HTTPClientError(.io, "TLS read from \(origin) failed: \(error.reason)", tlsError: error))
-        }
-        queueCiphertext()  // post-handshake messages may need an answer (key update)
-        deliver(plaintext)
-        if status == .closed && state == .exchanging { endOfStream() }
     }
 
-    private func deliver(_ bytes: some Collection<UInt8>) {
+    private func deliver(_ bytes: ArraySlice<UInt8>) {
         guard state == .exchanging, !bytes.isEmpty else { return }
         do {
             if case .complete(let response, let reusable) = try parser.consume(bytes) {
@@ -136,6 +121,10 @@ extension HTTPConnection {
 
     private func transportFailed(_ code: Int32, while doing: String) {
         if state == .exchanging && wasReused && !sentAny { return retryOnFreshConnection() }
+        if let tls = transport as? TLSTransport, let reason = tls.failureReason {
+            let what = state == .handshaking ? "TLS handshake with \(origin) failed" : "TLS error with \(origin)"
+            return fail(HTTPClientError(.tls, "\(what): \(reason)", tlsError: tls.tlsFailure))
+        }
         let reason = String(cString: strerror(code))
         let kind: HTTPClientError.Code = state == .handshaking ? .tls : .io
         fail(HTTPClientError(kind, "error \(doing) \(origin): \(reason)", errno: code))
@@ -156,8 +145,7 @@ extension HTTPConnection {
     private func finishExchange(_ response: HTTPClientResponse, reusable: Bool) {
         guard let task else { return close() }
         self.task = nil
-        rescuedExchanges = sourcesMissedEvents ? rescuedExchanges + 1 : 0
-        if reusable && rescuedExchanges < 2 {
+        if reusable {
             becomeIdle()
         } else {
             close()
@@ -187,15 +175,12 @@ extension HTTPConnection {
         dispatchPrecondition(condition: .onQueue(queue))
         let previous = state
         if previous == .closed { return }
-        state = .closed  // first: a failing flush below must not fail (and close) again
-        stopBackstop()
-        if let tls, previous == .idle || previous == .exchanging {
-            tls.close()  // close_notify, best effort
-            outbound.append(contentsOf: tls.takeCiphertext())
-            flush()
+        state = .closed  // first: nothing below may fail (and close) again
+        if previous == .idle || previous == .exchanging {
+            transport?.shutdownWrite()  // close_notify under TLS, best effort
         }
         channel?.close()
         channel = nil
-        tls = nil
+        transport = nil
     }
 }

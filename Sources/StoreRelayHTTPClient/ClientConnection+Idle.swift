@@ -1,16 +1,10 @@
 import Dispatch
-internal import StoreRelayTLS
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import StoreRelayNet
 
 /// Life in the pool: idle timeout, noticing the server's close, and reuse (all on `queue`).
-extension HTTPConnection {
+extension ClientConnection {
     /// Parks the connection in the pool and arms its idle timer.
     func becomeIdle() {
-        stopBackstop()
         state = .idle
         wasReused = true
         idleToken += 1
@@ -40,20 +34,16 @@ extension HTTPConnection {
         }
         self.task = task
         idleToken += 1
-        startBackstop()
         startExchange()
     }
 
     /// Reads whatever arrived on an idle connection: nothing (still good), a TLS session
-    /// ticket (still good), or anything else — end of stream, an error, stray bytes — which
-    /// means the connection cannot carry another request.
+    /// ticket (consumed by the transport: still good), or anything else — end of stream, an
+    /// error, stray bytes — which means the connection cannot carry another request.
     func checkIdle() {
-        guard let channel else { return closeIdle() }
-        let count = readBuffer.withUnsafeMutableBytes { recv(channel.fd, $0.baseAddress, $0.count, 0) }
-        if count < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) { return }
-        guard count > 0, let tls else { return closeIdle() }
-        tls.receiveCiphertext(readBuffer[..<count])
-        var plaintext: [UInt8] = []
-        guard (try? tls.readPlaintext(into: &plaintext)) == .needsInput, plaintext.isEmpty else { return closeIdle() }
+        guard let transport else { return closeIdle() }
+        let result = readBuffer.withUnsafeMutableBytes { transport.read(into: $0) }
+        if case .wouldBlock = result { return }
+        closeIdle()
     }
 }
