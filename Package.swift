@@ -93,7 +93,7 @@ let package = Package(
         .target(
             name: "StoreRelayDelivery",
             dependencies: [
-                "StoreRelayHTTPClient", "StoreRelayFileQueue", "StoreRelayJournal", "StoreRelayConfig",
+                "StoreRelayHTTP", "StoreRelayHTTPClient", "StoreRelayFileQueue", "StoreRelayJournal", "StoreRelayConfig",
                 "StoreRelayEvents", "StoreRelayCrypto", "StoreRelayJSON", "StoreRelaySupport",
             ],
             swiftSettings: swiftSettings
@@ -113,7 +113,9 @@ let package = Package(
         ),
         .target(
             name: "StoreRelaySimulator",
-            dependencies: ["StoreRelayCrypto", "StoreRelayJSON", "StoreRelaySupport", "COpenSSL", "CStoreRelayShims"],
+            dependencies: [
+                "StoreRelayCrypto", "StoreRelayHTTPClient", "StoreRelayJSON", "StoreRelaySupport", "COpenSSL", "CStoreRelayShims",
+            ],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -128,8 +130,8 @@ let package = Package(
         .executableTarget(
             name: "storerelay",
             dependencies: [
-                "StoreRelayGateway", "StoreRelayAdmin", "StoreRelayConfig", "StoreRelaySimulator", "StoreRelayHTTPClient",
-                "StoreRelayJSON", "StoreRelaySupport", "CStoreRelayShims",
+                "StoreRelayGateway", "StoreRelayAdmin", "StoreRelayConfig", "StoreRelaySimulator", "StoreRelayHTTP",
+                "StoreRelayHTTPClient", "StoreRelayJSON", "StoreRelaySupport", "CStoreRelayShims",
             ],
             swiftSettings: swiftSettings
         ),
@@ -193,7 +195,7 @@ let package = Package(
             name: "DeliveryTests",
             dependencies: [
                 "StoreRelayDelivery", "StoreRelayConfig", "StoreRelayEvents", "StoreRelayJournal", "StoreRelayJSON",
-                "StoreRelayCrypto", "StoreRelayTestSupport",
+                "StoreRelayCrypto", "StoreRelayHTTP", "StoreRelayTestSupport",
             ],
             swiftSettings: swiftSettings
         ),
@@ -212,7 +214,10 @@ let package = Package(
         ),
         .testTarget(
             name: "SimulatorTests",
-            dependencies: ["StoreRelaySimulator", "StoreRelayAppStore", "StoreRelayCrypto", "StoreRelayJSON", "StoreRelayTestSupport"],
+            dependencies: [
+                "StoreRelaySimulator", "StoreRelayAppStore", "StoreRelayCrypto", "StoreRelayHTTPClient", "StoreRelayJSON",
+                "StoreRelayTestSupport",
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

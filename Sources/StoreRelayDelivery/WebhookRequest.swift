@@ -1,5 +1,6 @@
 import StoreRelayConfig
 import StoreRelayCrypto
+import StoreRelayHTTP
 import StoreRelayHTTPClient
 import StoreRelaySupport
 
@@ -26,7 +27,7 @@ struct WebhookRequest {
 
     func request(for notification: StoredNotification, body: [UInt8], attempt: Int, now: Timestamp) -> HTTPClientRequest {
         let timestamp = String(now.seconds)
-        var headers: HTTPClientHeaders = [
+        var headers: HTTPHeaders = [
             "Content-Type": "application/json",
             "User-Agent": "StoreRelay/\(StoreRelayVersion.current)",
             "webhook-id": notification.id,

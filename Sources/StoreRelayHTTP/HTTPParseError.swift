@@ -1,4 +1,5 @@
-/// Why the request parser refused the bytes it was given.
+/// Why the HTTP/1 decoder (a request on the server, a response in the client) refused the
+/// bytes it was given.
 ///
 /// Shaped like swift-certificates' errors: a struct whose `code` is compared, with a private
 /// backing enum so new codes never break callers, plus a human `detail` for logs. Every error
@@ -12,6 +13,7 @@ public struct HTTPParseError: Error, Sendable, Hashable, CustomStringConvertible
             case invalidContentLength, conflictingContentLength, contentLengthWithTransferEncoding
             case unsupportedTransferEncoding, invalidChunkSize, invalidChunkExtension, missingChunkCRLF
             case headersTooLarge, bodyTooLarge
+            case invalidStatusLine, truncated
         }
 
         private let backing: Backing
@@ -46,13 +48,17 @@ public struct HTTPParseError: Error, Sendable, Hashable, CustomStringConvertible
         public static let headersTooLarge = Code(.headersTooLarge)
         /// Body over `maxBodyBytes`: 413.
         public static let bodyTooLarge = Code(.bodyTooLarge)
+        /// A response's status line is not `HTTP/1.x NNN reason`.
+        public static let invalidStatusLine = Code(.invalidStatusLine)
+        /// The connection closed before the message was complete.
+        public static let truncated = Code(.truncated)
     }
 
     public let code: Code
     /// What exactly was wrong, for logs; never sent to the client.
     public let detail: String
 
-    init(_ code: Code, _ detail: String) {
+    package init(_ code: Code, _ detail: String) {
         self.code = code
         self.detail = detail
     }

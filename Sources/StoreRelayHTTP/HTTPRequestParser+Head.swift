@@ -1,14 +1,8 @@
 /// Parsing of the request head: request line, header fields and the framing they imply.
 extension HTTPRequestParser {
-    enum Framing: Equatable {
-        case none
-        case length(Int)
-        case chunked
-    }
-
     struct Head {
         var request: HTTPRequest
-        var framing: Framing
+        var framing: HTTPBodyFraming
         var expectsContinue: Bool
     }
 
@@ -33,7 +27,7 @@ extension HTTPRequestParser {
             throw HTTPParseError(.invalidTarget, "request target is not origin-form, absolute-form or '*'")
         }
 
-        let headers = try parseFields(fieldBytes)
+        let headers = try HTTPFields.parse(fieldBytes)
         let hosts = headers.values(for: "Host")
         if hosts.count > 1 { throw HTTPParseError(.multipleHosts, "more than one Host field") }
         if hosts.isEmpty && version == .http1_1 { throw HTTPParseError(.missingHost, "HTTP/1.1 request without Host") }
@@ -52,7 +46,7 @@ extension HTTPRequestParser {
 
     /// Body framing (RFC 9112 §6.3), strictly: both headers, an unknown coding, or
     /// Content-Length values that disagree are errors, never guesses.
-    private static func framing(of headers: HTTPHeaders, version: HTTPVersion, limits: Limits) throws(HTTPParseError) -> Framing {
+    private static func framing(of headers: HTTPHeaders, version: HTTPVersion, limits: Limits) throws(HTTPParseError) -> HTTPBodyFraming {
         let lengths = headers.values(for: "Content-Length")
         let codings = headers.values(for: "Transfer-Encoding")
         if !codings.isEmpty {
@@ -68,23 +62,11 @@ extension HTTPRequestParser {
             return .chunked
         }
         guard !lengths.isEmpty else { return .none }
-        var length: Int?
-        for member in lengths.flatMap({ $0.split(separator: ",", omittingEmptySubsequences: false) }) {
-            let digits = member.utf8.drop(while: HTTPSyntax.isWhitespace).reversed().drop(while: HTTPSyntax.isWhitespace).reversed()
-            guard !digits.isEmpty, digits.allSatisfy(HTTPSyntax.isDigit) else {
-                throw HTTPParseError(.invalidContentLength, "Content-Length is not a decimal number")
-            }
-            // More than 18 digits cannot fit in Int, and is over any limit anyway: saturate.
-            let value = digits.count > 18 ? Int.max : digits.reduce(0) { $0 * 10 + Int($1 - UInt8(ascii: "0")) }
-            if let length, length != value {
-                throw HTTPParseError(.conflictingContentLength, "Content-Length values disagree")
-            }
-            length = value
-        }
-        guard length! <= limits.maxBodyBytes else {
+        let length = try HTTPFields.contentLength(lengths)
+        guard length <= limits.maxBodyBytes else {
             throw HTTPParseError(.bodyTooLarge, "Content-Length exceeds \(limits.maxBodyBytes) bytes")
         }
-        return .length(length!)
+        return .length(length)
     }
 
     /// The path part of a request target (RFC 9112 §3.2), or nil when the form is not accepted.
@@ -104,28 +86,5 @@ extension HTTPRequestParser {
             return tail.first == "?" ? "/" + tail : String(tail)
         }
         return nil
-    }
-
-    /// Header (or trailer) field lines separated by CRLF (RFC 9112 §5).
-    static func parseFields(_ bytes: ArraySlice<UInt8>) throws(HTTPParseError) -> HTTPHeaders {
-        var headers = HTTPHeaders()
-        guard !bytes.isEmpty else { return headers }
-        for line in bytes.split(separator: HTTPSyntax.lf, omittingEmptySubsequences: false) {
-            let line = line.last == HTTPSyntax.cr ? line.dropLast() : line
-            guard let first = line.first, !HTTPSyntax.isWhitespace(first) else {
-                throw HTTPParseError(.obsoleteLineFolding, "header line starts with whitespace (obs-fold)")
-            }
-            guard let colon = line.firstIndex(of: HTTPSyntax.colon), HTTPSyntax.isToken(line[line.startIndex..<colon]) else {
-                throw HTTPParseError(.invalidHeaderName, "header name is not a token")
-            }
-            let value = line[(colon + 1)...].drop(while: HTTPSyntax.isWhitespace)
-                .reversed().drop(while: HTTPSyntax.isWhitespace).reversed()
-            guard value.allSatisfy(HTTPSyntax.isFieldValueChar) else {
-                throw HTTPParseError(.invalidHeaderValue, "header value contains control characters")
-            }
-            headers.add(name: String(decoding: line[line.startIndex..<colon], as: UTF8.self),
-                        value: String(decoding: value, as: UTF8.self))
-        }
-        return headers
     }
 }

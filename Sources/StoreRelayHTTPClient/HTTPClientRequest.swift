@@ -1,16 +1,18 @@
+public import StoreRelayHTTP
+
 /// One HTTP/1.1 request: method, URL, ordered headers and a body sent with `Content-Length`.
 public struct HTTPClientRequest: Sendable {
     public var method: String
     public var url: HTTPURL
     /// Sent in order. `Host` is added when absent; `Content-Length` is always computed here.
-    public var headers: HTTPClientHeaders
+    public var headers: HTTPHeaders
     public var body: [UInt8]
     /// A PEM file of extra CAs trusted for this request's HTTPS server, besides the system store
     /// (the destination's `ca-file`).
     public var extraCAFile: String?
 
     public init(
-        method: String = "GET", url: HTTPURL, headers: HTTPClientHeaders = [:],
+        method: String = "GET", url: HTTPURL, headers: HTTPHeaders = [:],
         body: [UInt8] = [], extraCAFile: String? = nil
     ) {
         self.method = method
@@ -22,7 +24,7 @@ public struct HTTPClientRequest: Sendable {
 
     /// Parses `url` first; fails with `.invalidRequest` when it is not an http(s) URL.
     public init(
-        method: String = "GET", url: String, headers: HTTPClientHeaders = [:],
+        method: String = "GET", url: String, headers: HTTPHeaders = [:],
         body: [UInt8] = [], extraCAFile: String? = nil
     ) throws(HTTPClientError) {
         self.init(method: method, url: try HTTPURL(url), headers: headers, body: body, extraCAFile: extraCAFile)
@@ -31,20 +33,20 @@ public struct HTTPClientRequest: Sendable {
     /// The bytes on the wire: request line, headers, blank line, body (RFC 9112 §3, §6.2).
     /// Refuses names and values that would let a header inject another.
     func serialized() throws(HTTPClientError) -> [UInt8] {
-        guard !method.isEmpty, method.utf8.allSatisfy(Self.isTokenByte) else {
+        guard !method.isEmpty, HTTPSyntax.isToken(method.utf8) else {
             throw HTTPClientError(.invalidRequest, "invalid method \(method)")
         }
         var head = "\(method) \(url.pathAndQuery) HTTP/1.1\r\n"
         if !headers.contains("Host") { head += "Host: \(url.hostHeader)\r\n" }
         for field in headers {
-            guard !field.name.isEmpty, field.name.utf8.allSatisfy(Self.isTokenByte) else {
+            guard HTTPSyntax.isToken(field.name.utf8) else {
                 throw HTTPClientError(.invalidRequest, "invalid header name \(field.name)")
             }
             guard !field.value.utf8.contains(where: { $0 == 13 || $0 == 10 || $0 == 0 }) else {
                 throw HTTPClientError(.invalidRequest, "invalid value for header \(field.name)")
             }
-            if HTTPClientHeaders.sameName(field.name, "Content-Length")
-                || HTTPClientHeaders.sameName(field.name, "Transfer-Encoding") { continue }
+            if HTTPSyntax.equalsIgnoringCase(field.name, "Content-Length")
+                || HTTPSyntax.equalsIgnoringCase(field.name, "Transfer-Encoding") { continue }
             head += "\(field.name): \(field.value)\r\n"
         }
         if !body.isEmpty || ["POST", "PUT", "PATCH"].contains(method) {
@@ -55,15 +57,4 @@ public struct HTTPClientRequest: Sendable {
     }
 
     var isHead: Bool { method == "HEAD" }
-
-    /// RFC 9110 §5.6.2 `tchar`.
-    static func isTokenByte(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-             UInt8(ascii: "0")...UInt8(ascii: "9"):
-            return true
-        default:
-            return Array("!#$%&'*+-.^_`|~".utf8).contains(byte)
-        }
-    }
 }

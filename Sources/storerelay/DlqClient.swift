@@ -1,6 +1,7 @@
 import Dispatch
 import StoreRelayAdmin
 import StoreRelayConfig
+import StoreRelayHTTP
 import StoreRelayHTTPClient
 import StoreRelayJSON
 import StoreRelaySupport
@@ -46,7 +47,7 @@ struct DlqClient {
     /// Sends one request; a 401 and an unreachable server become failures here, every other
     /// status is the caller's to judge.
     func send(_ method: String, _ path: String, json body: JSONValue? = nil) throws(DlqFailure) -> Answer {
-        var headers: HTTPClientHeaders = ["Authorization": "Bearer \(token)", "Accept": "application/json"]
+        var headers: HTTPHeaders = ["Authorization": "Bearer \(token)", "Accept": "application/json"]
         if body != nil { headers.add(name: "Content-Type", value: "application/json") }
         let request: HTTPClientRequest
         do {
@@ -54,24 +55,15 @@ struct DlqClient {
         } catch {
             throw .usage("\(baseURL) is not a usable admin URL (\(error.message))")
         }
-        let done = DispatchSemaphore(value: 0)
-        let box = Locked<Result<HTTPClientResponse, HTTPClientError>?>(nil)
-        client.execute(request, timeout: .seconds(120)) { result in
-            box.withLock { $0 = result }
-            done.signal()
-        }
-        done.wait()
-        switch box.current {
-        case .success(let response)?:
+        switch client.executeAndWait(request, timeout: .seconds(120)) {
+        case .success(let response):
             let json = response.body.isEmpty ? nil : try? JSONValue.parse(response.body)
             if response.status == 401 {
                 throw .failure("the admin listener at \(baseURL) rejected the admin token (HTTP 401); check --token or the configuration's admin-token")
             }
             return Answer(status: response.status, json: json)
-        case .failure(let error)?:
+        case .failure(let error):
             throw .failure("the admin listener at \(baseURL) is not reachable (\(error.message)); is `storerelay serve` running?")
-        case nil:
-            throw .failure("the request to \(baseURL) ended without an answer")
         }
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import StoreRelayConfig
+import StoreRelayHTTPClient
 import StoreRelaySimulator
 import StoreRelaySupport
 
@@ -54,11 +55,11 @@ enum SimulateCommand: CommandDescribing {
             return ExitCode.ok
         }
         let request: NotificationRequest
-        var target: PostTarget?
+        var target: HTTPURL?
         do {
             request = try makeRequest(parsed)
             try request.validate()
-            if let url = parsed.option("url") { target = try PostTarget(url: url) }
+            if let url = parsed.option("url") { target = try NotificationPoster.target(url) }
         } catch let error as UsageError {
             return usage(error.description)
         } catch let error as SimulatorError {
@@ -110,7 +111,7 @@ enum SimulateCommand: CommandDescribing {
         return request
     }
 
-    private static func deliver(_ notification: SimulatedNotification, target: PostTarget?, out: String?) -> Int32 {
+    private static func deliver(_ notification: SimulatedNotification, target: HTTPURL?, out: String?) -> Int32 {
         if let target {
             do {
                 let answer = try NotificationPoster().post(notification.httpBody, to: target)

@@ -1,5 +1,6 @@
 import Testing
 @testable import StoreRelayDelivery
+import StoreRelayHTTP
 import StoreRelayHTTPClient
 import StoreRelaySupport
 
@@ -101,7 +102,7 @@ import StoreRelaySupport
 @Suite struct WebhookClassificationTests {
     let now = Timestamp(milliseconds: 1_000_000)
 
-    private func classify(_ status: Int, headers: HTTPClientHeaders = [:]) -> AttemptOutcome {
+    private func classify(_ status: Int, headers: HTTPHeaders = [:]) -> AttemptOutcome {
         WebhookDriver.classify(.success(HTTPClientResponse(status: status, headers: headers, body: Array("nope\nmore".utf8))),
                                started: now, durationMs: 3, now: now)
     }

@@ -70,6 +70,7 @@ import Testing
         "HTTP/2 200 OK\r\n\r\n", "HTTP/1.1 2000 OK\r\n\r\n", "garbage\r\n\r\n", "HTTP/1.1 200 OK\r\nNo colon\r\n\r\n",
         "HTTP/1.1 200 OK\r\nContent-Length: -1\r\n\r\n", "HTTP/1.1 200 OK\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n",
         "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", "HTTP/1.1 200 OK\r\n folded: x\r\n\r\n",
+        "HTTP/1.1 200 OK\nContent-Length: 0\n\n", "HTTP/1.1 200 OK\r\nX: a\rb\r\n\r\n", "HTTP/1.1 101 Switching\r\n\r\n",
     ])
     func malformedResponsesAreProtocolErrors(_ text: String) throws {
         var parser = HTTPResponseParser()

@@ -1,8 +1,8 @@
-/// Parsing of chunk-size lines in chunked bodies (RFC 9112 §7.1).
-extension HTTPRequestParser {
+/// Chunk-size lines of the chunked transfer coding (RFC 9112 §7.1), in both directions.
+enum ChunkedCoding {
     /// The size of a chunk from its line (without CRLF): `1*HEXDIG *chunk-ext`. Extensions
     /// are checked for syntax and ignored, as no extension means anything to us.
-    static func parseChunkLine(_ line: ArraySlice<UInt8>) throws(HTTPParseError) -> Int {
+    static func parseSizeLine(_ line: ArraySlice<UInt8>) throws(HTTPParseError) -> Int {
         var index = line.startIndex
         var size = 0
         var digits = 0
