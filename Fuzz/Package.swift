@@ -17,6 +17,10 @@ let package = Package(
             dependencies: ["FuzzSupport", .product(name: "StoreRelayHTTP", package: "StoreRelay")]
         ),
         .executableTarget(
+            name: "FuzzHTTPResponse",
+            dependencies: ["FuzzSupport", .product(name: "StoreRelayHTTP", package: "StoreRelay")]
+        ),
+        .executableTarget(
             name: "FuzzNotification",
             dependencies: [
                 "FuzzSupport",

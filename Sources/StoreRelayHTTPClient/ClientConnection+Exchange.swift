@@ -1,4 +1,5 @@
 import Dispatch
+import StoreRelayHTTP
 import StoreRelayNet
 internal import StoreRelaySupport
 #if canImport(Glibc)
@@ -100,7 +101,7 @@ extension ClientConnection {
                 finishExchange(response, reusable: reusable && outboundOffset == outbound.count)
             }
         } catch {
-            fail(error)
+            fail(HTTPClientError(response: error))
         }
     }
 
@@ -115,7 +116,8 @@ extension ClientConnection {
         do {
             finishExchange(try parser.endOfStream(), reusable: false)
         } catch {
-            fail(HTTPClientError(error.code, "\(origin): \(error.message)"))
+            let failure = HTTPClientError(response: error)
+            fail(HTTPClientError(failure.code, "\(origin): \(failure.message)"))
         }
     }
 

@@ -1,4 +1,5 @@
 import Dispatch
+import StoreRelayHTTP
 import StoreRelayNet
 internal import StoreRelayTLS
 #if canImport(Glibc)

@@ -103,7 +103,7 @@ import StoreRelaySupport
     let now = Timestamp(milliseconds: 1_000_000)
 
     private func classify(_ status: Int, headers: HTTPHeaders = [:]) -> AttemptOutcome {
-        WebhookDriver.classify(.success(HTTPClientResponse(status: status, headers: headers, body: Array("nope\nmore".utf8))),
+        WebhookDriver.classify(.success(HTTPClientResponse(status: status, reason: "", headers: headers, body: Array("nope\nmore".utf8))),
                                started: now, durationMs: 3, now: now)
     }
 

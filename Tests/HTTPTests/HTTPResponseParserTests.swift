@@ -1,4 +1,4 @@
-@testable import StoreRelayHTTPClient
+import StoreRelayHTTP
 import Testing
 
 /// The response parser without I/O, fed every chunking of each input.
@@ -6,19 +6,19 @@ import Testing
     /// Parses `text` fed all at once, byte by byte, and split at every offset; all must agree.
     private func parseEveryWay(
         _ text: String, limits: HTTPResponseParser.Limits = .init(), head: Bool = false, eof: Bool = false
-    ) throws(HTTPClientError) -> (HTTPClientResponse, Bool) {
+    ) throws(HTTPParseError) -> (HTTPResponse, Bool) {
         let bytes = Array(text.utf8)
         var splits: [[ArraySlice<UInt8>]] = [[bytes[...]], bytes.indices.map { bytes[$0...$0] }]
         for offset in 1..<bytes.count { splits.append([bytes[..<offset], bytes[offset...]]) }
-        var results: [(HTTPClientResponse, Bool)] = []
+        var results: [(HTTPResponse, Bool)] = []
         for pieces in splits {
             var parser = HTTPResponseParser(limits: limits, isHeadRequest: head)
-            var outcome: (HTTPClientResponse, Bool)?
+            var outcome: (HTTPResponse, Bool)?
             for piece in pieces where outcome == nil {
                 if case .complete(let response, let reusable) = try parser.consume(piece) { outcome = (response, reusable) }
             }
             if outcome == nil && eof { outcome = (try parser.endOfStream(), false) }
-            guard let outcome else { throw HTTPClientError(.io, "incomplete") }
+            guard let outcome else { throw HTTPParseError(.truncated, "incomplete") }
             results.append(outcome)
         }
         for result in results {
@@ -72,10 +72,12 @@ import Testing
         "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", "HTTP/1.1 200 OK\r\n folded: x\r\n\r\n",
         "HTTP/1.1 200 OK\nContent-Length: 0\n\n", "HTTP/1.1 200 OK\r\nX: a\rb\r\n\r\n", "HTTP/1.1 101 Switching\r\n\r\n",
     ])
-    func malformedResponsesAreProtocolErrors(_ text: String) throws {
+    func malformedResponsesAreRefused(_ text: String) throws {
         var parser = HTTPResponseParser()
-        let error = try #require(throws: HTTPClientError.self) { _ = try parser.consume(Array(text.utf8)) }
-        #expect(error.code == .protocol)
+        let error = try #require(throws: HTTPParseError.self) { _ = try parser.consume(Array(text.utf8)) }
+        #expect(error.code != .bodyTooLarge && error.code != .truncated)
+        // Final: the same verdict again, whatever follows.
+        #expect(throws: HTTPParseError.self) { _ = try parser.consume(Array("HTTP/1.1 200 OK\r\n\r\n".utf8)) }
     }
 
     @Test func limits() throws {
@@ -84,23 +86,23 @@ import Testing
                      "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n6\r\nhello \r\n6\r\nworld!\r\n0\r\n\r\n",
                      "HTTP/1.1 200 OK\r\n\r\n12345678901"] {
             var parser = HTTPResponseParser(limits: limits)
-            let error = try #require(throws: HTTPClientError.self) { _ = try parser.consume(Array(text.utf8)) }
-            #expect(error.code == .responseTooLarge)
+            let error = try #require(throws: HTTPParseError.self) { _ = try parser.consume(Array(text.utf8)) }
+            #expect(error.code == .bodyTooLarge)
         }
         var parser = HTTPResponseParser(limits: limits)
-        let error = try #require(throws: HTTPClientError.self) {
+        let error = try #require(throws: HTTPParseError.self) {
             _ = try parser.consume(Array(("HTTP/1.1 200 OK\r\nX: " + String(repeating: "a", count: 200)).utf8))
         }
-        #expect(error.code == .protocol)
+        #expect(error.code == .headersTooLarge)
     }
 
-    @Test func truncatedBodyIsAnIOError() throws {
+    @Test func truncatedResponses() throws {
         var parser = HTTPResponseParser()
         _ = try parser.consume(Array("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc".utf8))
-        let error = try #require(throws: HTTPClientError.self) { _ = try parser.endOfStream() }
-        #expect(error.code == .io)
+        let error = try #require(throws: HTTPParseError.self) { _ = try parser.endOfStream() }
+        #expect(error.code == .truncated)
         var empty = HTTPResponseParser()
         #expect(!empty.hasReceivedBytes)
-        #expect(throws: HTTPClientError.self) { _ = try empty.endOfStream() }
+        #expect(throws: HTTPParseError.self) { _ = try empty.endOfStream() }
     }
 }

@@ -1,23 +1,26 @@
-import StoreRelayHTTP
+/// Parses one HTTP/1.1 response from bytes as they arrive (RFC 9112), for the HTTP client:
+/// `HTTPMessageDecoder` for the framing (the codec the server's request parser uses too), plus
+/// what a status line and a response's headers mean. A pure state machine: no I/O, the same
+/// result for any split of the input. Any error is final.
+public struct HTTPResponseParser: Sendable {
+    public struct Limits: Sendable {
+        public var maxHeaderBytes: Int
+        public var maxBodyBytes: Int
 
-/// Parses one HTTP/1.1 response from bytes as they arrive (RFC 9112): the server's own
-/// `HTTPMessageDecoder` for the framing (so both directions share one codec), plus what a
-/// status line and a response's headers mean. A pure state machine: no I/O, the same result
-/// for any split of the input.
-struct HTTPResponseParser {
-    struct Limits: Sendable {
-        var maxHeaderBytes = 64 * 1024
-        var maxBodyBytes = 8 * 1024 * 1024
+        public init(maxHeaderBytes: Int = 64 * 1024, maxBodyBytes: Int = 8 * 1024 * 1024) {
+            self.maxHeaderBytes = maxHeaderBytes
+            self.maxBodyBytes = maxBodyBytes
+        }
     }
 
-    enum Outcome {
+    public enum Outcome: Sendable {
         case needMore
         /// `reusable`: the connection may carry another request (keep-alive, nothing left over).
-        case complete(HTTPClientResponse, reusable: Bool)
+        case complete(HTTPResponse, reusable: Bool)
     }
 
-    private struct Head {
-        var response: HTTPClientResponse
+    private struct Head: Sendable {
+        var response: HTTPResponse
         var framing: HTTPBodyFraming
         var keepAlive: Bool
     }
@@ -27,42 +30,35 @@ struct HTTPResponseParser {
     /// The final response whose body is arriving; nil while none (or only a 1xx) was read.
     private var head: Head?
     /// True once any byte arrived: a connection closed before that is a "stale keep-alive".
-    private(set) var hasReceivedBytes = false
+    public private(set) var hasReceivedBytes = false
 
-    init(limits: Limits = Limits(), isHeadRequest: Bool = false) {
+    public init(limits: Limits = Limits(), isHeadRequest: Bool = false) {
         decoder = HTTPMessageDecoder(limits: .init(maxHeadBytes: limits.maxHeaderBytes, maxBodyBytes: limits.maxBodyBytes))
         self.isHeadRequest = isHeadRequest
     }
 
-    mutating func consume(_ bytes: some Collection<UInt8>) throws(HTTPClientError) -> Outcome {
+    public mutating func consume(_ bytes: some Collection<UInt8>) throws(HTTPParseError) -> Outcome {
         if !bytes.isEmpty { hasReceivedBytes = true }
         decoder.feed(bytes)
-        do {
-            while let event = try decoder.next() {
-                if let response = try handle(event) {
-                    // Bytes after the response were never asked for: do not reuse the connection.
-                    return .complete(response, reusable: head?.keepAlive == true && decoder.bufferedByteCount == 0)
-                }
+        while let event = try decoder.next() {
+            if let response = try handle(event) {
+                // Bytes after the response were never asked for: do not reuse the connection.
+                return .complete(response, reusable: head?.keepAlive == true && decoder.bufferedByteCount == 0)
             }
-            return .needMore
-        } catch {
-            throw Self.clientError(error)
         }
+        return .needMore
     }
 
-    /// The connection ended: completes a read-until-close body, else reports what is missing.
-    mutating func endOfStream() throws(HTTPClientError) -> HTTPClientResponse {
-        do {
-            if let event = try decoder.endOfStream(), let response = try handle(event) { return response }
-        } catch {
-            throw Self.clientError(error)
-        }
-        throw HTTPClientError(.io, hasReceivedBytes
-            ? "connection closed before the response was complete" : "connection closed before any response")
+    /// The connection ended: completes a read-until-close body, else throws `.truncated`.
+    public mutating func endOfStream() throws(HTTPParseError) -> HTTPResponse {
+        if let event = try decoder.endOfStream(), let response = try handle(event) { return response }
+        let error = HTTPParseError(.truncated, "connection closed before any response")
+        decoder.fail(error)
+        throw error
     }
 
     /// The whole response once `event` completes it.
-    private mutating func handle(_ event: HTTPMessageDecoder.Event) throws(HTTPParseError) -> HTTPClientResponse? {
+    private mutating func handle(_ event: HTTPMessageDecoder.Event) throws(HTTPParseError) -> HTTPResponse? {
         switch event {
         case .head(let bytes):
             let parsed: Head?
@@ -110,18 +106,8 @@ struct HTTPResponseParser {
             framing = .untilClose
         }
         if framing == .untilClose { keepAlive = false }
-        let response = HTTPClientResponse(status: statusLine.status, reason: statusLine.reason, headers: fields)
+        let response = HTTPResponse(status: statusLine.status, reason: statusLine.reason, headers: fields)
         return Head(response: response, framing: framing, keepAlive: keepAlive)
-    }
-
-    /// The decoder's verdicts in the client's terms: too large a body is its own code, a
-    /// truncated message is an I/O failure, anything else is a protocol error.
-    private static func clientError(_ error: HTTPParseError) -> HTTPClientError {
-        switch error.code {
-        case .bodyTooLarge: HTTPClientError(.responseTooLarge, "response body too large: \(error.detail)")
-        case .truncated: HTTPClientError(.io, "connection closed before the response was complete")
-        default: HTTPClientError(.protocol, "malformed response: \(error.detail)")
-        }
     }
 }
 
