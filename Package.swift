@@ -114,7 +114,8 @@ let package = Package(
         .target(
             name: "StoreRelaySimulator",
             dependencies: [
-                "StoreRelayCrypto", "StoreRelayHTTPClient", "StoreRelayJSON", "StoreRelaySupport", "COpenSSL", "CStoreRelayShims",
+                "StoreRelayCrypto", "StoreRelayHTTPClient", "StoreRelayNet", "StoreRelayJSON", "StoreRelaySupport", "COpenSSL",
+                "CStoreRelayShims",
             ],
             swiftSettings: swiftSettings
         ),
@@ -131,7 +132,7 @@ let package = Package(
             name: "storerelay",
             dependencies: [
                 "StoreRelayGateway", "StoreRelayAdmin", "StoreRelayConfig", "StoreRelaySimulator", "StoreRelayHTTP",
-                "StoreRelayHTTPClient", "StoreRelayJSON", "StoreRelaySupport", "CStoreRelayShims",
+                "StoreRelayHTTPClient", "StoreRelayNet", "StoreRelayJSON", "StoreRelaySupport", "CStoreRelayShims",
             ],
             swiftSettings: swiftSettings
         ),

@@ -45,7 +45,7 @@ extension ConfigParser {
             }
             switch kindToken.text {
             case "webhook":
-                let url = value(target, "webhook URL", WebhookURL.parse)
+                let url = value(target, "webhook URL", WebhookURL.parseWebhook)
                 isValid = isValid && url != nil
                 kind = .webhook(WebhookOptions(url: url ?? Self.placeholderURL))
             case "file":
@@ -162,5 +162,5 @@ extension ConfigParser {
 
     /// Stands in for an invalid URL so the block's options can still be checked.
     static let placeholderURL = WebhookURL(
-        scheme: "https", host: "invalid", hostKind: .hostname, port: 443, target: "/", absoluteString: "https://invalid/")
+        scheme: .https, host: "invalid", hostKind: .hostname, port: 443, pathAndQuery: "/", absoluteString: "https://invalid/")
 }

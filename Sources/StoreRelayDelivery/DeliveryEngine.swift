@@ -121,7 +121,7 @@ public final class DeliveryEngine: Sendable {
     ) throws -> DestinationQueue {
         switch destination.kind {
         case .webhook(let options):
-            let driver = WebhookDriver(request: try WebhookRequest(options: options), client: client, clock: clock)
+            let driver = WebhookDriver(request: WebhookRequest(options: options), client: client, clock: clock)
             let limits = DeliveryLimits(
                 maxAttempts: options.maxAttempts, maxAge: options.maxAge,
                 schedule: RetrySchedule(initial: options.backoffInitial, maximum: options.backoffMaximum))

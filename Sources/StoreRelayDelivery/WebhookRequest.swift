@@ -8,12 +8,6 @@ import StoreRelaySupport
 /// Standard Webhooks way.
 struct WebhookRequest {
     let options: WebhookOptions
-    let url: HTTPURL
-
-    init(options: WebhookOptions) throws(HTTPClientError) {
-        self.options = options
-        url = try HTTPURL(options.url.absoluteString)
-    }
 
     /// The body this destination receives for `notification`: the normalized event (with
     /// Apple's body in `raw` when `include-raw yes`), or Apple's body byte for byte.
@@ -46,7 +40,7 @@ struct WebhookRequest {
         for header in options.headers {
             headers.add(name: header.name, value: header.value)
         }
-        return HTTPClientRequest(method: "POST", url: url, headers: headers, body: body, extraCAFile: options.caFile)
+        return HTTPClientRequest(method: "POST", url: options.url, headers: headers, body: body, extraCAFile: options.caFile)
     }
 
     /// `v1,<base64 HMAC-SHA256(key, "id.timestamp.body")>` (Standard Webhooks).

@@ -1,3 +1,4 @@
+import StoreRelayNet
 internal import StoreRelaySupport
 
 /// What makes two requests able to share a connection: same endpoint, same trust.

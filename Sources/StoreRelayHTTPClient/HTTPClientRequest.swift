@@ -1,4 +1,5 @@
 public import StoreRelayHTTP
+public import StoreRelayNet
 
 /// One HTTP/1.1 request: method, URL, ordered headers and a body sent with `Content-Length`.
 public struct HTTPClientRequest: Sendable {

@@ -38,46 +38,46 @@ public struct HostPort: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Parses `0.0.0.0:8080`, `[::1]:9090` or `localhost:8080`.
-    public static func parse(_ text: String) throws(HostPortError) -> HostPort {
+    public static func parse(_ text: String) throws(AddressError) -> HostPort {
         let usage = "expected HOST:PORT such as 0.0.0.0:8080, [::1]:8080 or localhost:8080"
         let hostPart: Substring
         let portPart: Substring
         let bracketed = text.hasPrefix("[")
         if bracketed {
             guard let close = text.firstIndex(of: "]") else {
-                throw HostPortError("missing ']' after the IPv6 address in '\(text)' (\(usage))")
+                throw AddressError("missing ']' after the IPv6 address in '\(text)' (\(usage))")
             }
             hostPart = text[text.index(after: text.startIndex)..<close]
             let after = text[text.index(after: close)...]
-            guard after.hasPrefix(":") else { throw HostPortError("missing ':PORT' in '\(text)' (\(usage))") }
+            guard after.hasPrefix(":") else { throw AddressError("missing ':PORT' in '\(text)' (\(usage))") }
             portPart = after.dropFirst()
-            guard isIPv6(hostPart) else { throw HostPortError("'\(hostPart)' is not an IPv6 address (\(usage))") }
+            guard isIPv6(hostPart) else { throw AddressError("'\(hostPart)' is not an IPv6 address (\(usage))") }
         } else {
-            guard let colon = text.lastIndex(of: ":") else { throw HostPortError("missing ':PORT' in '\(text)' (\(usage))") }
+            guard let colon = text.lastIndex(of: ":") else { throw AddressError("missing ':PORT' in '\(text)' (\(usage))") }
             hostPart = text[..<colon]
             portPart = text[text.index(after: colon)...]
             if hostPart.contains(":") {
-                throw HostPortError("an IPv6 address needs brackets, as in [::1]:8080 (\(usage))")
+                throw AddressError("an IPv6 address needs brackets, as in [::1]:8080 (\(usage))")
             }
         }
         guard let port = parsePort(portPart) else {
-            throw HostPortError("'\(portPart)' is not a port (expected a number from 0 to 65535)")
+            throw AddressError("'\(portPart)' is not a port (expected a number from 0 to 65535)")
         }
         let kind = bracketed ? HostKind.ipv6 : try hostKind(hostPart)
         return HostPort(host: String(hostPart), port: port, kind: kind)
     }
 
     /// Classifies and validates a host written without brackets.
-    public static func hostKind(_ host: Substring) throws(HostPortError) -> HostKind {
-        guard !host.isEmpty else { throw HostPortError("missing host (expected an IP address or a host name)") }
+    public static func hostKind(_ host: Substring) throws(AddressError) -> HostKind {
+        guard !host.isEmpty else { throw AddressError("missing host (expected an IP address or a host name)") }
         if host.utf8.allSatisfy({ $0 == UInt8(ascii: ".") || isDigit($0) }) {
             guard isIPv4(host) else {
-                throw HostPortError("'\(host)' is not an IPv4 address (expected four numbers from 0 to 255)")
+                throw AddressError("'\(host)' is not an IPv4 address (expected four numbers from 0 to 255)")
             }
             return .ipv4
         }
         guard isHostname(host) else {
-            throw HostPortError("'\(host)' is not a valid host name (expected letters, digits, '-' and '.')")
+            throw AddressError("'\(host)' is not a valid host name (expected letters, digits, '-' and '.')")
         }
         return .hostname
     }
@@ -121,8 +121,8 @@ public struct HostPort: Sendable, Hashable, CustomStringConvertible {
     }
 }
 
-/// Why a `host:port` (or a host) is malformed, as one sentence.
-public struct HostPortError: Error, Sendable, Hashable, CustomStringConvertible {
+/// Why a `host:port`, a host or a URL is malformed, as one sentence for an operator.
+public struct AddressError: Error, Sendable, Hashable, CustomStringConvertible {
     public let description: String
     init(_ description: String) { self.description = description }
 }

@@ -1,4 +1,5 @@
 import StoreRelayHTTPClient
+import StoreRelayNet
 
 /// Posts one notification body the way Apple does (`POST`, `Content-Type: application/json`)
 /// and returns the answer, through the gateway's own HTTP client (the one transport and codec
@@ -18,9 +19,9 @@ public struct NotificationPoster: Sendable {
     /// The URL `--url` names: `http://` or `https://`, host, optional port and path.
     public static func target(_ url: String) throws(SimulatorError) -> HTTPURL {
         do {
-            return try HTTPURL(url)
+            return try HTTPURL.parse(url)
         } catch {
-            throw SimulatorError(.invalidOption, "--url must look like http://host:port/path (\(error.message))")
+            throw SimulatorError(.invalidOption, "--url must look like http://host:port/path: \(error.description)")
         }
     }
 

@@ -1,6 +1,6 @@
 import Foundation
 import StoreRelayConfig
-import StoreRelayHTTPClient
+import StoreRelayNet
 import StoreRelaySimulator
 import StoreRelaySupport
 

@@ -82,7 +82,7 @@ import StoreRelaySupport
     @Test func webhookDefaults() throws {
         let c = try parsed("destination hook webhook http://10.0.0.5:8081/in?x=1\nroute * * * -> hook\n")
         let o = try webhook(c, "hook")
-        #expect(o.url.scheme == "http" && o.url.host == "10.0.0.5" && o.url.port == 8081 && o.url.target == "/in?x=1")
+        #expect(o.url.scheme == .http && o.url.host == "10.0.0.5" && o.url.port == 8081 && o.url.pathAndQuery == "/in?x=1")
         #expect(!o.url.usesTLS)
         #expect(o.url.hostHeader == "10.0.0.5:8081")
         #expect(o.signingSecret == nil && o.signingKey == nil)
@@ -114,7 +114,7 @@ import StoreRelaySupport
             }
             """)
         let o = try webhook(c, "billing")
-        #expect(o.url.usesTLS && o.url.port == 443 && o.url.host == "billing.internal" && o.url.target == "/appstore")
+        #expect(o.url.usesTLS && o.url.port == 443 && o.url.host == "billing.internal" && o.url.pathAndQuery == "/appstore")
         #expect(o.url.hostHeader == "billing.internal")
         #expect(o.signingSecret?.value == "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw")
         #expect(o.signingKey?.count == 24)

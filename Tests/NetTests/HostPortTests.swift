@@ -34,7 +34,7 @@ import Testing
         #expect {
             try HostPort.parse(text)
         } throws: { error in
-            (error as? HostPortError)?.description.contains(reason) == true
+            (error as? AddressError)?.description.contains(reason) == true
         }
     }
 
