@@ -9,48 +9,50 @@ extension HTTPConnection {
     /// moved earlier here; when it fires early, `handleTimer` finds nothing due and
     /// schedules the real deadline then.
     func refreshTimer() {
-        guard phase != .closed else { return }
+        guard machine.state != .closed else { return }
         let deadline = nextDeadline() ?? .distantFuture
-        guard deadline < scheduledDeadline else { return }
-        scheduledDeadline = deadline
+        guard deadline < times.timerDeadline else { return }
+        times.timerDeadline = deadline
         timer?.schedule(deadline: deadline)
     }
 
     private var isIdle: Bool {
-        acceptingRequests && nextAnswerSequence == nextRequestSequence && !parser.hasPartialRequest
-            && outputOffset == output.count
+        machine.isTakingRequests && machine.answers.allAnswered && !parser.hasPartialRequest && output.isFlushed
     }
 
     /// A TLS handshake gets the read timeout: it is the start of the first request, and a
     /// client stalling it must not hold the connection for the longer idle timeout.
-    private var handshakeDeadline: DispatchTime { openedAt.advanced(by: configuration.readTimeout) }
+    private var handshakeDeadline: DispatchTime { times.opened.advanced(by: configuration.readTimeout) }
+
+    private var readDeadline: DispatchTime? {
+        guard machine.isTakingRequests, let started = times.requestStarted else { return nil }
+        return started.advanced(by: configuration.readTimeout)
+    }
+
+    private var writeDeadline: DispatchTime? {
+        output.isFlushed ? nil : times.lastWriteProgress.advanced(by: configuration.writeTimeout)
+    }
+
+    private var idleDeadline: DispatchTime? {
+        isIdle ? times.idleSince.advanced(by: configuration.idleTimeout) : nil
+    }
 
     private func nextDeadline() -> DispatchTime? {
-        if phase == .lingering { return lingerDeadline }
+        if case .lingering(let until) = machine.state { return until }
         if transport.isHandshaking { return handshakeDeadline }
-        var deadlines: [DispatchTime] = []
-        if let started = requestStartedAt, acceptingRequests {
-            deadlines.append(started.advanced(by: configuration.readTimeout))
-        }
-        if outputOffset < output.count {
-            deadlines.append(lastWriteProgress.advanced(by: configuration.writeTimeout))
-        }
-        if isIdle {
-            deadlines.append(idleSince.advanced(by: configuration.idleTimeout))
-        }
-        return deadlines.min()
+        return [readDeadline, writeDeadline, idleDeadline].compactMap { $0 }.min()
     }
 
     func handleTimer() {
         dispatchPrecondition(condition: .onQueue(queue))
-        scheduledDeadline = .distantFuture
+        times.timerDeadline = .distantFuture
         let now = DispatchTime.now()
-        switch phase {
+        switch machine.state {
         case .closed:
             return
-        case .lingering:
-            if now >= lingerDeadline { return closeNow() }
-        case .open:
+        case .lingering(let until):
+            if now >= until { return closeNow() }
+        case .serving, .finishing, .flushingFinal:
             if transport.isHandshaking {
                 guard now < handshakeDeadline else {
                     logger.debug("TLS handshake timeout", [("http.peer", remoteAddress)])
@@ -58,16 +60,16 @@ extension HTTPConnection {
                 }
                 break
             }
-            if outputOffset < output.count && now >= lastWriteProgress.advanced(by: configuration.writeTimeout) {
+            if let deadline = writeDeadline, now >= deadline {
                 logger.debug("write timeout", [("http.peer", remoteAddress)])
                 return closeNow()
             }
-            if let started = requestStartedAt, acceptingRequests, now >= started.advanced(by: configuration.readTimeout) {
+            if let deadline = readDeadline, now >= deadline {
                 logger.debug("read timeout", [("http.peer", remoteAddress)])
                 answerAndClose(.error(.timeout))
                 return
             }
-            if isIdle && now >= idleSince.advanced(by: configuration.idleTimeout) {
+            if let deadline = idleDeadline, now >= deadline {
                 return closeNow()
             }
         }

@@ -5,28 +5,15 @@ import StoreRelaySupport
 /// One accepted connection: reads requests, hands them to the handler, writes the answers in
 /// request order, and enforces the timeouts and limits of `HTTPServerConfiguration`.
 ///
+/// The rules (which request is the last, when to close or linger) are `ConnectionStateMachine`'s;
+/// this type does the I/O they call for: the socket's sources, the parser, the output buffer
+/// and one timer for every deadline.
+///
 /// `@unchecked Sendable` invariant: every `var` is read and written only on `queue` (a
 /// serial queue of its own that targets one of the server's shared queues); the socket's
 /// channel and the timer deliver their events on `queue`, and responders hop onto it with
-/// `queue.async`.
-/// The stored properties are internal only so the `HTTPConnection+*.swift` files can share
-/// them; nothing outside this type touches them.
+/// `queue.async`. The `HTTPConnection+*.swift` files are this type's I/O and its timeouts.
 final class HTTPConnection: @unchecked Sendable {
-    enum Phase {
-        /// Serving requests.
-        case open
-        /// Final answer flushed and write side shut: discarding input until the peer closes
-        /// or `lingerTimeout`, so unread input does not turn our close into a reset.
-        case lingering
-        case closed
-    }
-
-    /// What the answer writer needs to know about a request whose answer is outstanding.
-    struct PendingAnswer {
-        var isHead: Bool
-        var version: HTTPVersion
-    }
-
     let id: Int
     let queue: DispatchQueue
     let remoteAddress: String
@@ -40,40 +27,14 @@ final class HTTPConnection: @unchecked Sendable {
     var channel: SocketChannel?
     var timer: (any DispatchSourceTimer)?
 
-    var phase = Phase.open
+    var machine = ConnectionStateMachine()
     var parser: HTTPRequestParser
-    /// False once no further request will be read: after a request that closes the
-    /// connection, a parse error, a timeout, end of input, or while draining.
-    var acceptingRequests = true
-    var peerClosed = false
-    var draining = false
+    var output = OutputBuffer()
+    var times = ConnectionTimes()
     /// The read side of a transport (TLS) asked to wait for writability.
     var readWantsWrite = false
     /// A read of input the transport already holds is queued (see `updateReadInterest`).
     var bufferedReadScheduled = false
-
-    /// Sequence numbers give every request (and every error answer) its place in line.
-    var nextRequestSequence = 0
-    var nextAnswerSequence = 0
-    var pendingAnswers: [Int: PendingAnswer] = [:]
-    var readyAnswers: [Int: [UInt8]] = [:]
-    /// A request whose `100 Continue` waits for earlier answers to go out first.
-    var continueSequence: Int?
-    /// The answer after which the connection closes.
-    var closeAfterSequence: Int?
-    var closeWhenFlushed = false
-
-    var output: [UInt8] = []
-    var outputOffset = 0
-
-    var requestStartedAt: DispatchTime?
-    /// When the connection started: a TLS handshake must end by `openedAt + readTimeout`.
-    var openedAt = DispatchTime.now()
-    var idleSince = DispatchTime.now()
-    var lastWriteProgress = DispatchTime.now()
-    var lingerDeadline = DispatchTime.distantFuture
-    /// When the timer fires next (`refreshTimer` only ever moves it earlier).
-    var scheduledDeadline = DispatchTime.distantFuture
 
     init(
         id: Int, transport: any Transport, remoteAddress: String, queue: DispatchQueue,
@@ -108,27 +69,17 @@ final class HTTPConnection: @unchecked Sendable {
             timer.schedule(deadline: .distantFuture)
             self.timer = timer
             timer.resume()
-            openedAt = .now()
-            idleSince = openedAt
+            times = ConnectionTimes()
             updateReadInterest()
             refreshTimer()
         }
     }
 
     /// Stops reading new requests; answers those in flight, then closes (graceful shutdown).
+    /// A request already arriving is let finish (bounded by the read timeout) and is the last.
     func beginDraining() {
         queue.async { [self] in
-            guard phase == .open, !draining else { return }
-            draining = true
-            // A request already arriving is let finish (bounded by readTimeout); it will close.
-            if acceptingRequests && parser.hasPartialRequest { return }
-            acceptingRequests = false
-            if nextAnswerSequence == nextRequestSequence {
-                if outputOffset == output.count { return closeNow() }
-                closeWhenFlushed = true
-            } else {
-                closeAfterSequence = nextRequestSequence - 1
-            }
+            perform(machine.drain(requestArriving: parser.hasPartialRequest, outputFlushed: output.isFlushed))
             updateReadInterest()
             refreshTimer()
         }
@@ -139,17 +90,26 @@ final class HTTPConnection: @unchecked Sendable {
         queue.async { [self] in closeNow() }
     }
 
-    /// Releases everything; the channel closes the descriptor once its sources are gone.
     func closeNow() {
+        perform(machine.close())
+    }
+
+    /// Does what the state machine decided.
+    func perform(_ action: ConnectionStateMachine.Action) {
         dispatchPrecondition(condition: .onQueue(queue))
-        guard phase != .closed else { return }
-        phase = .closed
-        pendingAnswers.removeAll()
-        readyAnswers.removeAll()
-        output = []
-        outputOffset = 0
-        timer?.cancel()
-        channel?.close()
+        switch action {
+        case .none:
+            break
+        case .linger:
+            // Half-close after the final answer; what the peer still sends is read and dropped.
+            transport.shutdownWrite()
+            parser = HTTPRequestParser(limits: configuration.parserLimits)
+        case .close:
+            // Releases everything; the channel closes the descriptor once its sources are gone.
+            output = OutputBuffer()
+            timer?.cancel()
+            channel?.close()
+        }
     }
 
     private func channelClosed() {
@@ -164,10 +124,10 @@ final class HTTPConnection: @unchecked Sendable {
     /// backed up, or the connection is past its last request (except to linger).
     func updateReadInterest() {
         let wanted: Bool
-        switch phase {
+        switch machine.state {
         case .closed: return
-        case .lingering: wanted = !peerClosed
-        case .open: wanted = acceptingRequests && !peerClosed && canTakeRequest
+        case .lingering: wanted = true
+        case .serving, .finishing, .flushingFinal: wanted = machine.isTakingRequests && canTakeRequest
         }
         channel?.setReading(wanted)
         // Input a TLS transport already decrypted makes the socket no more readable: read it
@@ -183,7 +143,43 @@ final class HTTPConnection: @unchecked Sendable {
 
     /// Whether another request may be read ahead of the answers still owed.
     var canTakeRequest: Bool {
-        nextRequestSequence - nextAnswerSequence < configuration.maxPipelinedRequests
-            && output.count - outputOffset <= configuration.maxPendingOutputBytes
+        machine.answers.outstanding < configuration.maxPipelinedRequests
+            && output.pendingCount <= configuration.maxPendingOutputBytes
     }
+}
+
+/// Bytes queued for the peer, written as the socket takes them.
+struct OutputBuffer {
+    private var bytes: [UInt8] = []
+    private var offset = 0
+
+    var isFlushed: Bool { offset == bytes.count }
+    var pendingCount: Int { bytes.count - offset }
+
+    mutating func append(_ more: [UInt8]) {
+        bytes.append(contentsOf: more)
+    }
+
+    /// Offers the unwritten bytes to `write`, which returns how many it wrote.
+    mutating func write(_ write: (UnsafeRawBufferPointer) -> Int) {
+        offset += bytes.withUnsafeBytes { write(UnsafeRawBufferPointer(rebasing: $0[offset...])) }
+        if offset == bytes.count {
+            bytes.removeAll(keepingCapacity: bytes.capacity <= 64 * 1024)
+            offset = 0
+        }
+    }
+}
+
+/// When things last happened on a connection; its deadlines follow from these.
+struct ConnectionTimes {
+    /// A TLS handshake must end by `opened` plus the read timeout.
+    var opened = DispatchTime.now()
+    var idleSince = DispatchTime.now()
+    /// The first byte of the request now arriving; nil between requests, and while the
+    /// pipeline is paused (no read timeout then).
+    var requestStarted: DispatchTime?
+    /// The write timeout counts from here while output is pending.
+    var lastWriteProgress = DispatchTime.now()
+    /// When the timer fires next (`refreshTimer` only ever moves it earlier).
+    var timerDeadline = DispatchTime.distantFuture
 }

@@ -29,7 +29,4 @@ public final class HTTPResponder: Sendable {
         deliver(response)
         return true
     }
-
-    /// Whether `respond` has been called.
-    public var hasResponded: Bool { deliver.withLock { $0 == nil } }
 }
