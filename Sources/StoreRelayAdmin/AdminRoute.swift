@@ -84,12 +84,4 @@ enum AdminRoute: Equatable {
         default: false
         }
     }
-
-    /// Routes anyone may call: metrics and the login form.
-    var isOpen: Bool {
-        switch self {
-        case .metrics, .loginForm, .login: true
-        default: false
-        }
-    }
 }

@@ -1,4 +1,4 @@
-import Foundation
+import StoreRelaySupport
 
 /// How a webhook destination is delivered to (`destination NAME webhook URL { ... }`).
 public struct WebhookOptions: Sendable, Hashable {
@@ -62,7 +62,7 @@ public struct WebhookOptions: Sendable, Hashable {
     /// The key bytes of a `whsec_<base64>` secret, nil when it is not one.
     static func decodeSigningSecret(_ text: String) -> [UInt8]? {
         guard text.hasPrefix("whsec_") else { return nil }
-        guard let data = Data(base64Encoded: String(text.dropFirst(6))), !data.isEmpty else { return nil }
-        return [UInt8](data)
+        guard let key = Base64.decode(text.dropFirst(6)), !key.isEmpty else { return nil }
+        return key
     }
 }

@@ -120,9 +120,6 @@ public final class Gateway: Sendable {
         ])
     }
 
-    /// The public listener's port (useful when configured with port 0).
-    public var publicPort: Int? { publicServer.port }
-
     /// Stops accepting, answers what is in flight, flushes the journal, then calls `completion`.
     public func stop(completion: @escaping @Sendable () -> Void) {
         let alreadyStopping = stopping.withLock { stopping in

@@ -58,6 +58,4 @@ final class ConnectionPool: Sendable {
             return state.idle.values.flatMap { $0 }
         }
     }
-
-    var idleCount: Int { state.withLock { $0.idle.values.reduce(0) { $0 + $1.count } } }
 }

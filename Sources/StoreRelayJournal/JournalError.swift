@@ -19,7 +19,7 @@ public struct JournalError: Error, Sendable, CustomStringConvertible {
         public static let closed = Code(backing: .closed)
         /// The event id is empty or longer than `RecordFrame.maxIDBytes` bytes of UTF-8.
         public static let invalidID = Code(backing: .invalidID)
-        /// The payload is larger than `JournalOptions.maxRecordBytes`.
+        /// The payload is larger than `JournalOptions.maxPayloadBytes`.
         public static let recordTooLarge = Code(backing: .recordTooLarge)
         /// Damage that recovery could not repair in place.
         public static let corruptSegment = Code(backing: .corruptSegment)

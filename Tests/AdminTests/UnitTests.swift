@@ -1,3 +1,4 @@
+import StoreRelayTestSupport
 import Testing
 @testable import StoreRelayAdmin
 import StoreRelayJSON
@@ -76,10 +77,10 @@ import StoreRelaySupport
         let first = sessions.create()
         #expect(sessions.session(id: first.id) == first)
         #expect(first.id != first.csrfToken && first.id.count == 64)
-        clock.advance(milliseconds: 60_001)
+        clock.advance(by: .milliseconds(60_001))
         #expect(sessions.session(id: first.id) == nil, "expired")
         let made = (0..<4).map { _ in
-            clock.advance(milliseconds: 1)
+            clock.advance(by: .milliseconds(1))
             return sessions.create()
         }
         #expect(sessions.session(id: made[0].id) == nil, "the oldest went when the cap was reached")
@@ -87,10 +88,4 @@ import StoreRelaySupport
         sessions.remove(id: made[3].id)
         #expect(sessions.session(id: made[3].id) == nil)
     }
-}
-
-final class ManualClock: Clock {
-    private let time = Locked(Timestamp(milliseconds: 1_700_000_000_000))
-    func now() -> Timestamp { time.current }
-    func advance(milliseconds: Int64) { time.withLock { $0.milliseconds += milliseconds } }
 }

@@ -15,14 +15,6 @@ struct TemporaryDirectory {
     func remove() { try? FileManager.default.removeItem(atPath: path) }
 }
 
-/// A clock the test moves by hand.
-final class ManualClock: Clock {
-    private let time: Locked<Timestamp>
-    init(_ start: Timestamp = Timestamp(milliseconds: 1_800_000_000_000)) { time = Locked(start) }
-    func now() -> Timestamp { time.current }
-    func advance(minutes: Int64) { time.withLock { $0.milliseconds += minutes * 60_000 } }
-}
-
 func testOptions(rotateSize: Int = 64 * 1024 * 1024, rotateAge: Duration = .seconds(3600),
                  compression: FileQueueOptions.Compression = .none, clock: (any Clock)? = nil) -> FileQueueOptions {
     var options = FileQueueOptions(rotateSize: rotateSize, rotateAge: rotateAge, compression: compression)

@@ -42,7 +42,7 @@ import StoreRelayTestSupport
         options.ageCheckInterval = .seconds(3600)
         let queue = try openQueue(dir.queue, options)
         try await queue.append("one")
-        clock.advance(minutes: 61)
+        clock.advance(by: .seconds(61 * 60))
         await queue.checkAgeForTesting()
         try await queue.append("two")
         let compressed = segment(dir.queue, 1, ".jsonl.gz")

@@ -1,3 +1,4 @@
+import StoreRelayTestSupport
 import Testing
 import StoreRelayFileQueue
 import StoreRelaySupport
@@ -66,21 +67,21 @@ import StoreRelaySupport
         options.ageCheckInterval = .seconds(3600)  // only the explicit checks below run
         let queue = try openQueue(dir.queue, options)
         try await queue.append("first")
-        clock.advance(minutes: 59)
+        clock.advance(by: .seconds(59 * 60))
         await queue.checkAgeForTesting()
         #expect(names(dir.queue) == ["00000000000000000001.jsonl.open"])
-        clock.advance(minutes: 1)
+        clock.advance(by: .seconds(1 * 60))
         await queue.checkAgeForTesting()
         #expect(names(dir.queue) == ["00000000000000000001.jsonl"])
         #expect(queue.openSequence == nil)
 
-        clock.advance(minutes: 180)
+        clock.advance(by: .seconds(180 * 60))
         await queue.checkAgeForTesting()
         #expect(names(dir.queue) == ["00000000000000000001.jsonl"], "no empty segment appears or rotates")
 
         try await queue.append("second")
         #expect(queue.openSequence == 2)
-        clock.advance(minutes: 30)
+        clock.advance(by: .seconds(30 * 60))
         await queue.checkAgeForTesting()
         #expect(names(dir.queue) == ["00000000000000000001.jsonl", "00000000000000000002.jsonl.open"],
                 "age counts from the segment's own creation")
@@ -95,7 +96,7 @@ import StoreRelaySupport
         options.ageCheckInterval = .milliseconds(10)
         let queue = try openQueue(dir.queue, options)
         try await queue.append("quiet traffic")
-        clock.advance(minutes: 61)
+        clock.advance(by: .seconds(61 * 60))
         let closed = segment(dir.queue, 1, ".jsonl")
         #expect(await eventually { fileExists(closed) })
         #expect(readText(closed) == "quiet traffic\n")

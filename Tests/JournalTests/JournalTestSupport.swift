@@ -18,14 +18,6 @@ struct TemporaryDirectory {
     func remove() { try? FileManager.default.removeItem(atPath: path) }
 }
 
-/// A clock the test moves by hand.
-final class ManualClock: Clock {
-    private let time: Locked<Timestamp>
-    init(_ start: Timestamp = Timestamp(milliseconds: 1_800_000_000_000)) { time = Locked(start) }
-    func now() -> Timestamp { time.current }
-    func advance(milliseconds: Int64) { time.withLock { $0.milliseconds += milliseconds } }
-}
-
 extension Journal {
     func append(id: String, payload: [UInt8]) async -> AppendOutcome {
         await withCheckedContinuation { continuation in

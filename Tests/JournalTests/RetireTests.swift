@@ -1,3 +1,4 @@
+import StoreRelayTestSupport
 import Testing
 @testable import StoreRelayJournal
 import Foundation
@@ -42,10 +43,10 @@ import StoreRelaySupport
         let options = testOptions(segmentSizeLimit: 100, clock: clock, dedupeRetention: .seconds(3600))
         let journal = try open(dir.journal, options)
         _ = try #require(await journal.append(id: "old", payload: Array(repeating: 0, count: 80)).position)
-        clock.advance(milliseconds: 3_000_000)
+        clock.advance(by: .seconds(3_000))
         _ = try #require(await journal.append(id: "recent", payload: Array(repeating: 0, count: 80)).position)
         _ = try #require(await journal.append(id: "active", payload: Array(repeating: 0, count: 80)).position)
-        clock.advance(milliseconds: 1_000_000)
+        clock.advance(by: .seconds(1_000))
         #expect(try await journal.retire(upTo: journal.activeSegment - 1).get().count == 2)
         #expect(!journal.contains(id: "old"))
         #expect(journal.contains(id: "recent"))
@@ -170,7 +171,7 @@ import StoreRelaySupport
         #expect(try #require(DedupeSnapshot.decode(readBytes(path))).entries.count == 1)
 
         // Two hours on, "early" is past the retention; the next retirement drops it.
-        clock.advance(milliseconds: 7_200_000)
+        clock.advance(by: .seconds(7_200))
         _ = try #require(await journal.append(id: "late", payload: Array(repeating: 0, count: 80)).position)
         _ = try #require(await journal.append(id: "later", payload: Array(repeating: 0, count: 80)).position)
         _ = try await journal.retire(upTo: journal.activeSegment - 1).get()
