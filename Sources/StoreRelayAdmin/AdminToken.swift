@@ -1,10 +1,5 @@
-import Foundation
 import StoreRelayCrypto
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import StoreRelaySupport
 
 /// The admin listener's bearer token (SPEC "routes.conf": `admin-token`, else generated at
 /// start into `DATA/admin.token` with mode 0600 and reused afterwards).
@@ -30,44 +25,20 @@ public enum AdminToken {
     /// The token in `DATA/admin.token`, trimmed, or nil when absent, unreadable or empty. The
     /// CLI uses this when it runs on the gateway's machine.
     public static func read(dataDirectory: String) -> String? {
-        guard let data = FileManager.default.contents(atPath: path(dataDirectory: dataDirectory)) else { return nil }
-        let token = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-        return token.isEmpty ? nil : token
+        guard let bytes = try? PrivateFiles.readAll(path(dataDirectory: dataDirectory)) else { return nil }
+        let text = String(decoding: bytes, as: UTF8.self)
+        guard let first = text.firstIndex(where: { !$0.isWhitespace }), let last = text.lastIndex(where: { !$0.isWhitespace })
+        else { return nil }
+        return String(text[first...last])
     }
 
-    /// Temporary file created 0600 (never readable by others, not even briefly), fsync, rename.
+    /// Written 0600 through a temporary file, fsync and rename (see `replaceFileDurably`).
     private static func writeAtomically(_ token: String, to path: String, directory: String) throws(Failure) {
         do {
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            try PrivateFiles.createDirectory(directory)
+            try PrivateFiles.replaceFileDurably(path, Array((token + "\n").utf8))
         } catch {
-            throw Failure(description: "cannot create the data directory \(directory): \(error.localizedDescription)")
+            throw Failure(description: "cannot store the admin token: \(error)")
         }
-        let temporary = path + ".tmp"
-        unlink(temporary)
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw failure("cannot create \(temporary)") }
-        let bytes = Array((token + "\n").utf8)
-        let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-        guard written == bytes.count, fsync(fd) == 0 else {
-            let error = failure("cannot write \(temporary)")
-            close(fd)
-            unlink(temporary)
-            throw error
-        }
-        close(fd)
-        guard rename(temporary, path) == 0 else {
-            let error = failure("cannot rename \(temporary) to \(path)")
-            unlink(temporary)
-            throw error
-        }
-        let directoryFD = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if directoryFD >= 0 {
-            fsync(directoryFD)
-            close(directoryFD)
-        }
-    }
-
-    private static func failure(_ what: String) -> Failure {
-        Failure(description: "\(what): \(String(cString: strerror(errno)))")
     }
 }

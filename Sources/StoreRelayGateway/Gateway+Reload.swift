@@ -1,4 +1,3 @@
-import Foundation
 import StoreRelayConfig
 import StoreRelaySupport
 
@@ -20,9 +19,9 @@ extension Gateway {
         for destination in new.destinations {
             if case .file(let options) = destination.kind {
                 do {
-                    try FileManager.default.createDirectory(atPath: options.directory, withIntermediateDirectories: true)
+                    try PrivateFiles.createDirectory(options.directory)
                 } catch {
-                    throw GatewayError("destination \(destination.name): cannot create \(options.directory): \(error.localizedDescription)")
+                    throw GatewayError("destination \(destination.name): cannot create \(options.directory): \(error.reason)")
                 }
             }
         }

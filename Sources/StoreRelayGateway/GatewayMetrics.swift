@@ -1,4 +1,3 @@
-import Foundation
 import StoreRelayDelivery
 import StoreRelayJournal
 import StoreRelayMetrics
@@ -67,10 +66,9 @@ final class GatewayMetrics: Sendable {
             [([], Double(journal.segments.count))]
         }
         registry.gauge("storerelay_journal_bytes", help: "Bytes of journal segments on disk.") {
-            let names = (try? FileManager.default.contentsOfDirectory(atPath: journalDirectory)) ?? []
+            let names = (try? PrivateFiles.listDirectory(journalDirectory)) ?? []
             let bytes = names.filter { $0.hasSuffix(".log") }.reduce(0) { total, name in
-                let attributes = try? FileManager.default.attributesOfItem(atPath: journalDirectory + "/" + name)
-                return total + ((attributes?[.size] as? Int) ?? 0)
+                total + (PrivateFiles.fileSize(journalDirectory + "/" + name) ?? 0)
             }
             return [([], Double(bytes))]
         }

@@ -1,5 +1,6 @@
 import Foundation
 import StoreRelayConfig
+import StoreRelaySupport
 
 /// Finds and loads the configuration the way every command does: `--config FILE`, else
 /// `$STORERELAY_CONFIG`, else `./routes.conf` when it exists, else the embedded default.
@@ -13,11 +14,11 @@ enum ConfigurationLoader {
         let explicit = option ?? environment["STORERELAY_CONFIG"].flatMap { $0.isEmpty ? nil : $0 }
         let path: String
         if let explicit {
-            guard FileManager.default.fileExists(atPath: explicit) else {
+            guard PrivateFiles.exists(explicit) else {
                 throw Failure(description: "configuration file \(explicit) does not exist")
             }
             path = explicit
-        } else if FileManager.default.fileExists(atPath: "routes.conf") {
+        } else if PrivateFiles.exists("routes.conf") {
             path = "routes.conf"
         } else {
             return DefaultConfiguration.configuration()
