@@ -11,19 +11,11 @@ public enum ConfigFormat {
 
     /// `duration` in the largest of d, h, m, s, ms that divides it exactly.
     public static func duration(_ duration: Duration) -> String {
-        let milliseconds = milliseconds(duration)
+        let milliseconds = duration.wholeMilliseconds
         for (unit, factor) in [("d", 86_400_000), ("h", 3_600_000), ("m", 60_000), ("s", 1_000)] as [(String, Int64)]
         where milliseconds != 0 && milliseconds % factor == 0 {
             return "\(milliseconds / factor)\(unit)"
         }
         return "\(milliseconds)ms"
-    }
-
-    /// Whole milliseconds in `duration` (sub-millisecond parts dropped), saturating.
-    public static func milliseconds(_ duration: Duration) -> Int64 {
-        let (seconds, attoseconds) = duration.components
-        let (ms, overflow) = seconds.multipliedReportingOverflow(by: 1000)
-        if overflow { return seconds < 0 ? .min : .max }
-        return ms + attoseconds / 1_000_000_000_000_000
     }
 }

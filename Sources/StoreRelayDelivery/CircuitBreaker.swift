@@ -54,8 +54,7 @@ public struct CircuitBreaker: Sendable, Equatable {
         if state == .halfOpen || consecutiveFailures >= threshold {
             state = .open
             let failuresOpen = consecutiveFailures - threshold + 1
-            openUntil = Timestamp(milliseconds: now.milliseconds
-                + RetrySchedule.milliseconds(cooldown.delay(afterFailures: failuresOpen)))
+            openUntil = now.advanced(by: cooldown.delay(afterFailures: failuresOpen))
         }
     }
 

@@ -254,7 +254,7 @@ final class DestinationQueue: @unchecked Sendable {
         }
         let backoff = limits.schedule.delay(afterFailures: job.attemptsInBudget)
         let delay = max(backoff, retryAfter ?? .zero)
-        job.due = Timestamp(milliseconds: now.milliseconds + RetrySchedule.milliseconds(delay))
+        job.due = now.advanced(by: delay)
         if job.due >= expiry(budgetStart: job.budgetStart) {
             events.deadLettered(job, .exhausted, "max-age \(ConfigFormat.duration(limits.maxAge)) would pass before the next attempt")
             return
@@ -265,6 +265,6 @@ final class DestinationQueue: @unchecked Sendable {
     }
 
     private func expiry(budgetStart: Timestamp) -> Timestamp {
-        Timestamp(milliseconds: budgetStart.milliseconds + RetrySchedule.milliseconds(limits.maxAge))
+        budgetStart.advanced(by: limits.maxAge)
     }
 }

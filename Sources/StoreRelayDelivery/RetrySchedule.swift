@@ -16,7 +16,7 @@ public struct RetrySchedule: Sendable, Equatable {
     /// random — so retries of many events spread out instead of arriving in waves, yet never
     /// fall below `initial`.
     public func delay(afterFailures failures: Int, random: inout some RandomNumberGenerator) -> Duration {
-        let initialMs = Self.milliseconds(initial), maximumMs = Self.milliseconds(maximum)
+        let initialMs = initial.wholeMilliseconds, maximumMs = maximum.wholeMilliseconds
         let exponent = min(max(failures - 1, 0), 40)
         let ceiling = min(maximumMs, initialMs.multipliedReportingOverflow(by: 1 << exponent).overflow
             ? maximumMs : initialMs << exponent)
@@ -28,11 +28,6 @@ public struct RetrySchedule: Sendable, Equatable {
     public func delay(afterFailures failures: Int) -> Duration {
         var generator = SystemRandomNumberGenerator()
         return delay(afterFailures: failures, random: &generator)
-    }
-
-    static func milliseconds(_ duration: Duration) -> Int64 {
-        let (seconds, attoseconds) = duration.components
-        return seconds * 1000 + attoseconds / 1_000_000_000_000_000
     }
 }
 

@@ -66,7 +66,7 @@ extension FileQueue {
     /// `rotateAge` disables age rotation.
     func startAgeTimer() {
         guard options.rotateAgeMilliseconds > 0 else { return }
-        let interval = DispatchTimeInterval.milliseconds(Int(max(1, FileQueueOptions.milliseconds(options.ageCheckInterval))))
+        let interval = DispatchTimeInterval.milliseconds(Int(max(1, options.ageCheckInterval.wholeMilliseconds)))
         let timer = DispatchSource.makeTimerSource(queue: callbackQueue)
         timer.schedule(deadline: .now() + interval, repeating: interval, leeway: .milliseconds(10))
         timer.setEventHandler { [weak self] in self?.checkAge() }

@@ -43,10 +43,5 @@ public struct FileQueueOptions: Sendable {
         self.compression = compression
     }
 
-    var rotateAgeMilliseconds: Int64 { Self.milliseconds(rotateAge) }
-
-    static func milliseconds(_ duration: Duration) -> Int64 {
-        let parts = duration.components
-        return parts.seconds * 1000 + parts.attoseconds / 1_000_000_000_000_000
-    }
+    var rotateAgeMilliseconds: Int64 { rotateAge.wholeMilliseconds }
 }

@@ -150,9 +150,3 @@ extension HTTPConnection {
         channel?.setWriting(true)
     }
 }
-
-extension DispatchTime {
-    func advanced(by duration: Duration) -> DispatchTime {
-        DispatchTime(uptimeNanoseconds: uptimeNanoseconds &+ duration.nanoseconds)
-    }
-}

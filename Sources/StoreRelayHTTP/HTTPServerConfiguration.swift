@@ -74,12 +74,3 @@ public struct HTTPServerConfiguration: Sendable {
         HTTPRequestParser.Limits(maxHeaderBytes: maxHeaderBytes, maxBodyBytes: maxBodyBytes)
     }
 }
-
-extension Duration {
-    /// Whole nanoseconds, clamped at zero, for `DispatchTime` arithmetic.
-    var nanoseconds: UInt64 {
-        let (seconds, attoseconds) = components
-        guard seconds >= 0, attoseconds >= 0 || seconds > 0 else { return 0 }
-        return UInt64(seconds) * 1_000_000_000 + UInt64(max(0, attoseconds) / 1_000_000_000)
-    }
-}

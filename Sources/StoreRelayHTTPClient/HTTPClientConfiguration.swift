@@ -25,13 +25,3 @@ public struct HTTPClientConfiguration: Sendable {
 
     public init() {}
 }
-
-extension Duration {
-    /// This duration as Dispatch's interval, rounded down to nanoseconds.
-    var dispatchInterval: DispatchTimeInterval {
-        let parts = components
-        let nanoseconds = parts.seconds.multipliedReportingOverflow(by: 1_000_000_000)
-        guard !nanoseconds.overflow else { return .never }
-        return .nanoseconds(Int(nanoseconds.partialValue + parts.attoseconds / 1_000_000_000))
-    }
-}

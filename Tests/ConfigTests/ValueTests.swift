@@ -28,7 +28,7 @@ import Testing
     func durations(text: String, milliseconds: Int64) throws {
         let duration = try ConfigValue.duration(text)
         #expect(duration == .milliseconds(milliseconds))
-        #expect(ConfigFormat.milliseconds(duration) == milliseconds)
+        #expect(duration.wholeMilliseconds == milliseconds)
     }
 
     @Test(arguments: [

@@ -10,7 +10,7 @@ import StoreRelaySupport
         var random = SystemRandomNumberGenerator()
         for failures in 1...30 {
             for _ in 0..<50 {
-                let ms = RetrySchedule.milliseconds(schedule.delay(afterFailures: failures, random: &random))
+                let ms = schedule.delay(afterFailures: failures, random: &random).wholeMilliseconds
                 let ceiling = min(60_000, 1000 << min(failures - 1, 20))
                 #expect(ms >= 1000 && ms <= 60_000)
                 #expect(ms >= ceiling / 2 && ms <= ceiling, "failure \(failures): \(ms) ms")
@@ -20,14 +20,14 @@ import StoreRelaySupport
 
     @Test func jitterSpreadsRetries() {
         let schedule = RetrySchedule(initial: .seconds(1), maximum: .seconds(3600))
-        let delays = Set((0..<100).map { _ in RetrySchedule.milliseconds(schedule.delay(afterFailures: 8)) })
+        let delays = Set((0..<100).map { _ in schedule.delay(afterFailures: 8).wholeMilliseconds })
         #expect(delays.count > 50)
     }
 
     @Test func hugeFailureCountsDoNotOverflow() {
         let schedule = RetrySchedule(initial: .milliseconds(50), maximum: .milliseconds(200))
-        #expect(RetrySchedule.milliseconds(schedule.delay(afterFailures: Int.max)) <= 200)
-        #expect(RetrySchedule.milliseconds(schedule.delay(afterFailures: 0)) >= 50)
+        #expect(schedule.delay(afterFailures: Int.max).wholeMilliseconds <= 200)
+        #expect(schedule.delay(afterFailures: 0).wholeMilliseconds >= 50)
     }
 
     @Test func retryAfterInSecondsAndAsAnHTTPDate() {
