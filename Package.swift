@@ -8,227 +8,163 @@ let swiftSettings: [SwiftSetting] = [
 
 let package = Package(
     name: "StoreRelay",
-    platforms: [.macOS(.v14)],
     products: [
         .executable(name: "storerelay", targets: ["storerelay"]),
         // Libraries for the on-demand packages beside this one (Fuzz/, Benchmarks/).
-        .library(name: "StoreRelayJSON", targets: ["StoreRelayJSON"]),
-        .library(name: "StoreRelayHTTP", targets: ["StoreRelayHTTP"]),
-        .library(name: "StoreRelayAppStore", targets: ["StoreRelayAppStore"]),
-        .library(name: "StoreRelayEvents", targets: ["StoreRelayEvents"]),
+        .library(name: "StoreRelayCore", targets: ["StoreRelayCore"]),
+        .library(name: "StoreRelayNet", targets: ["StoreRelayNet"]),
+        .library(name: "StoreRelayVerification", targets: ["StoreRelayVerification"]),
         .library(name: "StoreRelayConfig", targets: ["StoreRelayConfig"]),
-        .library(name: "StoreRelayCrypto", targets: ["StoreRelayCrypto"]),
+        .library(name: "StoreRelayDelivery", targets: ["StoreRelayDelivery"]),
+        .library(name: "StoreRelaySimulator", targets: ["StoreRelaySimulator"]),
     ],
     targets: [
         // MARK: C libraries (system) and the one C shim target
         .systemLibrary(
             name: "COpenSSL",
             pkgConfig: "openssl",
-            providers: [.apt(["libssl-dev"]), .brew(["openssl@3"])]
+            providers: [.apt(["libssl-dev"])]
         ),
         .systemLibrary(
             name: "CZlib",
             pkgConfig: "zlib",
-            providers: [.apt(["zlib1g-dev"]), .brew(["zlib"])]
+            providers: [.apt(["zlib1g-dev"])]
         ),
         .target(name: "CStoreRelayShims", dependencies: ["COpenSSL", "CZlib"]),
 
-        // MARK: One module per concern
-        .target(name: "StoreRelayJSON", swiftSettings: swiftSettings),
-        .target(
-            name: "StoreRelaySupport",
-            dependencies: ["StoreRelayJSON", "CStoreRelayShims"],
-            swiftSettings: swiftSettings
-        ),
+        // MARK: The layers, bottom up: each depends only on those above it in this list.
+        // A notification's path: Net (accept, parse) → Verification (JWS, chain, normalize)
+        // → Storage (journal) → Delivery (route, webhooks, file queues, dead letters);
+        // Config describes all of it, Gateway assembles and operates it.
+
+        // Support, JSON, metrics: what every layer uses, no I/O of its own but files.
+        .target(name: "StoreRelayCore", dependencies: ["CStoreRelayShims"], swiftSettings: swiftSettings),
+        // Sockets, TLS, the HTTP/1 codec, server and client: one transport for every socket.
         .target(
             name: "StoreRelayNet",
-            dependencies: ["StoreRelayTLS", "StoreRelaySupport", "CStoreRelayShims"],
+            dependencies: ["StoreRelayCore", "COpenSSL", "CStoreRelayShims"],
             swiftSettings: swiftSettings
         ),
+        // OpenSSL glue, App Store JWS and certificate chains, the normalized event.
         .target(
-            name: "StoreRelayHTTP",
-            dependencies: ["StoreRelayNet", "StoreRelaySupport", "StoreRelayTLS"],
+            name: "StoreRelayVerification",
+            dependencies: ["StoreRelayCore", "COpenSSL", "CStoreRelayShims"],
             swiftSettings: swiftSettings
         ),
+        // The journal and the file queues: group-committed, checksummed, recoverable.
         .target(
-            name: "StoreRelayCrypto",
-            dependencies: ["COpenSSL", "CStoreRelayShims", "StoreRelaySupport"],
+            name: "StoreRelayStorage",
+            dependencies: ["StoreRelayCore", "StoreRelayVerification", "CStoreRelayShims", "CZlib"],
             swiftSettings: swiftSettings
         ),
-        .target(
-            name: "StoreRelayAppStore",
-            dependencies: ["StoreRelayCrypto", "StoreRelayJSON", "StoreRelaySupport"],
-            swiftSettings: swiftSettings
-        ),
-        .target(
-            name: "StoreRelayEvents",
-            dependencies: ["StoreRelayAppStore", "StoreRelayCrypto", "StoreRelayJSON", "StoreRelaySupport"],
-            swiftSettings: swiftSettings
-        ),
+        // routes.conf and the configuration model.
         .target(
             name: "StoreRelayConfig",
-            dependencies: ["StoreRelayNet", "StoreRelaySupport"],
+            dependencies: ["StoreRelayCore", "StoreRelayNet"],
             swiftSettings: swiftSettings
         ),
-        .target(
-            name: "StoreRelayJournal",
-            dependencies: ["StoreRelaySupport", "StoreRelayJSON", "StoreRelayCrypto", "CStoreRelayShims", "CZlib"],
-            swiftSettings: swiftSettings
-        ),
-        .target(
-            name: "StoreRelayTLS",
-            dependencies: ["COpenSSL", "CStoreRelayShims", "StoreRelaySupport"],
-            swiftSettings: swiftSettings
-        ),
-        .target(
-            name: "StoreRelayHTTPClient",
-            dependencies: ["StoreRelayNet", "StoreRelayTLS", "StoreRelayHTTP", "StoreRelaySupport"],
-            swiftSettings: swiftSettings
-        ),
-        .target(
-            name: "StoreRelayFileQueue",
-            dependencies: ["StoreRelaySupport", "CZlib", "CStoreRelayShims"],
-            swiftSettings: swiftSettings
-        ),
+        // Routing, destination queues, retries, circuit breakers, dead letters.
         .target(
             name: "StoreRelayDelivery",
+            dependencies: ["StoreRelayCore", "StoreRelayNet", "StoreRelayVerification", "StoreRelayStorage", "StoreRelayConfig"],
+            swiftSettings: swiftSettings
+        ),
+        // The running gateway: acceptance pipeline, admin API and page, reload, shutdown.
+        .target(
+            name: "StoreRelayGateway",
             dependencies: [
-                "StoreRelayHTTP", "StoreRelayHTTPClient", "StoreRelayFileQueue", "StoreRelayJournal", "StoreRelayConfig",
-                "StoreRelayEvents", "StoreRelayCrypto", "StoreRelayJSON", "StoreRelaySupport",
+                "StoreRelayCore", "StoreRelayNet", "StoreRelayVerification", "StoreRelayStorage", "StoreRelayConfig",
+                "StoreRelayDelivery", "CStoreRelayShims",
             ],
             swiftSettings: swiftSettings
         ),
-        .target(
-            name: "StoreRelayMetrics",
-            dependencies: ["StoreRelaySupport"],
-            swiftSettings: swiftSettings
-        ),
-        .target(
-            name: "StoreRelayAdmin",
-            dependencies: [
-                "StoreRelayHTTP", "StoreRelayDelivery", "StoreRelayMetrics", "StoreRelayCrypto", "StoreRelayEvents",
-                "StoreRelayConfig", "StoreRelayJSON", "StoreRelaySupport",
-            ],
-            swiftSettings: swiftSettings
-        ),
+        // The dev CA and realistic notifications for `storerelay simulate`.
         .target(
             name: "StoreRelaySimulator",
+            dependencies: ["StoreRelayCore", "StoreRelayNet", "StoreRelayVerification", "COpenSSL", "CStoreRelayShims"],
+            swiftSettings: swiftSettings
+        ),
+        // The command line.
+        .executableTarget(
+            name: "storerelay",
             dependencies: [
-                "StoreRelayCrypto", "StoreRelayHTTPClient", "StoreRelayNet", "StoreRelayJSON", "StoreRelaySupport", "COpenSSL",
+                "StoreRelayCore", "StoreRelayNet", "StoreRelayConfig", "StoreRelayGateway", "StoreRelaySimulator",
                 "CStoreRelayShims",
             ],
             swiftSettings: swiftSettings
         ),
-        .target(
-            name: "StoreRelayGateway",
-            dependencies: [
-                "StoreRelayHTTP", "StoreRelayCrypto", "StoreRelayAppStore", "StoreRelayEvents",
-                "StoreRelayConfig", "StoreRelayJournal", "StoreRelayDelivery", "StoreRelayAdmin", "StoreRelayMetrics",
-                "StoreRelayJSON", "StoreRelaySupport", "CStoreRelayShims",
-            ],
-            swiftSettings: swiftSettings
-        ),
-        .executableTarget(
-            name: "storerelay",
-            dependencies: [
-                "StoreRelayGateway", "StoreRelayAdmin", "StoreRelayConfig", "StoreRelaySimulator", "StoreRelayHTTP",
-                "StoreRelayHTTPClient", "StoreRelayNet", "StoreRelayJSON", "StoreRelaySupport", "CStoreRelayShims",
-            ],
-            swiftSettings: swiftSettings
-        ),
 
-        // MARK: Tests
+        // MARK: Tests (one target per concern, on the layer that holds it)
         .target(
             name: "StoreRelayTestSupport",
-            dependencies: ["StoreRelaySupport", "StoreRelayJSON", "StoreRelayCrypto"],
+            dependencies: ["StoreRelayCore", "StoreRelayVerification"],
             path: "Tests/StoreRelayTestSupport",
             swiftSettings: swiftSettings
         ),
-        .testTarget(name: "JSONTests", dependencies: ["StoreRelayJSON", "StoreRelayTestSupport"], swiftSettings: swiftSettings),
-        .testTarget(name: "SupportTests", dependencies: ["StoreRelaySupport"], swiftSettings: swiftSettings),
+        .testTarget(name: "JSONTests", dependencies: ["StoreRelayCore", "StoreRelayTestSupport"], swiftSettings: swiftSettings),
+        .testTarget(name: "SupportTests", dependencies: ["StoreRelayCore"], swiftSettings: swiftSettings),
+        .testTarget(name: "MetricsTests", dependencies: ["StoreRelayCore", "StoreRelayTestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "NetTests", dependencies: ["StoreRelayNet"], swiftSettings: swiftSettings),
+        .testTarget(name: "TLSTests", dependencies: ["StoreRelayNet", "StoreRelayTestSupport"], swiftSettings: swiftSettings),
+        .testTarget(name: "HTTPTests", dependencies: ["StoreRelayNet", "StoreRelayTestSupport"], swiftSettings: swiftSettings),
         .testTarget(
-            name: "HTTPTests",
-            dependencies: ["StoreRelayHTTP", "StoreRelayTLS", "StoreRelayTestSupport"],
+            name: "HTTPClientTests",
+            dependencies: ["StoreRelayNet", "StoreRelayCore", "StoreRelayTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "CryptoTests",
-            dependencies: ["StoreRelayCrypto", "StoreRelayTestSupport", "COpenSSL", "CStoreRelayShims"],
+            dependencies: ["StoreRelayVerification", "StoreRelayTestSupport", "COpenSSL", "CStoreRelayShims"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "AppStoreTests",
-            dependencies: ["StoreRelayAppStore", "StoreRelayCrypto", "StoreRelayJSON", "StoreRelayTestSupport"],
+            dependencies: ["StoreRelayVerification", "StoreRelayCore", "StoreRelayTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "EventsTests",
-            dependencies: ["StoreRelayEvents", "StoreRelayAppStore", "StoreRelayJSON", "StoreRelayTestSupport"],
-            swiftSettings: swiftSettings
-        ),
-        .testTarget(
-            name: "ConfigTests",
-            dependencies: ["StoreRelayConfig", "StoreRelayTestSupport"],
+            dependencies: ["StoreRelayVerification", "StoreRelayCore", "StoreRelayTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "JournalTests",
-            dependencies: ["StoreRelayJournal", "StoreRelayTestSupport"],
-            swiftSettings: swiftSettings
-        ),
-        .testTarget(
-            name: "TLSTests",
-            dependencies: ["StoreRelayTLS", "StoreRelayTestSupport"],
-            swiftSettings: swiftSettings
-        ),
-        .testTarget(
-            name: "HTTPClientTests",
-            dependencies: ["StoreRelayHTTPClient", "StoreRelayNet", "StoreRelayTLS", "StoreRelayHTTP", "StoreRelayTestSupport"],
+            dependencies: ["StoreRelayStorage", "StoreRelayCore", "StoreRelayTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "FileQueueTests",
-            dependencies: ["StoreRelayFileQueue", "StoreRelayTestSupport"],
+            dependencies: ["StoreRelayStorage", "StoreRelayCore", "StoreRelayTestSupport"],
             swiftSettings: swiftSettings
         ),
+        .testTarget(name: "ConfigTests", dependencies: ["StoreRelayConfig", "StoreRelayCore", "StoreRelayTestSupport"], swiftSettings: swiftSettings),
         .testTarget(
             name: "DeliveryTests",
             dependencies: [
-                "StoreRelayDelivery", "StoreRelayConfig", "StoreRelayEvents", "StoreRelayJournal", "StoreRelayJSON",
-                "StoreRelayCrypto", "StoreRelayHTTP", "StoreRelayTestSupport",
+                "StoreRelayDelivery", "StoreRelayConfig", "StoreRelayVerification", "StoreRelayStorage", "StoreRelayNet",
+                "StoreRelayCore", "StoreRelayTestSupport",
             ],
-            swiftSettings: swiftSettings
-        ),
-        .testTarget(
-            name: "MetricsTests",
-            dependencies: ["StoreRelayMetrics", "StoreRelayTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "AdminTests",
             dependencies: [
-                "StoreRelayAdmin", "StoreRelayDelivery", "StoreRelayMetrics", "StoreRelayHTTP", "StoreRelayEvents",
-                "StoreRelayJSON", "StoreRelayTestSupport",
+                "StoreRelayGateway", "StoreRelayDelivery", "StoreRelayNet", "StoreRelayVerification", "StoreRelayCore",
+                "StoreRelayTestSupport",
             ],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "SimulatorTests",
             dependencies: [
-                "StoreRelaySimulator", "StoreRelayAppStore", "StoreRelayCrypto", "StoreRelayHTTPClient", "StoreRelayJSON",
-                "StoreRelayTestSupport",
+                "StoreRelaySimulator", "StoreRelayVerification", "StoreRelayNet", "StoreRelayCore", "StoreRelayTestSupport",
             ],
             swiftSettings: swiftSettings
         ),
-        .testTarget(
-            name: "GatewayTests",
-            dependencies: ["StoreRelayGateway"],
-            swiftSettings: swiftSettings
-        ),
+        .testTarget(name: "GatewayTests", dependencies: ["StoreRelayGateway"], swiftSettings: swiftSettings),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["StoreRelayTestSupport", "StoreRelayJSON", "StoreRelaySupport"],
+            dependencies: ["StoreRelayTestSupport", "StoreRelayCore"],
             swiftSettings: swiftSettings
         ),
     ]

@@ -5,7 +5,6 @@ import PackageDescription
 /// package: they need `-sanitize=fuzzer`, which only `run.sh` passes (see README.md).
 let package = Package(
     name: "StoreRelayFuzz",
-    platforms: [.macOS(.v14)],
     dependencies: [
         .package(name: "StoreRelay", path: ".."),
     ],
@@ -14,19 +13,18 @@ let package = Package(
         .target(name: "FuzzSupport"),
         .executableTarget(
             name: "FuzzHTTPParser",
-            dependencies: ["FuzzSupport", .product(name: "StoreRelayHTTP", package: "StoreRelay")]
+            dependencies: ["FuzzSupport", .product(name: "StoreRelayNet", package: "StoreRelay")]
         ),
         .executableTarget(
             name: "FuzzHTTPResponse",
-            dependencies: ["FuzzSupport", .product(name: "StoreRelayHTTP", package: "StoreRelay")]
+            dependencies: ["FuzzSupport", .product(name: "StoreRelayNet", package: "StoreRelay")]
         ),
         .executableTarget(
             name: "FuzzNotification",
             dependencies: [
                 "FuzzSupport",
-                .product(name: "StoreRelayJSON", package: "StoreRelay"),
-                .product(name: "StoreRelayAppStore", package: "StoreRelay"),
-                .product(name: "StoreRelayEvents", package: "StoreRelay"),
+                .product(name: "StoreRelayCore", package: "StoreRelay"),
+                .product(name: "StoreRelayVerification", package: "StoreRelay"),
             ]
         ),
         .executableTarget(

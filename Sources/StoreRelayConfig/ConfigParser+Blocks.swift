@@ -1,4 +1,4 @@
-import StoreRelaySupport
+import StoreRelayCore
 
 /// `app` and `destination`: their header lines, the options of their blocks, and closing.
 extension ConfigParser {

@@ -1,4 +1,4 @@
-import StoreRelaySupport
+import StoreRelayCore
 
 /// Top-level directives: dispatch, and the ones that take no block.
 extension ConfigParser {

@@ -1,4 +1,4 @@
-import StoreRelaySupport
+import StoreRelayCore
 
 /// The checks that need the whole file, then the defaults: the last step of parsing.
 extension ConfigParser {

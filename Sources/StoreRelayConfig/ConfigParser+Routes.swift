@@ -1,4 +1,4 @@
-import StoreRelaySupport
+import StoreRelayCore
 
 /// `route ENVIRONMENT APP TYPE -> DESTINATION[, DESTINATION...]`.
 ///

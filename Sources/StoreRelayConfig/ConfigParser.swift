@@ -1,4 +1,4 @@
-import StoreRelaySupport
+import StoreRelayCore
 
 /// The routes.conf parser: a state machine fed one lexed line at a time, collecting every
 /// error rather than stopping at the first. No I/O; ``GatewayConfiguration/parse(text:fileName:environment:)``

@@ -1,4 +1,4 @@
-import StoreRelaySupport
+import StoreRelayCore
 
 /// Why a single value was rejected; the parser adds the file position and the option name.
 struct ConfigValueError: Error {

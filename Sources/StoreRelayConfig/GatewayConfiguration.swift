@@ -1,4 +1,4 @@
-import StoreRelaySupport
+import StoreRelayCore
 
 /// The whole resolved configuration of one StoreRelay process: what routes.conf says, with
 /// every default filled in.

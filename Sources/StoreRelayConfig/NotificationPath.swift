@@ -1,4 +1,4 @@
-import StoreRelaySupport
+import StoreRelayCore
 
 /// A POST path of the public listener, optionally bound to one environment.
 public struct NotificationPath: Sendable, Hashable {

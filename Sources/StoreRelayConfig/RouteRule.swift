@@ -1,4 +1,4 @@
-import StoreRelaySupport
+import StoreRelayCore
 
 /// One `route` line: which events it matches and where they go.
 public struct RouteRule: Sendable, Hashable {

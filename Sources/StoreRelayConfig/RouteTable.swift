@@ -1,4 +1,4 @@
-import StoreRelaySupport
+import StoreRelayCore
 
 /// The frozen route table: the `route` lines in order, compiled once into a form that answers
 /// "where does this event go" without allocation beyond the result.

@@ -1,4 +1,4 @@
-import StoreRelaySupport
+import StoreRelayCore
 
 /// How a webhook destination is delivered to (`destination NAME webhook URL { ... }`).
 public struct WebhookOptions: Sendable, Hashable {

@@ -1,4 +1,4 @@
-import StoreRelaySupport
+import StoreRelayCore
 
 /// A destination's circuit breaker: after `threshold` consecutive failed attempts it opens and
 /// no attempt is made until its cooldown ends; then one probe goes out (half-open); a success

@@ -1,7 +1,5 @@
-import StoreRelayCrypto
-import StoreRelayEvents
-import StoreRelayJSON
-import StoreRelaySupport
+import StoreRelayVerification
+import StoreRelayCore
 
 /// One event for one destination that could not be delivered (SPEC "Dead letters"):
 /// `{id, eventId, destination, reason, createdAt, attempts:[{at,status,error,durationMs}], event}`,

@@ -1,6 +1,5 @@
 import Foundation
-import StoreRelayJSON
-import StoreRelaySupport
+import StoreRelayCore
 
 /// The durable dead-letter store: one JSON file per dead letter under `DATA/dead-letters`,
 /// written atomically (temporary file, fsync, rename, directory fsync) before the delivery

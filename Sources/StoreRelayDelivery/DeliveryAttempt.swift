@@ -1,5 +1,4 @@
-import StoreRelayJSON
-import StoreRelaySupport
+import StoreRelayCore
 
 /// One try at delivering an event to a destination, as dead letters and the admin API show it:
 /// `{"at":"<ISO-8601>","status":503|null,"error":"..."|null,"durationMs":12}`.

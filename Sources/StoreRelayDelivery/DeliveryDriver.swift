@@ -1,8 +1,8 @@
 import Dispatch
 import StoreRelayConfig
-import StoreRelayFileQueue
-import StoreRelayHTTPClient
-import StoreRelaySupport
+import StoreRelayStorage
+import StoreRelayNet
+import StoreRelayCore
 
 /// Makes one attempt at handing an event to a destination. Drivers hold no per-event state;
 /// `DestinationQueue` decides when to call them.

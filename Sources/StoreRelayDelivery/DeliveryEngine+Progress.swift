@@ -1,6 +1,6 @@
 import Dispatch
-import StoreRelayJournal
-import StoreRelaySupport
+import StoreRelayStorage
+import StoreRelayCore
 
 /// What the journal says about one destination of one event, replayed on start.
 struct DestinationProgress: Sendable {
@@ -29,7 +29,7 @@ extension DeliveryEngine {
     ///
     /// - Throws: when the journal cannot be read (after a few tries): starting without those
     ///   events would let their segments be retired undelivered.
-    public func resume(from records: [RecoveredRecord]) throws(JournalError) {
+    public func resume(from records: [RecoveredRecord]) throws(StorageError) {
         tracker.withLock { $0.resuming = true }
         defer { tracker.withLock { $0.resuming = false } }
         var progress: [String: [String: DestinationProgress]] = [:]

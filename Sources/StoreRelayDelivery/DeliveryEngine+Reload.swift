@@ -1,6 +1,6 @@
 import Dispatch
 import StoreRelayConfig
-import StoreRelaySupport
+import StoreRelayCore
 
 extension DeliveryEngine {
     /// Applies a reloaded configuration: new routes for new events; destinations whose

@@ -1,4 +1,4 @@
-import StoreRelaySupport
+import StoreRelayCore
 
 /// What a replay request answers.
 public enum ReplayResult: Sendable, Equatable {

@@ -1,9 +1,8 @@
 import Dispatch
 import StoreRelayConfig
-import StoreRelayFileQueue
-import StoreRelayHTTPClient
-import StoreRelayJournal
-import StoreRelaySupport
+import StoreRelayStorage
+import StoreRelayNet
+import StoreRelayCore
 
 /// Fans every journaled event out to the destinations its routes named, at least once, or
 /// into the dead-letter store with the reason and every attempt (SPEC "Delivery to webhooks",

@@ -1,5 +1,5 @@
-import StoreRelayJournal
-import StoreRelaySupport
+import StoreRelayStorage
+import StoreRelayCore
 
 /// One event on its way to one destination, with everything an attempt sends.
 struct DeliveryJob: Sendable {

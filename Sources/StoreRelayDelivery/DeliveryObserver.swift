@@ -1,4 +1,4 @@
-import StoreRelaySupport
+import StoreRelayCore
 
 /// Hooks for metrics: told of every attempt outcome and dead letter. Called on destination
 /// queues; implementations must be quick and thread-safe.

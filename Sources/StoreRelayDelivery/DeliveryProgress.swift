@@ -1,5 +1,4 @@
-import StoreRelayJSON
-import StoreRelaySupport
+import StoreRelayCore
 
 /// A delivery-progress record, stored in the journal under its event's id so that after a
 /// crash every delivery resumes with its attempts and schedule intact:

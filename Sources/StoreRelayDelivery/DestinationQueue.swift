@@ -1,6 +1,6 @@
 import Dispatch
 import StoreRelayConfig
-import StoreRelaySupport
+import StoreRelayCore
 
 /// How long and how often a destination keeps trying (from its `routes.conf` options).
 struct DeliveryLimits: Sendable {

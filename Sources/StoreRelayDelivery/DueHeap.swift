@@ -1,4 +1,4 @@
-import StoreRelaySupport
+import StoreRelayCore
 
 /// Anything that waits in a `DueHeap`.
 protocol Scheduled {

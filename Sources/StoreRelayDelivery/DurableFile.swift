@@ -1,5 +1,5 @@
 import Foundation
-import StoreRelaySupport
+import StoreRelayCore
 
 /// Whole-file writes that are either entirely on disk or not at all.
 enum DurableFile {

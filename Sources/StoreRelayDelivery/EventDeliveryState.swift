@@ -1,5 +1,4 @@
-import StoreRelayJSON
-import StoreRelaySupport
+import StoreRelayCore
 
 /// One event and where each of its deliveries stands, for `/api/events/{id}`.
 public struct EventDeliveryState: Sendable {

@@ -1,5 +1,5 @@
-import StoreRelayJournal
-import StoreRelaySupport
+import StoreRelayStorage
+import StoreRelayCore
 
 /// Where each delivery of recent events stands, for `/api/events/{id}`: every unfinished
 /// event, and the most recently finished ones up to `capacity`.

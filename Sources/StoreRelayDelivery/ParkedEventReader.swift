@@ -4,8 +4,8 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import StoreRelayJournal
-import StoreRelaySupport
+import StoreRelayStorage
+import StoreRelayCore
 
 /// Reads events back from the journal: parked jobs when they come due, and unfinished
 /// events the admin API asks for.
@@ -47,7 +47,7 @@ final class ParkedEventReader: Sendable {
 
     /// `readNow` for start-up: an I/O failure is tried twice more, then thrown; a record that
     /// is not a stored notification is nil.
-    func readForResume(_ position: RecordPosition) throws(JournalError) -> StoredNotification? {
+    func readForResume(_ position: RecordPosition) throws(StorageError) -> StoredNotification? {
         for _ in 0..<2 {
             if let event = try? readOrThrow(position) { return event }
             usleep(100_000)
@@ -57,7 +57,7 @@ final class ParkedEventReader: Sendable {
 
     /// The event at `position`; nil when the record there is not a stored notification
     /// (logged); throws when the journal cannot be read.
-    private func readOrThrow(_ position: RecordPosition) throws(JournalError) -> StoredNotification? {
+    private func readOrThrow(_ position: RecordPosition) throws(StorageError) -> StoredNotification? {
         if let event = recent.withLock({ $0[position] }) { return event }
         readCount.withLock { $0 += 1 }
         let record = try journal.record(at: position)

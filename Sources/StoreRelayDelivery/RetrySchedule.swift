@@ -1,4 +1,4 @@
-import StoreRelaySupport
+import StoreRelayCore
 
 /// When to try again: exponential backoff with jitter between a destination's `backoff`
 /// bounds, never sooner than a `Retry-After` the destination asked for.

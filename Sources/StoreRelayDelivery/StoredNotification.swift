@@ -1,6 +1,5 @@
-import StoreRelayEvents
-import StoreRelayJSON
-import StoreRelaySupport
+import StoreRelayVerification
+import StoreRelayCore
 
 /// What the gateway decided about a verified notification.
 public enum Disposition: Sendable, Equatable {

@@ -1,4 +1,4 @@
-import StoreRelaySupport
+import StoreRelayCore
 
 /// The jobs one destination holds until they are due, and which of them keep their event in
 /// memory. Pure bookkeeping: `DestinationQueue` does the reads and the attempts.

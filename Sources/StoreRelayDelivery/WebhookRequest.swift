@@ -1,8 +1,7 @@
 import StoreRelayConfig
-import StoreRelayCrypto
-import StoreRelayHTTP
-import StoreRelayHTTPClient
-import StoreRelaySupport
+import StoreRelayVerification
+import StoreRelayNet
+import StoreRelayCore
 
 /// Builds the POST a webhook destination receives (SPEC "Delivery to webhooks"), signed the
 /// Standard Webhooks way.

@@ -1,6 +1,6 @@
 internal import COpenSSL
-import StoreRelayCrypto
-import StoreRelaySupport
+import StoreRelayVerification
+import StoreRelayCore
 
 /// Builds one X.509 v3 certificate with OpenSSL's X509 API: the one Swift owner of an
 /// `X509*`, freed in `deinit`. Once signed, it stays the issuer for the next certificate
@@ -81,7 +81,7 @@ final class CertificateBuilder {
         }
     }
 
-    /// The signed certificate, parsed back by StoreRelayCrypto so callers get the same type
+    /// The signed certificate, parsed back by StoreRelayVerification so callers get the same type
     /// the verifier uses.
     func certificate() throws(SimulatorError) -> Certificate {
         let length = i2d_X509(pointer, nil)

@@ -1,5 +1,5 @@
-public import StoreRelayCrypto
-public import StoreRelaySupport
+public import StoreRelayVerification
+public import StoreRelayCore
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)

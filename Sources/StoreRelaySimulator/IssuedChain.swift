@@ -1,5 +1,5 @@
-import StoreRelayCrypto
-import StoreRelaySupport
+import StoreRelayVerification
+import StoreRelayCore
 
 /// A freshly issued dev chain (root → intermediate → leaf) and the leaf's key, built with
 /// OpenSSL's X509 API, with the extensions Apple's own App Store chain carries.

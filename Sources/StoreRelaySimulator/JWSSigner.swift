@@ -1,6 +1,5 @@
-import StoreRelayCrypto
-import StoreRelayJSON
-import StoreRelaySupport
+import StoreRelayVerification
+import StoreRelayCore
 
 /// Signs payloads as App Store JWS (RFC 7515 compact form): header
 /// `{"alg":"ES256","x5c":[leaf, intermediate, root]}`, ES256 over `header.payload`, the

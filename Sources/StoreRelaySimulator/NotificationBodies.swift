@@ -1,6 +1,5 @@
-import StoreRelayJSON
-import StoreRelayCrypto
-import StoreRelaySupport
+import StoreRelayCore
+import StoreRelayVerification
 
 /// The payload objects that replace `data` for some types: `summary` (RENEWAL_EXTENSION /
 /// SUMMARY), `externalPurchaseToken` (EXTERNAL_PURCHASE_TOKEN) and the app transaction of

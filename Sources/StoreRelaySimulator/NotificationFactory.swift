@@ -1,5 +1,4 @@
-public import StoreRelaySupport
-import StoreRelayJSON
+public import StoreRelayCore
 
 /// Builds and signs realistic App Store Server Notifications V2 with a `DevCertificateAuthority`,
 /// for every type and subtype in `NotificationCatalog`.

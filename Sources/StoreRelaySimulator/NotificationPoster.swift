@@ -1,4 +1,3 @@
-import StoreRelayHTTPClient
 import StoreRelayNet
 
 /// Posts one notification body the way Apple does (`POST`, `Content-Type: application/json`)

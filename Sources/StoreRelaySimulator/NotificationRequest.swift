@@ -1,5 +1,4 @@
-public import StoreRelayJSON
-public import StoreRelaySupport
+public import StoreRelayCore
 
 /// What to simulate: the options of `storerelay simulate`.
 public struct NotificationRequest: Sendable, Hashable {

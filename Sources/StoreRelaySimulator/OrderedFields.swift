@@ -1,4 +1,4 @@
-import StoreRelayJSON
+import StoreRelayCore
 
 /// A JSON object under construction that keeps member order, so simulated payloads list
 /// their fields in the order Apple's do (readers diff them against real ones).

@@ -1,4 +1,4 @@
-import StoreRelaySupport
+import StoreRelayCore
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)

@@ -1,4 +1,4 @@
-import StoreRelayJSON
+import StoreRelayCore
 
 /// Subscriptions sold through the Advanced Commerce API, which Apple reports with
 /// `METADATA_UPDATE`, `MIGRATION` and `PRICE_CHANGE`: the transaction and renewal info carry

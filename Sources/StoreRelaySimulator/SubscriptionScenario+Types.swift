@@ -1,4 +1,4 @@
-import StoreRelayJSON
+import StoreRelayCore
 
 /// What each notification type and subtype says about the subscription, following Apple's
 /// `notificationType` / `subtype` documentation and the real notifications in

@@ -1,5 +1,4 @@
-import StoreRelayJSON
-import StoreRelaySupport
+import StoreRelayCore
 
 /// One customer's auto-renewable subscription as Apple describes it in
 /// `JWSTransactionDecodedPayload` and `JWSRenewalInfoDecodedPayload`: identifiers, products,

@@ -1,6 +1,6 @@
 import Foundation
 import StoreRelayConfig
-import StoreRelaySupport
+import StoreRelayCore
 
 /// Finds and loads the configuration the way every command does: `--config FILE`, else
 /// `$STORERELAY_CONFIG`, else `./routes.conf` when it exists, else the embedded default.

@@ -1,6 +1,5 @@
-import StoreRelayAdmin
-import StoreRelayJSON
-import StoreRelaySupport
+import StoreRelayGateway
+import StoreRelayCore
 
 /// What each `dlq` action does against the admin API.
 extension DlqAction {

@@ -1,6 +1,5 @@
-import StoreRelayAdmin
-import StoreRelayJSON
-import StoreRelaySupport
+import StoreRelayGateway
+import StoreRelayCore
 
 /// One validated `dlq` invocation, checked in full before any request is sent.
 enum DlqAction {

@@ -1,10 +1,8 @@
 import Dispatch
-import StoreRelayAdmin
+import StoreRelayGateway
 import StoreRelayConfig
-import StoreRelayHTTP
-import StoreRelayHTTPClient
-import StoreRelayJSON
-import StoreRelaySupport
+import StoreRelayNet
+import StoreRelayCore
 
 /// A failed `dlq` command: one sentence for stderr and the exit code.
 struct DlqFailure: Error {

@@ -1,6 +1,5 @@
-import StoreRelayAdmin
-import StoreRelayJSON
-import StoreRelaySupport
+import StoreRelayGateway
+import StoreRelayCore
 
 /// `storerelay dlq`: lists, shows, replays and purges dead letters through a running
 /// gateway's admin listener (SPEC "Command line").

@@ -1,5 +1,5 @@
-import StoreRelayAdmin
-import StoreRelaySupport
+import StoreRelayGateway
+import StoreRelayCore
 
 /// The `dlq list` table: fixed columns, widths fitted to the data, the last error cut short.
 enum DlqTable {

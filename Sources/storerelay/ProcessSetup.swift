@@ -1,5 +1,5 @@
 import Dispatch
-import StoreRelaySupport
+import StoreRelayCore
 internal import CStoreRelayShims
 #if canImport(Glibc)
 import Glibc

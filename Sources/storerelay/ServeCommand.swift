@@ -1,7 +1,7 @@
 import Dispatch
 import StoreRelayConfig
 import StoreRelayGateway
-import StoreRelaySupport
+import StoreRelayCore
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)

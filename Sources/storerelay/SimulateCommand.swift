@@ -2,7 +2,7 @@ import Foundation
 import StoreRelayConfig
 import StoreRelayNet
 import StoreRelaySimulator
-import StoreRelaySupport
+import StoreRelayCore
 
 /// `storerelay simulate`: signs a realistic V2 notification with the local dev CA and posts
 /// it to a gateway, saves it, or prints it.

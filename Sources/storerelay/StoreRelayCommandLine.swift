@@ -1,4 +1,4 @@
-import StoreRelaySupport
+import StoreRelayCore
 
 /// Dispatches `storerelay <command>` and turns errors into SPEC's exit codes:
 /// 0 ok, 1 failure, 2 usage. Errors are one clear sentence on stderr.

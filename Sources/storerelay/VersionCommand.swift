@@ -1,4 +1,4 @@
-import StoreRelaySupport
+import StoreRelayCore
 
 /// `storerelay version`: prints the version.
 enum VersionCommand: CommandDescribing {

@@ -1,8 +1,7 @@
 import Foundation
 import Testing
 @testable import StoreRelayDelivery
-import StoreRelayJSON
-import StoreRelaySupport
+import StoreRelayCore
 import StoreRelayTestSupport
 
 @Suite struct AuthenticationTests {

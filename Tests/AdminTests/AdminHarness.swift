@@ -1,8 +1,7 @@
 import Foundation
-@testable import StoreRelayAdmin
-import StoreRelayHTTP
-import StoreRelayJSON
-import StoreRelaySupport
+@testable import StoreRelayGateway
+import StoreRelayNet
+import StoreRelayCore
 import StoreRelayTestSupport
 
 /// A real `AdminServer` on loopback port 0 over a `FakeBackend`, and ways to call it with

@@ -1,10 +1,9 @@
 import Foundation
 import Testing
-import StoreRelayAdmin
+import StoreRelayGateway
 import StoreRelayDelivery
-import StoreRelayHTTP
-import StoreRelayJSON
-import StoreRelaySupport
+import StoreRelayNet
+import StoreRelayCore
 import StoreRelayTestSupport
 
 /// `storerelay dlq ...` as an operator runs it: the built binary in a child process, against a

@@ -1,9 +1,8 @@
 import Foundation
-import StoreRelayAdmin
+import StoreRelayGateway
 @testable import StoreRelayDelivery
-import StoreRelayEvents
-import StoreRelayJSON
-import StoreRelaySupport
+import StoreRelayVerification
+import StoreRelayCore
 import StoreRelayTestSupport
 
 /// An `AdminBackend` double over a real `DeadLetterStore` in a temporary directory. Replaying

@@ -1,7 +1,6 @@
 import Foundation
 import Testing
-import StoreRelayJSON
-import StoreRelaySupport
+import StoreRelayCore
 import StoreRelayTestSupport
 
 /// A curl cookie jar in a temporary file: a browser's session as far as the server can tell.

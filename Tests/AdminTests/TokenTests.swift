@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import StoreRelayAdmin
+import StoreRelayGateway
 import StoreRelayTestSupport
 
 @Suite struct AdminTokenTests {

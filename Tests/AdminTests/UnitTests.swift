@@ -1,8 +1,7 @@
 import StoreRelayTestSupport
 import Testing
-@testable import StoreRelayAdmin
-import StoreRelayJSON
-import StoreRelaySupport
+@testable import StoreRelayGateway
+import StoreRelayCore
 
 @Suite struct RoutingAndEncodingTests {
     @Test func routesMatchOnSegments() {

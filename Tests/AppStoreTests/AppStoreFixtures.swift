@@ -1,13 +1,11 @@
 import Foundation
 import Testing
-import StoreRelayAppStore
-import StoreRelayCrypto
-import StoreRelayJSON
-import StoreRelaySupport
+import StoreRelayVerification
+import StoreRelayCore
 import StoreRelayTestSupport
 
 /// A clock stopped at one instant.
-struct FixedClock: StoreRelaySupport.Clock {
+struct FixedClock: StoreRelayCore.Clock {
     let time: Timestamp
     func now() -> Timestamp { time }
 }
@@ -41,7 +39,7 @@ enum Fixtures {
     }
 
     /// Verifier trusting Apple's mock-library test CA (certs/testCA.pem).
-    static func appleTestCAVerifier(clock: any StoreRelaySupport.Clock = WallClock()) throws -> NotificationVerifier {
+    static func appleTestCAVerifier(clock: any StoreRelayCore.Clock = WallClock()) throws -> NotificationVerifier {
         let root = try Certificate(pemString: vector("mock-apple-library/certs/testCA.pem"))
         return try NotificationVerifier(configuration: VerifierConfiguration(trustedRoots: [root], clock: clock))
     }

@@ -1,7 +1,6 @@
 import Testing
-import StoreRelayAppStore
-import StoreRelayJSON
-import StoreRelaySupport
+import StoreRelayVerification
+import StoreRelayCore
 import StoreRelayTestSupport
 
 /// Inputs found while fuzzing notification bodies (Fuzz/, target FuzzNotification), kept so

@@ -1,7 +1,6 @@
 import Testing
-@testable import StoreRelayAppStore
-import StoreRelayCrypto
-import StoreRelaySupport
+@testable import StoreRelayVerification
+import StoreRelayCore
 import StoreRelayTestSupport
 
 /// The cache itself: least-recently-used eviction (the entry used last is checked first and

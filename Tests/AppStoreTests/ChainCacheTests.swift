@@ -1,8 +1,7 @@
 import Foundation
 import Testing
-import StoreRelayAppStore
-import StoreRelayCrypto
-import StoreRelaySupport
+import StoreRelayVerification
+import StoreRelayCore
 import StoreRelayTestSupport
 
 /// The chain cache: one ECDSA verification per JWS once a chain is known.

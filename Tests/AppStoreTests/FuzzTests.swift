@@ -1,6 +1,6 @@
 import Testing
-import StoreRelayAppStore
-import StoreRelaySupport
+import StoreRelayVerification
+import StoreRelayCore
 import StoreRelayTestSupport
 
 @Suite struct FuzzTests {

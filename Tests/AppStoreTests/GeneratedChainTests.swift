@@ -1,8 +1,6 @@
 import Testing
-import StoreRelayAppStore
-import StoreRelayCrypto
-import StoreRelayJSON
-import StoreRelaySupport
+import StoreRelayVerification
+import StoreRelayCore
 import StoreRelayTestSupport
 
 /// Chains and JWS made with the openssl CLI (TestCertificateAuthority).

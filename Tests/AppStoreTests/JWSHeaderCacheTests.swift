@@ -1,9 +1,7 @@
 import Foundation
 import Testing
-@testable import StoreRelayAppStore
-import StoreRelayCrypto
-import StoreRelayJSON
-import StoreRelaySupport
+@testable import StoreRelayVerification
+import StoreRelayCore
 import StoreRelayTestSupport
 
 /// The header memo: one decode for a header seen before, never the wrong header.

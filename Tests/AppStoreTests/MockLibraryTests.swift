@@ -1,8 +1,6 @@
 import Testing
-import StoreRelayAppStore
-import StoreRelayCrypto
-import StoreRelayJSON
-import StoreRelaySupport
+import StoreRelayVerification
+import StoreRelayCore
 import StoreRelayTestSupport
 
 /// Apple's own library test data (mock-apple-library/), signed by Apple's test CA.

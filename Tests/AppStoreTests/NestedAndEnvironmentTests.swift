@@ -1,9 +1,7 @@
 import Foundation
 import Testing
-import StoreRelayAppStore
-import StoreRelayCrypto
-import StoreRelayJSON
-import StoreRelaySupport
+import StoreRelayVerification
+import StoreRelayCore
 import StoreRelayTestSupport
 
 /// Nested signed data and where the environment comes from.

@@ -1,8 +1,6 @@
 import Testing
-import StoreRelayAppStore
-import StoreRelayCrypto
-import StoreRelayJSON
-import StoreRelaySupport
+import StoreRelayVerification
+import StoreRelayCore
 
 /// Real Apple-signed notifications and signed data, verified with the built-in Apple root.
 @Suite(.enabled(if: Fixtures.haveVectors, "shared test vectors are absent (../shared/vectors)"))

@@ -1,5 +1,5 @@
 import Testing
-import StoreRelayAppStore
+import StoreRelayVerification
 
 @Suite struct V1SharedSecretTests {
     @Test func matchesAnyConfiguredSecret() {

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import StoreRelaySupport
+import StoreRelayCore
 @testable import StoreRelayConfig
 
 /// The embedded default is the repository's routes.conf, byte for byte, and it works alone.

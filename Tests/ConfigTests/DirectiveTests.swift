@@ -1,5 +1,5 @@
 import Testing
-import StoreRelaySupport
+import StoreRelayCore
 @testable import StoreRelayConfig
 
 /// Every directive and option, and every default.

@@ -1,5 +1,5 @@
 import Testing
-import StoreRelaySupport
+import StoreRelayCore
 @testable import StoreRelayConfig
 import StoreRelayTestSupport
 

@@ -1,5 +1,5 @@
 import Testing
-import StoreRelaySupport
+import StoreRelayCore
 @testable import StoreRelayConfig
 
 /// The routing rules, one test each, through parsed route lines.

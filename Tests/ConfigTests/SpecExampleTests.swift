@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import StoreRelaySupport
+import StoreRelayCore
 @testable import StoreRelayConfig
 
 /// The example configuration of SPEC.md ("routes.conf"), verbatim, and what it must mean.

@@ -1,6 +1,6 @@
 import Testing
-import StoreRelayCrypto
-import StoreRelaySupport
+import StoreRelayVerification
+import StoreRelayCore
 import StoreRelayTestSupport
 
 @Suite struct ChainVerifierTests {

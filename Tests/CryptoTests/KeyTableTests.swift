@@ -2,8 +2,8 @@ import COpenSSL
 import CStoreRelayShims
 import Foundation
 import Testing
-import StoreRelayCrypto
-import StoreRelaySupport
+import StoreRelayVerification
+import StoreRelayCore
 import StoreRelayTestSupport
 
 /// The precomputed key table (`P256KeyTable`) must give exactly OpenSSL's verdict on every

@@ -1,7 +1,7 @@
 import Testing
 import StoreRelayTestSupport
-import StoreRelayCrypto
-import StoreRelaySupport
+import StoreRelayVerification
+import StoreRelayCore
 
 @Suite struct PrimitivesTests {
     /// FIPS 180-4 examples, and a state copied after a prefix continuing as the whole would.

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
-import StoreRelayCrypto
-import StoreRelaySupport
+import StoreRelayVerification
+import StoreRelayCore
 import StoreRelayTestSupport
 
 @Suite struct SignatureTests {

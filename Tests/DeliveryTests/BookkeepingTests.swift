@@ -1,10 +1,9 @@
 import Foundation
 import Testing
 @testable import StoreRelayDelivery
-import StoreRelayEvents
-import StoreRelayJSON
-import StoreRelayJournal
-import StoreRelaySupport
+import StoreRelayVerification
+import StoreRelayCore
+import StoreRelayStorage
 import StoreRelayTestSupport
 
 func sampleNotification(id: String = UUID().uuidString.lowercased(), destinations: [String] = ["a"]) throws -> StoredNotification {

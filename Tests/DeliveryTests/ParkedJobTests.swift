@@ -2,9 +2,8 @@ import Foundation
 import Testing
 @testable import StoreRelayDelivery
 import StoreRelayConfig
-import StoreRelayJournal
-import StoreRelayJSON
-import StoreRelaySupport
+import StoreRelayStorage
+import StoreRelayCore
 import StoreRelayTestSupport
 
 /// A delivery engine over a real journal and dead-letter store in a fresh directory, keeping

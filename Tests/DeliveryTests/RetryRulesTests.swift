@@ -1,8 +1,7 @@
 import Testing
 @testable import StoreRelayDelivery
-import StoreRelayHTTP
-import StoreRelayHTTPClient
-import StoreRelaySupport
+import StoreRelayNet
+import StoreRelayCore
 
 @Suite struct RetryScheduleTests {
     @Test func delaysGrowExponentiallyWithinTheBounds() {

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import StoreRelayJSON
+import StoreRelayCore
 import StoreRelayTestSupport
 
 /// `storerelay serve` as a child process, real Apple-signed notifications posted with curl.

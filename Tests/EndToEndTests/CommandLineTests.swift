@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import StoreRelayJSON
+import StoreRelayCore
 import StoreRelayTestSupport
 
 /// The `storerelay` command line as a user runs it.

@@ -1,8 +1,7 @@
 import Foundation
 import Testing
-import StoreRelayJSON
+import StoreRelayCore
 import StoreRelayTestSupport
-import StoreRelaySupport
 
 /// What was acknowledged survives `kill -9`, and stays a duplicate after restart.
 @Suite("Crash recovery end to end", .serialized)

@@ -1,5 +1,5 @@
 import Foundation
-import StoreRelayJSON
+import StoreRelayCore
 import StoreRelayTestSupport
 
 /// A webhook signing key for tests, Standard Webhooks style.

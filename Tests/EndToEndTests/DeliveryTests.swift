@@ -1,7 +1,6 @@
 import Foundation
 import Testing
-import StoreRelayJSON
-import StoreRelaySupport
+import StoreRelayCore
 import StoreRelayTestSupport
 
 /// Fan-out end to end: the real gateway delivering to a recording Python sink.

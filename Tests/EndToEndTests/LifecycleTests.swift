@@ -1,7 +1,6 @@
 import Foundation
 import Testing
-import StoreRelayJSON
-import StoreRelaySupport
+import StoreRelayCore
 import StoreRelayTestSupport
 
 /// Shutdown, and a journal that cannot write.

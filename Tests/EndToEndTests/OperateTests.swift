@@ -1,7 +1,6 @@
 import Foundation
 import Testing
-import StoreRelayJSON
-import StoreRelaySupport
+import StoreRelayCore
 import StoreRelayTestSupport
 
 /// The admin listener of a real gateway: API, replay, page, metrics, CLI and logs.

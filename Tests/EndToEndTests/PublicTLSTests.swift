@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import StoreRelayJSON
+import StoreRelayCore
 import StoreRelayTestSupport
 
 /// `storerelay serve` with `tls CERT KEY`: the public listener speaks HTTPS with the test CA's

@@ -1,7 +1,6 @@
 import Foundation
 import Testing
-import StoreRelayJSON
-import StoreRelaySupport
+import StoreRelayCore
 import StoreRelayTestSupport
 
 /// SIGHUP reloads routes.conf: validated first, applied to new events, unchanged destinations

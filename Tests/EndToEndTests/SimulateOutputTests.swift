@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import StoreRelayJSON
+import StoreRelayCore
 import StoreRelayTestSupport
 
 /// `storerelay simulate --out`: a body saved to a file, or written into whatever already

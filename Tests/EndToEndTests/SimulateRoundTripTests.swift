@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import StoreRelayJSON
+import StoreRelayCore
 import StoreRelayTestSupport
 
 /// `storerelay simulate` signs every type and subtype Apple documents with a local dev CA;

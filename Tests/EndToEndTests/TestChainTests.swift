@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import StoreRelayJSON
+import StoreRelayCore
 import StoreRelayTestSupport
 
 /// Notifications signed by a test CA shaped like Apple's, trusted through `trust-root`.

@@ -1,6 +1,6 @@
 import Testing
-@testable import StoreRelayEvents
-import StoreRelaySupport
+@testable import StoreRelayVerification
+import StoreRelayCore
 
 /// The fast ISO-8601 writer of Apple's dates must give `Timestamp.iso8601`'s text exactly.
 @Suite struct AppleDatesTextTests {

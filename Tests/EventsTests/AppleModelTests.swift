@@ -1,6 +1,5 @@
-import StoreRelayEvents
-import StoreRelayJSON
-import StoreRelaySupport
+import StoreRelayVerification
+import StoreRelayCore
 import Testing
 
 /// The decoded payload shapes from Apple's own App Store Server Library tests.

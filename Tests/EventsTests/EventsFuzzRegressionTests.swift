@@ -1,6 +1,5 @@
-import StoreRelayEvents
-import StoreRelayJSON
-import StoreRelaySupport
+import StoreRelayVerification
+import StoreRelayCore
 import Testing
 
 /// Inputs found while fuzzing notification bodies (Fuzz/, target FuzzNotification), kept so

@@ -1,6 +1,5 @@
-import StoreRelayEvents
-import StoreRelayJSON
-import StoreRelaySupport
+import StoreRelayVerification
+import StoreRelayCore
 import Testing
 
 /// Normalization rules that need no vector files.

@@ -1,7 +1,6 @@
 import Foundation
-import StoreRelayEvents
-import StoreRelayJSON
-import StoreRelaySupport
+import StoreRelayVerification
+import StoreRelayCore
 import Testing
 
 /// ISO-8601 with milliseconds, computed with Foundation rather than `Timestamp`, so the

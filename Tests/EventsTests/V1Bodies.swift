@@ -1,4 +1,4 @@
-import StoreRelayJSON
+import StoreRelayCore
 
 /// Synthetic V1 bodies shaped like Apple's `responseBodyV1`, for cases the single real
 /// capture does not cover.

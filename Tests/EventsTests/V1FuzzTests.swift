@@ -1,5 +1,5 @@
-import StoreRelayEvents
-import StoreRelayJSON
+import StoreRelayVerification
+import StoreRelayCore
 import StoreRelayTestSupport
 import Testing
 

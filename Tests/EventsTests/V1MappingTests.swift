@@ -1,5 +1,5 @@
-import StoreRelayEvents
-import StoreRelayJSON
+import StoreRelayVerification
+import StoreRelayCore
 import Testing
 
 /// One case per V1 `notification_type` Apple documents, plus the unknown-type rule.

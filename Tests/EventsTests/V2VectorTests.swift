@@ -1,7 +1,6 @@
 import Foundation
-import StoreRelayEvents
-import StoreRelayJSON
-import StoreRelaySupport
+import StoreRelayVerification
+import StoreRelayCore
 import Testing
 
 @Suite("Real Apple V2 notifications", .enabled(if: Vectors.available, Vectors.skipMessage))

@@ -1,8 +1,8 @@
 import Dispatch
 import Foundation
 import Testing
-import StoreRelayFileQueue
-import StoreRelaySupport
+import StoreRelayStorage
+import StoreRelayCore
 
 @Suite struct AppendTests {
     @Test func appendedLineIsInTheOpenSegmentOnceReported() async throws {
@@ -123,8 +123,8 @@ final class LockedCounter: Sendable {
 }
 
 final class ResultsBox: Sendable {
-    private let storage = Locked<[Result<Void, FileQueueError>]>([])
-    func add(_ result: Result<Void, FileQueueError>) { storage.withLock { $0.append(result) } }
+    private let storage = Locked<[Result<Void, StorageError>]>([])
+    func add(_ result: Result<Void, StorageError>) { storage.withLock { $0.append(result) } }
     var count: Int { storage.current.count }
     var failures: Int { storage.current.filter { if case .failure = $0 { true } else { false } }.count }
 }

@@ -5,8 +5,8 @@ import Darwin
 #endif
 import Foundation
 import Testing
-import StoreRelayFileQueue
-import StoreRelaySupport
+import StoreRelayStorage
+import StoreRelayCore
 
 /// Real failures from real system calls. Tests run as root, so permissions stop nothing:
 /// a symlink to /dev/full gives genuine ENOSPC from `write`.

@@ -1,6 +1,6 @@
 import Foundation
-import StoreRelayFileQueue
-import StoreRelaySupport
+import StoreRelayStorage
+import StoreRelayCore
 import StoreRelayTestSupport
 
 /// A fresh directory under the system temp directory, removed by `remove()`.
@@ -23,15 +23,15 @@ func testOptions(rotateSize: Int = 64 * 1024 * 1024, rotateAge: Duration = .seco
 }
 
 func openQueue(_ directory: String, _ options: FileQueueOptions = FileQueueOptions(),
-               sink: MemorySink = MemorySink()) throws(FileQueueError) -> FileQueue {
+               sink: MemorySink = MemorySink()) throws(StorageError) -> FileQueue {
     try FileQueue.open(directory: directory, options: options, logger: Logger(label: "test", level: .debug, sink: sink))
 }
 
 extension FileQueue {
-    func append(_ text: String) async throws(FileQueueError) { try await append(line: Array(text.utf8)) }
+    func append(_ text: String) async throws(StorageError) { try await append(line: Array(text.utf8)) }
 
     /// The outcome of one append, for tests that expect a failure.
-    func outcome(_ text: String) async -> Result<Void, FileQueueError> {
+    func outcome(_ text: String) async -> Result<Void, StorageError> {
         await withCheckedContinuation { continuation in
             append(line: Array(text.utf8)) { continuation.resume(returning: $0) }
         }

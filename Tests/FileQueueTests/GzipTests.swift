@@ -1,6 +1,6 @@
 import Testing
-import StoreRelayFileQueue
-import StoreRelaySupport
+import StoreRelayStorage
+import StoreRelayCore
 import StoreRelayTestSupport
 
 @Suite struct GzipTests {

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
-import StoreRelayFileQueue
-import StoreRelaySupport
+import StoreRelayStorage
+import StoreRelayCore
 import StoreRelayTestSupport
 
 @Suite struct RecoveryTests {

@@ -1,7 +1,7 @@
 import StoreRelayTestSupport
 import Testing
-import StoreRelayFileQueue
-import StoreRelaySupport
+import StoreRelayStorage
+import StoreRelayCore
 
 @Suite struct RotationTests {
     /// 29-byte lines plus newline: three fit in a 100-byte segment, a fourth would not.

@@ -1,6 +1,6 @@
 import Foundation
-import StoreRelayHTTPClient
-import StoreRelaySupport
+import StoreRelayNet
+import StoreRelayCore
 
 /// `execute` as an async call, for tests.
 func fetch(

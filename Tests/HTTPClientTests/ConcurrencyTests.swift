@@ -1,7 +1,6 @@
 import Foundation
-@testable import StoreRelayHTTPClient
-import StoreRelayNet
-import StoreRelaySupport
+@testable import StoreRelayNet
+import StoreRelayCore
 import Testing
 
 /// A resolver seam: one host name hangs until released, others resolve to loopback at once.

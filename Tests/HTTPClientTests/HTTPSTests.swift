@@ -1,8 +1,7 @@
 import Foundation
-import StoreRelayHTTPClient
-import StoreRelaySupport
+import StoreRelayNet
+import StoreRelayCore
 import StoreRelayTestSupport
-import StoreRelayTLS
 import Testing
 
 /// HTTPS against a loopback server whose TLS is `TLSConnection` in server mode, with the

@@ -1,5 +1,4 @@
-@testable import StoreRelayHTTPClient
-import StoreRelayNet
+@testable import StoreRelayNet
 import Testing
 
 @Suite struct HTTPURLTests {

@@ -1,6 +1,6 @@
 import Foundation
-import StoreRelayHTTPClient
-import StoreRelaySupport
+import StoreRelayNet
+import StoreRelayCore
 import Testing
 
 /// The client against a real loopback HTTP server.

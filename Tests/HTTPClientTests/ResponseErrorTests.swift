@@ -1,5 +1,4 @@
-import StoreRelayHTTP
-@testable import StoreRelayHTTPClient
+@testable import StoreRelayNet
 import Testing
 
 /// How the codec's verdicts on a response become the client's error codes, which decide

@@ -1,6 +1,6 @@
 import Foundation
-import StoreRelaySupport
-import StoreRelayTLS
+import StoreRelayCore
+import StoreRelayNet
 
 /// A small blocking loopback HTTP(S) server for tests: an accept thread, one thread per
 /// connection running the test's handler. Counts accepted connections.

@@ -1,5 +1,5 @@
 import Dispatch
-@testable import StoreRelayHTTP
+@testable import StoreRelayNet
 import Testing
 
 /// The rules of a server connection's life, event by event, without sockets.

@@ -1,4 +1,4 @@
-import StoreRelayHTTP
+import StoreRelayNet
 import Testing
 
 /// The response parser without I/O, fed every chunking of each input.

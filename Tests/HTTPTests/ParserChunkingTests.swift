@@ -1,5 +1,5 @@
 import Testing
-import StoreRelayHTTP
+import StoreRelayNet
 
 /// Every input gives the same outcome however its bytes are split (swift-nio's
 /// ByteToMessageDecoderVerifier habit).

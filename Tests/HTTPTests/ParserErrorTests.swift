@@ -1,5 +1,5 @@
 import Testing
-import StoreRelayHTTP
+import StoreRelayNet
 
 /// One case per class of malformed input, each mapped to its error code and HTTP status.
 @Suite struct ParserErrorTests {

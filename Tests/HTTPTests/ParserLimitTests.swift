@@ -1,5 +1,5 @@
 import Testing
-import StoreRelayHTTP
+import StoreRelayNet
 
 @Suite struct ParserLimitTests {
     static let limits = HTTPRequestParser.Limits(maxHeaderBytes: 100, maxBodyBytes: 10)

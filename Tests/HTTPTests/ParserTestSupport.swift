@@ -1,4 +1,4 @@
-import StoreRelayHTTP
+import StoreRelayNet
 
 /// What a parser made of a whole input: its events, the error that stopped it (if any), and
 /// whether bytes of an unfinished request remain.

@@ -1,6 +1,6 @@
 import Testing
-import StoreRelayHTTP
-import StoreRelaySupport
+import StoreRelayNet
+import StoreRelayCore
 
 @Suite struct ResponseTests {
     private func text(_ response: HTTPResponse, head: Bool = false, close: Bool = false, version: HTTPVersion = .http1_1) -> String {

@@ -1,6 +1,6 @@
 import Testing
-import StoreRelayHTTP
-import StoreRelaySupport
+import StoreRelayNet
+import StoreRelayCore
 import StoreRelayTestSupport
 
 /// The real server over loopback: keep-alive, framing, routing and connection closing.

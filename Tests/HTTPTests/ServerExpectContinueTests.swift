@@ -1,7 +1,7 @@
 import Foundation
 import Testing
-import StoreRelayHTTP
-import StoreRelaySupport
+import StoreRelayNet
+import StoreRelayCore
 import StoreRelayTestSupport
 
 @Suite struct ServerExpectContinueTests {

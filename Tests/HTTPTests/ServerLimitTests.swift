@@ -1,5 +1,5 @@
 import Testing
-import StoreRelayHTTP
+import StoreRelayNet
 import StoreRelayTestSupport
 
 @Suite struct ServerLimitTests {

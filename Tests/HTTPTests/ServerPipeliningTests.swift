@@ -1,7 +1,7 @@
 import Dispatch
 import Testing
-import StoreRelayHTTP
-import StoreRelaySupport
+import StoreRelayNet
+import StoreRelayCore
 import StoreRelayTestSupport
 
 @Suite struct ServerPipeliningTests {

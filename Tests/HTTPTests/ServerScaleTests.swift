@@ -1,10 +1,10 @@
-@testable import StoreRelayHTTP
+@testable import StoreRelayNet
 import CStoreRelayShims
 #if canImport(Glibc)
 import Glibc
 #endif
 import Testing
-import StoreRelaySupport
+import StoreRelayCore
 import StoreRelayTestSupport
 
 @Suite struct ServerScaleTests {

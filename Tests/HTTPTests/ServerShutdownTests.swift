@@ -1,6 +1,6 @@
 import Testing
-import StoreRelayHTTP
-import StoreRelaySupport
+import StoreRelayNet
+import StoreRelayCore
 import StoreRelayTestSupport
 
 @Suite struct ServerShutdownTests {

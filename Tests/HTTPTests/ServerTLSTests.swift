@@ -1,9 +1,8 @@
 import Dispatch
 import Testing
-import StoreRelayHTTP
-import StoreRelaySupport
+import StoreRelayNet
+import StoreRelayCore
 import StoreRelayTestSupport
-import StoreRelayTLS
 
 /// The real server terminating TLS on loopback: HTTP/1.1 over TLS, and clients that do not
 /// complete a handshake (garbage, a stall, TLS 1.1, plain HTTP) are closed without harm.

@@ -1,6 +1,6 @@
 import Dispatch
-import StoreRelayHTTP
-import StoreRelaySupport
+import StoreRelayNet
+import StoreRelayCore
 import StoreRelayTestSupport
 #if canImport(Glibc)
 import Glibc

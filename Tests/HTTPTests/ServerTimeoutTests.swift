@@ -1,6 +1,6 @@
 import Dispatch
 import Testing
-import StoreRelayHTTP
+import StoreRelayNet
 import StoreRelayTestSupport
 
 @Suite struct ServerTimeoutTests {

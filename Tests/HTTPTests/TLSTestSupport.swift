@@ -1,7 +1,6 @@
-import StoreRelayHTTP
-import StoreRelaySupport
+import StoreRelayNet
+import StoreRelayCore
 import StoreRelayTestSupport
-import StoreRelayTLS
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -43,7 +42,7 @@ final class TLSTestServer: Sendable {
 }
 
 /// A blocking TLS client for tests: `RawHTTPClient`'s socket (timeouts included) carrying a
-/// StoreRelayTLS client engine that verifies the server against the test CA.
+/// The TLS client engine (StoreRelayNet/TLS) that verifies the server against the test CA.
 final class TLSTestClient {
     let socket: RawHTTPClient
     let engine: TLSConnection

@@ -1,5 +1,5 @@
 import Testing
-@testable import StoreRelayJSON
+@testable import StoreRelayCore
 import StoreRelayTestSupport
 
 @Suite("JSON parser")

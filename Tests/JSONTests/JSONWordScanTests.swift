@@ -1,5 +1,5 @@
 import Testing
-@testable import StoreRelayJSON
+@testable import StoreRelayCore
 
 /// The string scanners skip eight bytes at a time; these put every kind of byte that needs
 /// attention at every offset of a word (and across word boundaries) and compare with a plain

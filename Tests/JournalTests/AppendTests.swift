@@ -1,7 +1,7 @@
 import Dispatch
 import Testing
-import StoreRelayJournal
-import StoreRelaySupport
+import StoreRelayStorage
+import StoreRelayCore
 
 @Suite struct AppendTests {
     @Test func storedRecordsComeBackAfterReopen() async throws {
@@ -36,7 +36,7 @@ import StoreRelaySupport
         defer { dir.remove() }
         let journal = try open(dir.journal)
         #expect(await journal.append(id: "evt-1", "one").position != nil)
-        let error = #expect(throws: JournalError.self) { try open(dir.journal) }
+        let error = #expect(throws: StorageError.self) { try open(dir.journal) }
         #expect(error?.code == .inUse)
         #expect(error?.message.contains("another storerelay serve") == true)
         #expect(await journal.append(id: "evt-2", "two").position != nil)

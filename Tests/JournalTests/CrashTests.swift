@@ -1,8 +1,8 @@
 import Dispatch
 import Foundation
 import Testing
-import StoreRelayJournal
-import StoreRelaySupport
+import StoreRelayStorage
+import StoreRelayCore
 
 /// `kill -9` a real child process that appends as fast as it can, then check that every
 /// append it reported stored is in the journal. The child is this test binary, re-run with

@@ -5,8 +5,8 @@ import Glibc
 import Darwin
 #endif
 import Testing
-import StoreRelayJournal
-import StoreRelaySupport
+import StoreRelayStorage
+import StoreRelayCore
 
 /// Disk full through /dev/full: the journal's batch bytes go there (real `pwrite`, real
 /// ENOSPC) while everything else stays on the real segment.

@@ -1,5 +1,5 @@
 import Testing
-@testable import StoreRelayJournal
+@testable import StoreRelayStorage
 
 /// The byte layout and the pure scanner, without files.
 @Suite struct FramingTests {

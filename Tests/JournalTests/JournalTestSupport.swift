@@ -1,6 +1,6 @@
 import Foundation
-import StoreRelayJournal
-import StoreRelaySupport
+import StoreRelayStorage
+import StoreRelayCore
 
 /// A fresh directory under the system temp directory, removed by `remove()`.
 struct TemporaryDirectory {
@@ -29,7 +29,7 @@ extension Journal {
         await append(id: id, payload: Array(text.utf8))
     }
 
-    func retire(upTo sequence: UInt64) async -> Result<[UInt64], JournalError> {
+    func retire(upTo sequence: UInt64) async -> Result<[UInt64], StorageError> {
         await withCheckedContinuation { continuation in
             retireSegments(upTo: sequence) { continuation.resume(returning: $0) }
         }
@@ -49,7 +49,7 @@ extension AppendOutcome {
         if case .duplicate = self { return true }
         return false
     }
-    var error: JournalError? {
+    var error: StorageError? {
         if case .failed(let error) = self { return error }
         return nil
     }

@@ -1,6 +1,6 @@
 import Testing
-import StoreRelayJournal
-import StoreRelaySupport
+import StoreRelayStorage
+import StoreRelayCore
 
 /// Delivery-progress records share the journal's batches but are never deduplicated.
 @Suite struct ProgressRecordTests {

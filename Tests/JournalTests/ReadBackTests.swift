@@ -1,7 +1,7 @@
 import Foundation
 import Testing
-import StoreRelayJournal
-import StoreRelaySupport
+import StoreRelayStorage
+import StoreRelayCore
 
 /// `record(at:)`: reading one stored record back by the position its append answered.
 @Suite struct ReadBackTests {
@@ -31,7 +31,7 @@ import StoreRelaySupport
         let inside = RecordPosition(segment: stored.segment, offset: stored.offset + 3)
         let beyond = RecordPosition(segment: stored.segment, offset: stored.offset + 10_000)
         for position in [inside, beyond] {
-            #expect(throws: JournalError.self) { try journal.record(at: position) }
+            #expect(throws: StorageError.self) { try journal.record(at: position) }
             #expect((try? journal.record(at: position)) == nil)
         }
         do {

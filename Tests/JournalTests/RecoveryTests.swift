@@ -1,6 +1,6 @@
 import Testing
-import StoreRelayJournal
-import StoreRelaySupport
+import StoreRelayStorage
+import StoreRelayCore
 
 @Suite struct RecoveryTests {
     enum Tear: CaseIterable {

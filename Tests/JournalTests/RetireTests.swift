@@ -1,8 +1,8 @@
 import StoreRelayTestSupport
 import Testing
-@testable import StoreRelayJournal
+@testable import StoreRelayStorage
 import Foundation
-import StoreRelaySupport
+import StoreRelayCore
 
 @Suite struct RetireTests {
     @Test func retiredSegmentsAreDeletedButTheirIDsStayDuplicates() async throws {

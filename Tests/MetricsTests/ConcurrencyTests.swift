@@ -1,6 +1,6 @@
 import Dispatch
 import Testing
-@testable import StoreRelayMetrics
+@testable import StoreRelayCore
 
 /// Many threads updating the same families while others scrape: totals must come out exact.
 @Suite struct ConcurrencyTests {

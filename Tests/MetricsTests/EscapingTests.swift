@@ -1,5 +1,5 @@
 import Testing
-@testable import StoreRelayMetrics
+@testable import StoreRelayCore
 
 /// Label values and help text come from the outside world; the format's escaping must hold.
 @Suite struct EscapingTests {

@@ -1,5 +1,5 @@
 import Testing
-@testable import StoreRelayMetrics
+@testable import StoreRelayCore
 
 /// Numbers as the Prometheus Go client writes them (`strconv.FormatFloat(v, 'g', -1, 64)`).
 @Suite struct FloatFormattingTests {

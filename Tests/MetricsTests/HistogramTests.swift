@@ -1,5 +1,5 @@
 import Testing
-@testable import StoreRelayMetrics
+@testable import StoreRelayCore
 
 /// Bucket arithmetic: `le` is "less than or equal", buckets are cumulative, +Inf counts all.
 @Suite struct HistogramTests {

@@ -1,7 +1,7 @@
 import Foundation
 import StoreRelayTestSupport
 import Testing
-@testable import StoreRelayMetrics
+@testable import StoreRelayCore
 
 /// An independent check: the official Prometheus Python client parses our output and must
 /// get back exactly the names, types, help, label values and sample values we put in.

@@ -1,5 +1,5 @@
 import Testing
-@testable import StoreRelayMetrics
+@testable import StoreRelayCore
 
 /// Exact text of each family type, as Prometheus' text format version 0.0.4 spells it.
 @Suite struct RenderingTests {

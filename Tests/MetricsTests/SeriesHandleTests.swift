@@ -1,5 +1,5 @@
 import Testing
-@testable import StoreRelayMetrics
+@testable import StoreRelayCore
 
 /// Bound series handles: pre-declared series show as zero, and updates land in the family.
 @Suite struct SeriesHandleTests {

@@ -1,5 +1,5 @@
 import Testing
-@testable import StoreRelayMetrics
+@testable import StoreRelayCore
 
 /// Names are checked at registration; misuse is a programming error that stops the process.
 @Suite struct ValidationTests {

@@ -1,8 +1,7 @@
 import Foundation
-import StoreRelayAppStore
-import StoreRelayCrypto
+import StoreRelayVerification
 import StoreRelaySimulator
-import StoreRelaySupport
+import StoreRelayCore
 import StoreRelayTestSupport
 import Testing
 

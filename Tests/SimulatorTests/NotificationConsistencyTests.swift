@@ -1,7 +1,6 @@
-import StoreRelayAppStore
-import StoreRelayJSON
+import StoreRelayVerification
+import StoreRelayCore
 import StoreRelaySimulator
-import StoreRelaySupport
 import Testing
 
 /// The nested transaction and renewal info say what the notification type says.

@@ -1,8 +1,6 @@
-import StoreRelayAppStore
-import StoreRelayCrypto
-import StoreRelayJSON
+import StoreRelayVerification
+import StoreRelayCore
 import StoreRelaySimulator
-import StoreRelaySupport
 import Testing
 
 @Suite struct NotificationFactoryTests {

@@ -1,5 +1,5 @@
 import Foundation
-import StoreRelaySupport
+import StoreRelayCore
 
 /// The result of running a program to completion.
 public struct CommandResult: Sendable {

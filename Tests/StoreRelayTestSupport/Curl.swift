@@ -1,5 +1,5 @@
 import Foundation
-import StoreRelayJSON
+import StoreRelayCore
 
 /// A response as curl saw it.
 public struct CurlResponse: Sendable {

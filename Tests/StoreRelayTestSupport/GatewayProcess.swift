@@ -1,6 +1,5 @@
 import Foundation
-import StoreRelaySupport
-import StoreRelayJSON
+import StoreRelayCore
 
 /// A real `storerelay serve` child process on loopback, for end-to-end tests.
 ///

@@ -1,4 +1,4 @@
-import StoreRelaySupport
+import StoreRelayCore
 
 /// A clock the test moves by hand, from a fixed instant (2027-01-15T08:00:00Z) unless told
 /// otherwise: the one every suite uses for expiry, rotation and retry times.

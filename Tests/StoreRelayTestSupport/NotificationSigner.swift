@@ -1,6 +1,6 @@
 import Foundation
-import StoreRelayCrypto
-import StoreRelaySupport
+import StoreRelayVerification
+import StoreRelayCore
 
 /// Signs many distinct V2 notifications quickly with a `TestCertificateAuthority` chain,
 /// for load and chaos tests. It uses StoreRelay's own ES256 signer for speed; verification

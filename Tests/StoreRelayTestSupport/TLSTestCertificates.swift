@@ -1,5 +1,5 @@
 import Foundation
-import StoreRelaySupport
+import StoreRelayCore
 
 /// A test PKI made with the `openssl` command-line tool in a fresh temporary directory, once
 /// per test process: a trusted test CA, server certificates it issued, and a certificate from

@@ -1,5 +1,5 @@
 import Foundation
-import StoreRelaySupport
+import StoreRelayCore
 
 /// A throwaway P-256 PKI shaped like Apple's App Store signing chain, generated with the
 /// `openssl` command-line tool in a fresh temporary directory, plus a JWS signer that also
@@ -125,7 +125,7 @@ public final class TestCertificateAuthority: Sendable {
     }
 
     /// Converts a DER `ECDSA-Sig-Value` (SEQUENCE of two INTEGERs) to JWS raw `R‖S`, written
-    /// here independently of StoreRelayCrypto's converter.
+    /// here independently of the verifier's converter (StoreRelayVerification/Crypto).
     public static func rawSignature(fromDER der: [UInt8]) -> [UInt8]? {
         var index = 0
         func length() -> Int? {

@@ -1,5 +1,5 @@
 import Foundation
-import StoreRelayJSON
+import StoreRelayCore
 
 /// The shared App Store test vectors (`../shared/vectors`), read at run time, never copied.
 public enum Vectors {

@@ -1,6 +1,5 @@
 import Foundation
-import StoreRelayJSON
-import StoreRelaySupport
+import StoreRelayCore
 
 /// A recording webhook sink: `Tests/Fixtures/sink.py` as a child process, independent of
 /// StoreRelay's code (it checks signatures with Python's hmac). See the script for its paths.

@@ -1,5 +1,5 @@
 import Testing
-import StoreRelaySupport
+import StoreRelayCore
 
 @Suite struct Base64StrictnessTests {
     @Test func everyLengthRoundTrips() {

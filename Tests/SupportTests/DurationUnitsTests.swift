@@ -1,5 +1,5 @@
 import Dispatch
-import StoreRelaySupport
+import StoreRelayCore
 import Testing
 
 /// The one set of `Duration` conversions: exact where they can be, saturating where not.

@@ -1,6 +1,6 @@
 import Foundation
-import StoreRelaySupport
-import StoreRelayTLS
+import StoreRelayCore
+import StoreRelayNet
 
 /// A tiny loopback HTTPS server for tests: blocking sockets on a background thread, with the
 /// TLS done by `TLSConnection` in server mode. It answers every request with a fixed response

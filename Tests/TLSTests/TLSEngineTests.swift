@@ -1,5 +1,5 @@
 import StoreRelayTestSupport
-import StoreRelayTLS
+import StoreRelayNet
 import Testing
 
 /// The engine as a pure state machine: two `TLSConnection`s talking through byte arrays.

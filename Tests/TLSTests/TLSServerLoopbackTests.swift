@@ -1,6 +1,6 @@
 import Foundation
 import StoreRelayTestSupport
-import StoreRelayTLS
+import StoreRelayNet
 import Testing
 
 /// The server mode over a real loopback socket, checked by independent clients: curl and

@@ -1,7 +1,7 @@
 import BenchKit
 import Dispatch
 import StoreRelaySimulator
-import StoreRelaySupport
+import StoreRelayCore
 
 /// Unique, realistically sized V2 notifications, signed before any timed phase.
 ///

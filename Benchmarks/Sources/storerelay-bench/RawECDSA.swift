@@ -1,5 +1,5 @@
 import BenchKit
-import COpenSSL
+import CBenchOpenSSL
 
 /// ES256 verification straight through OpenSSL, the way `openssl speed` does it (digest
 /// computed once, one `EVP_PKEY_CTX` reused), to split the cost of the project's

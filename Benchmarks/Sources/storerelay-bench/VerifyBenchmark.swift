@@ -1,11 +1,8 @@
 import BenchKit
 import Dispatch
-import StoreRelayAppStore
-import StoreRelayCrypto
-import StoreRelayEvents
-import StoreRelayJSON
-import StoreRelayRecord
-import StoreRelaySupport
+import StoreRelayVerification
+import StoreRelayCore
+import StoreRelayDelivery
 
 /// Verification alone, in this process, with the project's own `NotificationVerifier`
 /// (compiled from the main package's sources): the ceiling the gateway could reach if

@@ -1,5 +1,5 @@
 import FuzzSupport
-import StoreRelayHTTP
+import StoreRelayNet
 
 /// libFuzzer target for `HTTPRequestParser`: arbitrary bytes as a connection's input stream.
 ///

@@ -1,5 +1,5 @@
 import FuzzSupport
-import StoreRelayHTTP
+import StoreRelayNet
 
 /// One pass of the parser over a byte stream, fed in chunks, with everything it reported.
 ///

@@ -1,5 +1,5 @@
 import FuzzSupport
-import StoreRelayHTTP
+import StoreRelayNet
 
 /// libFuzzer target for `HTTPResponseParser`: arbitrary bytes as a downstream's answer to a
 /// webhook (a hostile or broken receiver). The first byte picks whether the request was a

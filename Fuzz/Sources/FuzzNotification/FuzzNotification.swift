@@ -1,5 +1,5 @@
 import FuzzSupport
-import StoreRelayJSON
+import StoreRelayCore
 
 /// libFuzzer target for everything a notification body goes through before it is stored:
 /// JSON parsing, V2 JWS decoding and verification, V1 parsing, and normalization.

@@ -1,5 +1,5 @@
 import FuzzSupport
-import StoreRelayJSON
+import StoreRelayCore
 
 /// The JSON invariant: what parses re-serializes to text that parses back to an equal value,
 /// and serializing that value again gives the same bytes (StoreRelay passes Apple's payloads

@@ -1,8 +1,6 @@
 import FuzzSupport
-import StoreRelayAppStore
-import StoreRelayEvents
-import StoreRelayJSON
-import StoreRelaySupport
+import StoreRelayVerification
+import StoreRelayCore
 
 /// What the gateway does with a body (NotificationProcessor, which is not a library product,
 /// so its steps are repeated here), plus the invariants each step promises.

@@ -1,5 +1,5 @@
 import FuzzSupport
-import StoreRelayJSON
+import StoreRelayCore
 
 /// A notification body built from fuzzer-chosen plain parts, split at NUL bytes:
 /// `header NUL payload [NUL transaction [NUL renewal [NUL appTransaction [NUL signature]]]]`.

@@ -1,6 +1,6 @@
 /// Unpadded base64url (RFC 4648 §5), to build JWS from fuzzer-chosen JSON.
 ///
-/// Written here rather than taken from StoreRelaySupport so that the encoder that shapes the
+/// Written here rather than taken from StoreRelayCore so that the encoder that shapes the
 /// fuzz input is not the decoder under test.
 public enum Base64URL {
     private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)

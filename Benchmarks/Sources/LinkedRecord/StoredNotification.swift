@@ -1,1 +1,0 @@
-../../../Sources/StoreRelayDelivery/StoredNotification.swift

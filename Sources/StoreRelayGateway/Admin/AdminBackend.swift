@@ -1,0 +1,25 @@
+import StoreRelayDelivery
+import StoreRelayCore
+
+/// What the admin listener needs from the running gateway. The gateway implements it; tests
+/// use a double.
+public protocol AdminBackend: Sendable {
+    /// Every destination's queue depth, in-flight count, breaker state, last success and error.
+    var destinationStatuses: [DestinationStatus] { get }
+    /// One event and its delivery state per destination, while the gateway still knows it
+    /// (unfinished events, and a bounded window of recently finished ones); nil otherwise.
+    func event(id: String) -> EventDeliveryState?
+    /// The dead-letter store (list, read, delete).
+    var deadLetters: DeadLetterStore { get }
+    /// Re-queues one dead letter with a fresh attempt budget; it leaves the store when the
+    /// replayed delivery succeeds. Unrouted and quarantined ones are routed again with the
+    /// current configuration.
+    func replay(deadLetterId: String) -> ReplayOutcome
+    /// Replays every dead letter matching the filters; returns how many were replayed.
+    func replayAll(destination: String?, reason: DeadLetter.Reason?) -> Int
+    /// Readiness: journal writable and configuration loaded.
+    var isReady: Bool { get }
+}
+
+/// The result of replaying one dead letter (defined with the engine that does it).
+public typealias ReplayOutcome = ReplayResult

@@ -1,0 +1,18 @@
+import StoreRelayNet
+
+/// The admin listener's own error codes, beside the HTTP module's `malformed`, `not_found`
+/// and `method_not_allowed`. Bodies are `{"error":"<code>","message":"<sentence>"}`.
+extension HTTPErrorCode {
+    /// No valid `Authorization: Bearer <token>` (or session, for the page).
+    public static let unauthorized = HTTPErrorCode(
+        status: 401, code: "unauthorized", message: "A valid admin token is required: send Authorization: Bearer <token>.")
+    /// A page form posted without its session's CSRF token.
+    public static let forbidden = HTTPErrorCode(
+        status: 403, code: "forbidden", message: "The form's CSRF token is missing or wrong; reload the page.")
+    /// A query parameter, identifier or body the API cannot act on.
+    public static let badRequest = HTTPErrorCode(
+        status: 400, code: "bad_request", message: "The request's parameters are invalid.")
+    /// The action conflicts with the resource's state (already replaying, no route).
+    public static let conflict = HTTPErrorCode(
+        status: 409, code: "conflict", message: "The request conflicts with the resource's current state.")
+}

@@ -1,0 +1,149 @@
+import StoreRelayVerification
+import StoreRelayDelivery
+import StoreRelayNet
+import StoreRelayCore
+
+/// The web page: login and logout, the page itself, and its POST-redirect-GET actions.
+///
+/// A browser authenticates with a session cookie (`HttpOnly; SameSite=Strict`) obtained by
+/// posting the admin token to `/login`; every state-changing form also carries the session's
+/// CSRF token. A bearer header works too (scripts, curl), and needs no CSRF token, since no
+/// browser attaches it on its own.
+extension AdminHandler {
+    private enum Caller {
+        case session(AdminSessions.Session)
+        case bearer
+        case anonymous
+    }
+
+    func respondToPage(_ route: AdminRoute, _ request: HTTPRequest) -> HTTPResponse {
+        let caller: Caller = session(of: request).map { .session($0) } ?? (hasBearerToken(request) ? .bearer : .anonymous)
+        switch (route, caller) {
+        case (.loginForm, .anonymous):
+            return html(200, AdminPage.login(message: nil))
+        case (.loginForm, _):
+            return redirect("/")
+        case (.login, _):
+            return login(request)
+        case (.logout, .session(let session)):
+            guard hasCSRFToken(FormEncoding.decode(bodyText(request)), session: session) else { return csrfRejected() }
+            sessions.remove(id: session.id)
+            return redirect("/login", cookie: "\(AdminSessions.cookieName)=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0")
+        case (.logout, _):
+            return redirect("/login")
+        case (.page, .anonymous):
+            return redirect("/login")
+        case (.page, .session(let session)):
+            return page(request, csrfToken: session.csrfToken)
+        case (.page, .bearer):
+            return page(request, csrfToken: nil)
+        case (_, .anonymous):
+            return html(401, AdminPage.message(title: "Not logged in", text: "Log in with the admin token first."))
+        case (_, .session(let session)):
+            let form = FormEncoding.decode(bodyText(request))
+            guard hasCSRFToken(form, session: session) else { return csrfRejected() }
+            return act(route, form: form)
+        case (_, .bearer):
+            return act(route, form: FormEncoding.decode(bodyText(request)))
+        }
+    }
+
+    private func login(_ request: HTTPRequest) -> HTTPResponse {
+        let sent = FormEncoding.value("token", in: bodyText(request)) ?? ""
+        guard ConstantTime.equals(sent, token) else {
+            logger.warning("admin login refused", [("http.remote", request.remoteAddress ?? "")])
+            return html(401, AdminPage.login(message: "That token is not the admin token."))
+        }
+        let session = sessions.create()
+        logger.info("admin login", [("http.remote", request.remoteAddress ?? "")])
+        return redirect("/", cookie: "\(AdminSessions.cookieName)=\(session.id); HttpOnly; SameSite=Strict; Path=/; "
+            + "Max-Age=\(sessions.lifetimeSeconds)")
+    }
+
+    private func page(_ request: HTTPRequest, csrfToken: String?) -> HTTPResponse {
+        let filters: DeadLetterFilters
+        do {
+            filters = try DeadLetterFilters(query: request.query, defaultLimit: AdminAPI.defaultPageSize, maxLimit: AdminAPI.maxPageSize)
+        } catch {
+            return html(400, AdminPage.message(title: "Bad filter", text: error.message))
+        }
+        let listing = backend.deadLetters.list(destination: filters.destination, reason: filters.reason,
+                                               limit: filters.limit, cursor: filters.cursor)
+        let model = AdminPage.Model(
+            ready: backend.isReady, destinations: backend.destinationStatuses,
+            deadLetterCounts: backend.deadLetters.countsByDestination, letters: listing.items.map(\.json),
+            nextCursor: listing.nextCursor, filters: filters, csrfToken: csrfToken,
+            notice: Self.notice(FormEncoding.value("done", in: request.query)), now: clock.now())
+        return html(200, AdminPage.render(model))
+    }
+
+    /// Runs a page action, then sends the browser back to the page it came from.
+    private func act(_ route: AdminRoute, form: [(name: String, value: String)]) -> HTTPResponse {
+        func field(_ name: String) -> String? { form.first { $0.name == name }?.value }
+        var filters = DeadLetterFilters(limit: AdminAPI.defaultPageSize)
+        filters.destination = field("destination").flatMap { $0.isEmpty ? nil : $0 }
+        filters.reason = field("reason").flatMap(DeadLetterFilters.reason)
+        let cursor = field("cursor").flatMap { DeadLetterFilters.isWellFormedCursor($0) ? $0 : nil }
+        let id = field("id") ?? ""
+        let notice: String
+        switch route {
+        case .uiReplay where !DeadLetterStore.isValidID(id), .uiPurge where !DeadLetterStore.isValidID(id):
+            notice = "invalid"
+        case .uiReplay:
+            switch backend.replay(deadLetterId: id) {
+            case .replayed: notice = "replayed-1"
+            case .notFound: notice = "missing"
+            case .noRoute: notice = "noroute"
+            case .alreadyReplaying: notice = "busy"
+            }
+        case .uiPurge:
+            notice = backend.deadLetters.delete(id: id) ? "purged-1" : "missing"
+        default:
+            notice = "replayed-\(backend.replayAll(destination: filters.destination, reason: filters.reason))"
+        }
+        logger.info("admin page action", [("admin.action", "\(route)"), ("admin.result", notice)])
+        return redirect("/?" + AdminPage.filterQuery(filters, cursor: cursor, notice: notice))
+    }
+
+    /// The sentence for a `done=` marker; only known markers are shown.
+    static func notice(_ marker: String?) -> String? {
+        guard let marker else { return nil }
+        for (prefix, verb) in [("replayed-", "Replayed"), ("purged-", "Purged")] where marker.hasPrefix(prefix) {
+            guard let count = Int(marker.dropFirst(prefix.count)), count >= 0 else { return nil }
+            return "\(verb) \(count) dead letter\(count == 1 ? "" : "s")."
+        }
+        switch marker {
+        case "missing": return "That dead letter no longer exists."
+        case "noroute": return "That dead letter still matches no route; fix routes.conf first."
+        case "busy": return "That dead letter is already being replayed."
+        case "invalid": return "That is not a dead-letter id."
+        default: return nil
+        }
+    }
+
+    private func csrfRejected() -> HTTPResponse {
+        html(403, AdminPage.message(title: "Form expired", text: "The form's CSRF token is missing or wrong. Reload the page and try again."))
+    }
+
+    private func bodyText(_ request: HTTPRequest) -> String { String(decoding: request.body, as: UTF8.self) }
+
+    private func html(_ status: Int, _ body: String) -> HTTPResponse {
+        HTTPResponse(status: status, contentType: "text/html; charset=utf-8", body: body, headers: Self.pageHeaders)
+    }
+
+    private func redirect(_ location: String, cookie: String? = nil) -> HTTPResponse {
+        var headers = Self.pageHeaders
+        headers.add(name: "Location", value: location)
+        if let cookie { headers.add(name: "Set-Cookie", value: cookie) }
+        return HTTPResponse(status: 303, headers: headers)
+    }
+
+    /// No script may run, the page may not be framed, forms post only here, nothing is cached.
+    static let pageHeaders: HTTPHeaders = [
+        "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+        "X-Content-Type-Options": "nosniff",
+        "X-Frame-Options": "DENY",
+        "Referrer-Policy": "no-referrer",
+        "Cache-Control": "no-store",
+    ]
+}

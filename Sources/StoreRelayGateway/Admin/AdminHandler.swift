@@ -1,0 +1,53 @@
+import StoreRelayNet
+import StoreRelayCore
+
+/// Routes, authenticates and answers admin requests; `AdminServer` runs it on its own serial
+/// queue. Holds no mutable state of its own (sessions live in `AdminSessions`).
+struct AdminHandler: Sendable {
+    let backend: any AdminBackend
+    let token: String
+    let metrics: @Sendable () -> String
+    let metricsContentType: String
+    let sessions: AdminSessions
+    let clock: any Clock
+    let logger: Logger
+
+    var api: AdminAPI { AdminAPI(backend: backend) }
+
+    /// Order: route shape (404/405), then authentication (401), then the handler, which
+    /// validates identifiers before anything uses them.
+    func respond(to request: HTTPRequest) -> HTTPResponse {
+        let route: AdminRoute
+        switch AdminRoute.match(method: request.method, path: request.path) {
+        case .notFound: return .error(.notFound)
+        case .methodNotAllowed(let allow): return .error(.methodNotAllowed, headers: ["Allow": allow.joined(separator: ", ")])
+        case .route(let matched): route = matched
+        }
+        if route.isPage { return respondToPage(route, request) }
+        if route == .metrics {
+            return HTTPResponse(status: 200, contentType: metricsContentType, body: metrics())
+        }
+        guard hasBearerToken(request) else {
+            return .error(.unauthorized, headers: ["WWW-Authenticate": "Bearer realm=\"storerelay\""])
+        }
+        let response = respondToAPI(route, request)
+        if request.method != "GET" && request.method != "HEAD" {
+            logger.info("admin action", [("http.method", request.method), ("http.path", request.path),
+                                         ("http.status", String(response.status))])
+        }
+        return response
+    }
+
+    private func respondToAPI(_ route: AdminRoute, _ request: HTTPRequest) -> HTTPResponse {
+        switch route {
+        case .status: api.status()
+        case .event(let id): api.event(id: id)
+        case .listDeadLetters: api.listDeadLetters(query: request.query)
+        case .deadLetter(let id): api.deadLetter(id: id)
+        case .deleteDeadLetter(let id): api.delete(id: id)
+        case .replayDeadLetter(let id): api.replay(id: id)
+        case .replayMatching: api.replayMatching(body: request.body)
+        default: .error(.notFound)
+        }
+    }
+}

@@ -1,0 +1,104 @@
+import StoreRelayDelivery
+import StoreRelayCore
+
+/// The admin page's HTML, rendered on the server and usable without JavaScript: every action
+/// is a plain form. Pure functions of their model; every value passes through
+/// `HTMLEscaping.escape` (the `h` helper) on its way in.
+enum AdminPage {
+    struct Model {
+        var ready: Bool
+        var destinations: [DestinationStatus]
+        var deadLetterCounts: [String?: Int]
+        /// Dead-letter records (SPEC shape) of the current page, newest first.
+        var letters: [JSONValue]
+        var nextCursor: String?
+        var filters: DeadLetterFilters
+        /// The session's CSRF token; nil when the page was fetched with a bearer token.
+        var csrfToken: String?
+        var notice: String?
+        var now: Timestamp
+    }
+
+    static let style = """
+        body{font:14px/1.4 system-ui,sans-serif;margin:1.5rem;color:#222}
+        h1{font-size:1.3rem;margin:0}h2{font-size:1.05rem;margin:1.5rem 0 .5rem}
+        header{display:flex;gap:1rem;align-items:center;justify-content:space-between}
+        table{border-collapse:collapse;width:100%}th,td{border-bottom:1px solid #ddd;padding:.3rem .4rem;text-align:left;vertical-align:top}
+        th{background:#f4f4f4;font-weight:600}td.num{text-align:right}code{font-size:12px}
+        .ok{color:#17702a}.bad{color:#b00020}.muted{color:#777}.err{max-width:22rem;overflow-wrap:anywhere}
+        .notice{background:#eef6ee;border:1px solid #9c9;padding:.4rem .6rem;margin:.8rem 0}
+        form.inline{display:inline;margin:0}form.filters{display:flex;gap:.6rem;align-items:end;flex-wrap:wrap}
+        button{cursor:pointer}button.danger{color:#b00020}
+        """
+
+    static func render(_ model: Model) -> String {
+        var body = "<header><h1>StoreRelay admin</h1><span>"
+        body += model.ready ? "<span class=\"ok\">ready</span>" : "<span class=\"bad\">not ready</span>"
+        if let csrf = model.csrfToken {
+            body += " <form class=\"inline\" method=\"post\" action=\"/logout\">\(hidden("csrf", csrf))<button>Log out</button></form>"
+        }
+        body += "</span></header>\n"
+        if let notice = model.notice { body += "<p class=\"notice\">\(h(notice))</p>\n" }
+        body += destinationsTable(model)
+        body += deadLettersSection(model)
+        return document(title: "StoreRelay admin", body: body)
+    }
+
+    static func login(message: String?) -> String {
+        var body = "<h1>StoreRelay admin</h1>\n"
+        if let message { body += "<p class=\"bad\">\(h(message))</p>\n" }
+        body += """
+            <form method="post" action="/login">
+            <p><label>Admin token<br><input type="password" name="token" autocomplete="current-password" size="70" autofocus></label></p>
+            <p><button>Log in</button></p>
+            </form>
+            <p class="muted">The token is the configuration's admin-token, or the content of DATA/admin.token.</p>
+            """
+        return document(title: "Log in — StoreRelay admin", body: body)
+    }
+
+    /// A short page for errors met by a browser (stale form, expired session).
+    static func message(title: String, text: String) -> String {
+        document(title: title, body: "<h1>\(h(title))</h1>\n<p>\(h(text))</p>\n<p><a href=\"/\">Back to the admin page</a></p>")
+    }
+
+    static func document(title: String, body: String) -> String {
+        """
+        <!doctype html>
+        <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
+        <title>\(h(title))</title><style>\(style)</style></head>
+        <body>
+        \(body)
+        </body></html>
+
+        """
+    }
+
+    private static func destinationsTable(_ model: Model) -> String {
+        var out = "<h2>Destinations</h2>\n<table><tr><th>Name</th><th>Kind</th><th>Queue depth</th><th>In flight</th>"
+            + "<th>Breaker</th><th>Last success</th><th>Last error</th><th>Dead letters</th></tr>\n"
+        for status in model.destinations {
+            let breakerClass = status.breaker == .closed ? "ok" : "bad"
+            var lastError = "<span class=\"muted\">none</span>"
+            if let message = status.lastError {
+                lastError = h(message) + (status.lastErrorAt.map { " <span class=\"muted\">(\(h(age($0, model.now))) ago)</span>" } ?? "")
+            }
+            out += "<tr><td>\(h(status.name))</td><td>\(h(status.kind))</td><td class=\"num\">\(status.queueDepth)</td>"
+                + "<td class=\"num\">\(status.inFlight)</td><td class=\"\(breakerClass)\">\(h(status.breaker.rawValue))</td>"
+                + "<td>\(status.lastSuccess.map { h(age($0, model.now)) + " ago" } ?? "<span class=\"muted\">never</span>")</td>"
+                + "<td class=\"err\">\(lastError)</td><td class=\"num\">\(model.deadLetterCounts[status.name] ?? 0)</td></tr>\n"
+        }
+        if model.destinations.isEmpty { out += "<tr><td colspan=\"8\" class=\"muted\">No destinations configured.</td></tr>\n" }
+        return out + "</table>\n"
+    }
+
+    static func age(_ time: Timestamp, _ now: Timestamp) -> String {
+        AgeFormatting.describe(milliseconds: now.milliseconds - time.milliseconds)
+    }
+
+    static func hidden(_ name: String, _ value: String) -> String {
+        "<input type=\"hidden\" name=\"\(h(name))\" value=\"\(h(value))\">"
+    }
+
+    static func h(_ text: String) -> String { HTMLEscaping.escape(text) }
+}

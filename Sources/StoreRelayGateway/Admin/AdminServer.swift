@@ -1,0 +1,53 @@
+import Dispatch
+import StoreRelayNet
+import StoreRelayCore
+
+/// The admin listener (SPEC "Dead letters and admin listener"): `/metrics` for anyone, the
+/// JSON API behind `Authorization: Bearer <token>`, and a server-rendered page behind a login
+/// session or the same bearer token.
+///
+/// ```swift
+/// let admin = AdminServer(backend: gateway, token: token, configuration: .init(address: "127.0.0.1:9090"),
+///                         metrics: { registry.render() }, logger: logger)
+/// try admin.start()
+/// ```
+///
+/// Requests are answered on one serial queue of its own: admin traffic is light, and the
+/// backend reads dead-letter files, which must not run on the HTTP connection queues.
+public final class AdminServer: Sendable {
+    /// Prometheus text exposition format 0.0.4.
+    public static let prometheusContentType = "text/plain; version=0.0.4; charset=utf-8"
+
+    let handler: AdminHandler
+    private let server: HTTPServer
+
+    /// - Parameters:
+    ///   - token: the admin token (`AdminToken.resolve`); compared in constant time.
+    ///   - metrics: renders the Prometheus text for `/metrics`.
+    ///   - sessionLifetime: how long a page login lasts.
+    public init(
+        backend: any AdminBackend, token: String, configuration: HTTPServerConfiguration,
+        metrics: @escaping @Sendable () -> String, metricsContentType: String = AdminServer.prometheusContentType,
+        logger: Logger = .disabled, clock: any Clock = WallClock(), sessionLifetime: Duration = .seconds(8 * 3600)
+    ) {
+        precondition(!token.isEmpty, "the admin token must not be empty")
+        let handler = AdminHandler(
+            backend: backend, token: token, metrics: metrics, metricsContentType: metricsContentType,
+            sessions: AdminSessions(clock: clock, lifetime: sessionLifetime), clock: clock, logger: logger)
+        self.handler = handler
+        let work = DispatchQueue(label: "storerelay.admin")
+        server = HTTPServer(configuration: configuration, logger: logger) { request, responder in
+            work.async { responder.respond(handler.respond(to: request)) }
+        }
+    }
+
+    /// Binds and starts serving; returns the bound port.
+    @discardableResult
+    public func start() throws(HTTPServerError) -> Int { try server.start() }
+
+    /// The bound port once started.
+    public var port: Int? { server.port }
+
+    /// Stops accepting, answers requests in flight, then calls `completion`.
+    public func shutdown(completion: @escaping @Sendable () -> Void = {}) { server.shutdown(completion: completion) }
+}

@@ -1,0 +1,47 @@
+import StoreRelayConfig
+import StoreRelayDelivery
+import StoreRelayNet
+import StoreRelayCore
+
+/// The gateway as the admin listener sees it.
+extension Gateway: AdminBackend {
+    public var destinationStatuses: [DestinationStatus] { delivery.status }
+
+    public func event(id: String) -> EventDeliveryState? { delivery.state(ofEvent: id) }
+
+    public var deadLetters: DeadLetterStore { delivery.deadLetters }
+
+    public func replay(deadLetterId: String) -> ReplayOutcome { delivery.replay(deadLetterId: deadLetterId) }
+
+    public func replayAll(destination: String?, reason: DeadLetter.Reason?) -> Int {
+        delivery.replayAll(destination: destination, reason: reason)
+    }
+
+    public var isReady: Bool { journal.isWritable }
+
+    /// Starts the admin listener (API, dead-letter page, /metrics) on the configured address,
+    /// with the configured token or the one generated into DATA/admin.token.
+    static func startAdmin(_ gateway: Gateway, configuration: GatewayConfiguration, logger: Logger) throws(GatewayError) -> AdminServer {
+        let token: String
+        do {
+            token = try AdminToken.resolve(configured: configuration.adminToken?.value, dataDirectory: configuration.dataDirectory)
+        } catch {
+            throw GatewayError("cannot set up the admin token: \(error)")
+        }
+        let registry = gateway.metrics.registry
+        let server = AdminServer(
+            backend: gateway, token: token, configuration: HTTPServerConfiguration(address: configuration.admin.description),
+            metrics: { registry.render() }, metricsContentType: MetricsRegistry.contentType, logger: logger)
+        let port: Int
+        do {
+            port = try server.start()
+        } catch {
+            throw GatewayError("cannot listen on the admin address \(configuration.admin): \(error)")
+        }
+        logger.info("listening", [
+            ("listener", "admin"), ("address", address(configuration.admin, port: port)),
+            ("token", configuration.adminToken == nil ? AdminToken.path(dataDirectory: configuration.dataDirectory) : "from the configuration"),
+        ])
+        return server
+    }
+}

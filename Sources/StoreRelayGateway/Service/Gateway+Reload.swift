@@ -1,0 +1,56 @@
+import StoreRelayConfig
+import StoreRelayCore
+
+extension Gateway {
+    /// Applies a reloaded configuration (SIGHUP). The caller has parsed and validated it, so
+    /// an invalid file never gets here and the old configuration stays.
+    ///
+    /// New routes, apps, secrets, environments, trust roots and paths apply to notifications
+    /// that arrive from now on; destinations whose definition did not change keep their queues
+    /// and connections. Listeners, TLS and the data directory need a restart: a change to
+    /// them is reported and otherwise ignored. Blocks while retired destinations close: call
+    /// it off every request path.
+    public func reload(_ new: GatewayConfiguration) throws(GatewayError) {
+        let old = configuration
+        let needsRestart = Self.settingsNeedingRestart(old, new)
+        if !needsRestart.isEmpty {
+            logger.warning("reload: these settings apply only after a restart", [("settings", needsRestart.joined(separator: ", "))])
+        }
+        for destination in new.destinations {
+            if case .file(let options) = destination.kind {
+                do {
+                    try PrivateFiles.createDirectory(options.directory)
+                } catch {
+                    throw GatewayError("destination \(destination.name): cannot create \(options.directory): \(error.reason)")
+                }
+            }
+        }
+        let processor = NotificationProcessor(
+            verifier: try Self.makeVerifier(new, clock: clock), policy: AcceptancePolicy(new), routes: new.routes)
+        do {
+            try delivery.reconfigure(new)
+        } catch {
+            throw GatewayError("cannot open the destinations: \(error)")
+        }
+        intake.replace(processor: processor)
+        publicRoutes.withLock { $0 = Self.publicRoutes(configuration: new, intake: intake, journal: journal) }
+        current.withLock { $0 = new }
+        logger.info("configuration reloaded", [
+            ("routes", String(new.routes.rules.count)), ("destinations", String(new.destinations.count)),
+        ])
+    }
+
+    /// Settings that only take effect when the process starts again.
+    static func settingsNeedingRestart(_ old: GatewayConfiguration, _ new: GatewayConfiguration) -> [String] {
+        var changed: [String] = []
+        if old.listen != new.listen { changed.append("listen") }
+        if old.tls != new.tls { changed.append("tls") }
+        if old.admin != new.admin { changed.append("admin") }
+        if old.adminToken != new.adminToken { changed.append("admin-token") }
+        if old.dataDirectory != new.dataDirectory { changed.append("data") }
+        if old.maxBodySize != new.maxBodySize { changed.append("max-body") }
+        if old.readTimeout != new.readTimeout { changed.append("read-timeout") }
+        if old.idleTimeout != new.idleTimeout { changed.append("idle-timeout") }
+        return changed
+    }
+}

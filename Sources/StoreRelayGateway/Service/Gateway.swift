@@ -1,0 +1,151 @@
+import Foundation
+import StoreRelayVerification
+import StoreRelayConfig
+import StoreRelayDelivery
+import StoreRelayNet
+import StoreRelayStorage
+import StoreRelayCore
+
+/// The running gateway: journal, fan-out, verification pipeline and public listener.
+///
+/// Start order is journal → delivery (resuming what the journal holds) → verifier →
+/// listener, so nothing is accepted before it can be stored and delivered; `stop` runs the
+/// other way round (SPEC "Operations").
+public final class Gateway: Sendable {
+    /// The configuration in force (replaced by a successful reload).
+    public var configuration: GatewayConfiguration { current.current }
+    let current: Locked<GatewayConfiguration>
+    let logger: Logger
+    let clock: any Clock
+    let journal: Journal
+    let delivery: DeliveryEngine
+    let intake: NotificationIntake
+    let metrics = GatewayMetrics()
+    private let publicServer: HTTPServer
+    /// The public listener's routes, rebuilt when a reload changes the notification paths.
+    let publicRoutes: Locked<HTTPRoutes>
+    private let stopping = Locked(false)
+    private let journalProbe: JournalProbe
+    private let memoryTrimmer: MemoryTrimmer
+    /// The admin listener, started last: it serves a gateway that is fully up.
+    private let adminServer = Locked<AdminServer?>(nil)
+
+    /// Loads the TLS files (when `tls` is set), opens the journal under the data directory,
+    /// loads the trust roots and starts listening.
+    public init(configuration: GatewayConfiguration, logger: Logger, clock: any Clock = WallClock()) throws(GatewayError) {
+        current = Locked(configuration)
+        self.logger = logger
+        self.clock = clock
+        // Before the journal opens: a bad certificate or key must not leave anything behind.
+        let publicTLS = try Self.loadTLS(configuration)
+        let journalDirectory = configuration.dataDirectory + "/journal"
+        do {
+            journal = try Journal.open(directory: journalDirectory, logger: logger)
+        } catch {
+            throw GatewayError("cannot open the journal in \(journalDirectory): \(error)")
+        }
+        for issue in journal.recoveryIssues {
+            logger.warning("journal recovery", [("issue", "\(issue)")])
+        }
+        journalProbe = JournalProbe(journal: journal)
+        do {
+            let deadLetters = try DeadLetterStore.open(directory: configuration.dataDirectory + "/dead-letters", logger: logger)
+            delivery = try DeliveryEngine(configuration: configuration, journal: journal, deadLetters: deadLetters,
+                                          clock: clock, logger: logger, observer: metrics)
+        } catch {
+            journal.close()
+            throw GatewayError("cannot open the destinations: \(error)")
+        }
+        do {
+            try delivery.resume(from: journal.recovered)
+        } catch {
+            delivery.stop {}
+            journal.close()
+            throw GatewayError("cannot resume deliveries from the journal in \(journalDirectory): \(error)")
+        }
+        memoryTrimmer = MemoryTrimmer(delivery: delivery)
+        journal.releaseRecoveredRecords()
+        let processor: NotificationProcessor
+        do {
+            processor = NotificationProcessor(
+                verifier: try Self.makeVerifier(configuration, clock: clock),
+                policy: AcceptancePolicy(configuration), routes: configuration.routes)
+        } catch {
+            delivery.stop {}
+            journal.close()
+            throw error
+        }
+        intake = NotificationIntake(processor: processor, journal: journal, delivery: delivery, clock: clock,
+                                    logger: logger, metrics: metrics)
+        metrics.observe(delivery: delivery, journal: journal, journalDirectory: journalDirectory)
+
+        var serverConfiguration = HTTPServerConfiguration(address: configuration.listen.description)
+        serverConfiguration.maxBodyBytes = configuration.maxBodySize
+        serverConfiguration.readTimeout = configuration.readTimeout
+        serverConfiguration.idleTimeout = configuration.idleTimeout
+        serverConfiguration.tls = publicTLS
+        let routes = Locked(Self.publicRoutes(configuration: configuration, intake: intake, journal: journal))
+        publicRoutes = routes
+        publicServer = HTTPServer(configuration: serverConfiguration, logger: logger) { request, responder in
+            routes.current.handle(request, responder)
+        }
+        let port: Int
+        do {
+            port = try publicServer.start()
+        } catch {
+            delivery.stop {}
+            journal.close()
+            throw GatewayError("cannot listen on \(configuration.listen): \(error)")
+        }
+        logger.info("listening", [
+            ("listener", "public"), ("address", Self.address(configuration.listen, port: port)),
+            ("paths", configuration.paths.map(\.path).joined(separator: " ")),
+            ("tls", publicTLS == nil ? "no" : "yes"),
+        ])
+        do {
+            let admin = try Self.startAdmin(self, configuration: configuration, logger: logger)
+            adminServer.withLock { $0 = admin }
+        } catch {
+            publicServer.shutdown {}
+            delivery.stop {}
+            journal.close()
+            throw error
+        }
+        logger.info("started", [
+            ("data", configuration.dataDirectory), ("routes", String(configuration.routes.rules.count)),
+            ("destinations", String(configuration.destinations.count)),
+            ("journal.segments", String(journal.segments.count)),
+        ])
+    }
+
+    /// Stops accepting, answers what is in flight, flushes the journal, then calls `completion`.
+    public func stop(completion: @escaping @Sendable () -> Void) {
+        let alreadyStopping = stopping.withLock { stopping in
+            defer { stopping = true }
+            return stopping
+        }
+        guard !alreadyStopping else { return }
+        logger.info("stopping")
+        adminServer.current?.shutdown()
+        journalProbe.stop()
+        memoryTrimmer.stop()
+        publicServer.shutdown { [delivery, journal, logger] in
+            delivery.stop {
+                journal.close {
+                    logger.info("stopped")
+                    completion()
+                }
+            }
+        }
+    }
+
+    static func address(_ listen: ListenAddress, port: Int) -> String {
+        listen.with(port: UInt16(port)).description
+    }
+}
+
+/// Why the gateway could not start, as one sentence.
+public struct GatewayError: Error, CustomStringConvertible {
+    public let description: String
+    init(_ description: String) { self.description = description }
+}

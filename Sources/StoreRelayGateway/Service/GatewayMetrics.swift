@@ -1,0 +1,94 @@
+import StoreRelayDelivery
+import StoreRelayStorage
+import StoreRelayCore
+
+/// Every metric the gateway exposes on `/metrics` (SPEC "Operations"), registered once.
+final class GatewayMetrics: Sendable {
+    let registry = MetricsRegistry()
+    private let received: Counter
+    private let acknowledgement: Histogram
+    private let deliveries: Counter
+    private let deliverySeconds: Histogram
+    private let deadLettersCreated: Counter
+
+    init() {
+        received = registry.counter(
+            "storerelay_notifications_received_total",
+            help: "Notifications posted to the public listener, by environment, version (1 or 2) and outcome.",
+            labels: ["environment", "version", "outcome"])
+        acknowledgement = registry.histogram(
+            "storerelay_acknowledgement_seconds",
+            help: "Time from a complete notification request to its answer (verification and journal fsync included).",
+            labels: ["outcome"], buckets: MetricBuckets.latencySeconds)
+        deliveries = registry.counter(
+            "storerelay_deliveries_total",
+            help: "Delivery attempts by destination and outcome (delivered, retry, rejected).",
+            labels: ["destination", "outcome"])
+        deliverySeconds = registry.histogram(
+            "storerelay_delivery_seconds", help: "Duration of delivery attempts by destination.",
+            labels: ["destination"], buckets: MetricBuckets.latencySeconds)
+        deadLettersCreated = registry.counter(
+            "storerelay_dead_letters_created_total", help: "Dead letters written, by destination and reason.",
+            labels: ["destination", "reason"])
+    }
+
+    /// Gauges read at scrape time from the running parts.
+    func observe(delivery: DeliveryEngine, journal: Journal, journalDirectory: String) {
+        registry.gauge("storerelay_queue_depth", help: "Events waiting for their next attempt, by destination.",
+                       labels: ["destination"]) {
+            delivery.status.map { ([$0.name], Double($0.queueDepth)) }
+        }
+        registry.gauge("storerelay_queue_parked",
+                       help: "Of the waiting events, those whose body stays in the journal until due, by destination.",
+                       labels: ["destination"]) {
+            delivery.status.map { ([$0.name], Double($0.parked)) }
+        }
+        registry.gauge("storerelay_in_flight", help: "Delivery attempts in flight, by destination.", labels: ["destination"]) {
+            delivery.status.map { ([$0.name], Double($0.inFlight)) }
+        }
+        registry.gauge("storerelay_breaker_state",
+                       help: "Circuit breaker by destination: 0 closed, 1 half-open, 2 open.", labels: ["destination"]) {
+            delivery.status.map { status in
+                let value: Double = switch status.breaker {
+                case .closed: 0
+                case .halfOpen: 1
+                case .open: 2
+                }
+                return ([status.name], value)
+            }
+        }
+        registry.gauge("storerelay_dead_letters", help: "Dead letters in the store, by destination (empty: unrouted and quarantined).",
+                       labels: ["destination"]) {
+            delivery.deadLetters.countsByDestination.map { ([$0.key ?? ""], Double($0.value)) }
+        }
+        registry.gauge("storerelay_journal_segments", help: "Journal segments on disk.") {
+            [([], Double(journal.segments.count))]
+        }
+        registry.gauge("storerelay_journal_bytes", help: "Bytes of journal segments on disk.") {
+            let names = (try? PrivateFiles.listDirectory(journalDirectory)) ?? []
+            let bytes = names.filter { $0.hasSuffix(".log") }.reduce(0) { total, name in
+                total + (PrivateFiles.fileSize(journalDirectory + "/" + name) ?? 0)
+            }
+            return [([], Double(bytes))]
+        }
+        registry.gauge("storerelay_journal_writable", help: "1 when the journal can write, else 0.") {
+            [([], journal.isWritable ? 1 : 0)]
+        }
+    }
+
+    func notificationAnswered(environment: String?, version: String?, outcome: String, seconds: Double) {
+        received.increment([environment ?? "unknown", version ?? "unknown", outcome])
+        acknowledgement.observe(seconds, [outcome])
+    }
+}
+
+extension GatewayMetrics: DeliveryObserver {
+    func attemptFinished(destination: String, outcome: String, seconds: Double) {
+        deliveries.increment([destination, outcome])
+        deliverySeconds.observe(seconds, [destination])
+    }
+
+    func deadLettered(destination: String?, reason: DeadLetter.Reason) {
+        deadLettersCreated.increment([destination ?? "", reason.rawValue])
+    }
+}

@@ -1,0 +1,102 @@
+import Dispatch
+import StoreRelayDelivery
+import StoreRelayVerification
+import StoreRelayStorage
+import StoreRelayCore
+
+/// The acceptance pipeline: verify and normalize off the connection's queue, then journal,
+/// then answer — 200 only once the record is fsync'ed (SPEC "Public listener").
+final class NotificationIntake: Sendable {
+    /// Replaced as a whole by a configuration reload; each notification uses one snapshot.
+    private let processor: Locked<NotificationProcessor>
+    private let journal: Journal
+    private let delivery: DeliveryEngine
+    private let clock: any Clock
+    private let logger: Logger
+    private let metrics: GatewayMetrics
+    /// ECDSA verification is CPU work: it runs on the cooperative width of this concurrent
+    /// queue, never on a connection's serial queue.
+    private let verificationQueue = DispatchQueue(
+        label: "storerelay.verification", attributes: .concurrent, target: .nonBlockingWork)
+
+    init(processor: NotificationProcessor, journal: Journal, delivery: DeliveryEngine, clock: any Clock,
+         logger: Logger, metrics: GatewayMetrics) {
+        self.metrics = metrics
+        self.processor = Locked(processor)
+        self.journal = journal
+        self.delivery = delivery
+        self.clock = clock
+        self.logger = logger
+    }
+
+    /// Applies a reloaded configuration to notifications that arrive from now on.
+    func replace(processor: NotificationProcessor) {
+        self.processor.withLock { $0 = processor }
+    }
+
+    /// Handles one body posted on a path bound to `pathEnvironment` (nil: any environment).
+    func receive(
+        body: [UInt8], pathEnvironment: AppStoreEnvironment?,
+        completion: @escaping @Sendable (IntakeOutcome) -> Void
+    ) {
+        let started = MonotonicClock.nanoseconds()
+        verificationQueue.async { [self] in
+            let processed: StoredNotification
+            do throws(IntakeRejection) {
+                processed = try processor.current.process(body: body, pathEnvironment: pathEnvironment, receivedAt: clock.now())
+            } catch {
+                logger.notice("notification rejected", [("reason", error.message)])
+                answer(.rejected(error), event: nil, started: started, completion: completion)
+                return
+            }
+            store(processed) { [self] outcome in
+                answer(outcome, event: processed.event, started: started, completion: completion)
+            }
+        }
+    }
+
+    /// Counts and times the answer, then gives it.
+    private func answer(
+        _ outcome: IntakeOutcome, event: NormalizedEvent?, started: UInt64,
+        completion: @escaping @Sendable (IntakeOutcome) -> Void
+    ) {
+        // Only a V1 notification has a legacy type.
+        let version = event.map { $0.legacyType == nil ? "2" : "1" }
+        metrics.notificationAnswered(
+            environment: event?.environment.rawValue, version: version, outcome: outcome.label,
+            seconds: Double(MonotonicClock.nanoseconds() - started) / 1e9)
+        completion(outcome)
+    }
+
+    private func store(_ stored: StoredNotification, completion: @escaping @Sendable (IntakeOutcome) -> Void) {
+        let id = stored.id
+        let event = stored.event
+        journal.append(id: id, payload: stored.encoded()) { [logger, delivery] outcome in
+            switch outcome {
+            case .stored(let position):
+                // Answer first: Apple's 200 must not wait for fan-out to be planned.
+                defer { delivery.submit(stored, position: position) }
+                if case .quarantine(let reason) = stored.disposition {
+                    logger.warning("notification quarantined", [
+                        ("event.id", id), ("event.type", event.type), ("environment", event.environment.rawValue),
+                        ("bundle.id", event.bundleId ?? ""), ("reason", reason),
+                    ])
+                    completion(.quarantined(id: id))
+                } else {
+                    logger.info("notification accepted", [
+                        ("event.id", id), ("event.type", event.type), ("event.subtype", event.subtype ?? ""),
+                        ("environment", event.environment.rawValue), ("bundle.id", event.bundleId ?? ""),
+                    ])
+                    completion(.accepted(id: id))
+                }
+            case .duplicate:
+                logger.info("duplicate notification", [("event.id", id)])
+                completion(.duplicate(id: id))
+            case .failed(let error):
+                logger.error("journal write failed", [("event.id", id), ("error", "\(error)")])
+                completion(.rejected(.unavailable(
+                    "The notification could not be stored; retry later (the journal cannot write).")))
+            }
+        }
+    }
+}

@@ -1,0 +1,89 @@
+import StoreRelayVerification
+import StoreRelayConfig
+import StoreRelayDelivery
+import StoreRelayCore
+
+/// A notification that passed verification, normalized, with the policy's verdict.
+
+/// Verifies, normalizes, judges and routes one notification body; no I/O.
+///
+/// Shared by the public listener and `storerelay verify`, so the offline answer is exactly
+/// the one the gateway would give.
+struct NotificationProcessor: Sendable {
+    let verifier: NotificationVerifier
+    let policy: AcceptancePolicy
+    let routes: RouteTable
+
+    func process(
+        body: [UInt8], pathEnvironment: AppStoreEnvironment?, receivedAt: Timestamp
+    ) throws(IntakeRejection) -> StoredNotification {
+        let event: NormalizedEvent
+        let facts: AcceptancePolicy.Facts
+        switch try NotificationBody.classify(body) {
+        case .v2(let signedPayload):
+            (event, facts) = try processV2(signedPayload: signedPayload, receivedAt: receivedAt)
+        case .v1:
+            (event, facts) = try processV1(body: body, receivedAt: receivedAt)
+        }
+        let disposition = policy.disposition(of: facts, pathEnvironment: pathEnvironment)
+        // Routes are decided once, now, and stored with the event: a restart or a reload
+        // never changes where an acknowledged event goes.
+        let destinations = disposition == .accept
+            ? routes.destinations(environment: event.environment, bundleId: event.bundleId ?? "",
+                                  type: event.type, subtype: event.subtype)
+            : []
+        return StoredNotification(event: event, disposition: disposition, destinations: destinations,
+                                  body: body, receivedAt: receivedAt)
+    }
+
+    private func processV2(
+        signedPayload: String, receivedAt: Timestamp
+    ) throws(IntakeRejection) -> (NormalizedEvent, AcceptancePolicy.Facts) {
+        let verified: VerifiedNotification
+        do {
+            verified = try verifier.verify(signedPayload: signedPayload)
+        } catch {
+            throw error.code == .malformed ? .malformed(error.message) : .signature(error.message)
+        }
+        guard let payload = verified.payload.objectValue else {
+            throw .malformed("The signed payload is not a JSON object.")
+        }
+        let content = NotificationContent(
+            payload: payload,
+            transaction: verified.transaction.map { .object($0.payload) },
+            renewal: verified.renewal.map { .object($0.payload) },
+            appTransaction: verified.appTransaction.map { .object($0.payload) },
+            environment: verified.environment
+        )
+        let event: NormalizedEvent
+        do {
+            event = try NormalizedEvent(content: content, receivedAt: receivedAt)
+        } catch {
+            throw .malformed("The notification cannot be normalized: \(error.reason)")
+        }
+        let facts = AcceptancePolicy.Facts(
+            environment: verified.environment, bundleId: verified.bundleId, appAppleId: verified.appAppleId)
+        return (event, facts)
+    }
+
+    private func processV1(
+        body: [UInt8], receivedAt: Timestamp
+    ) throws(IntakeRejection) -> (NormalizedEvent, AcceptancePolicy.Facts) {
+        let notification: V1Notification
+        do {
+            notification = try V1Notification.parse(body)
+        } catch {
+            throw .malformed("The V1 notification is invalid: \(error.reason)")
+        }
+        let secrets = policy.sharedSecrets(forBundle: notification.bundleId)
+        guard !secrets.isEmpty else {
+            throw .signature("No shared secret is configured for V1 notifications of \(notification.bundleId ?? "this app").")
+        }
+        guard V1SharedSecret.matches(password: notification.password ?? "", secrets: secrets) else {
+            throw .signature("The V1 notification's password does not match the shared secret.")
+        }
+        let facts = AcceptancePolicy.Facts(
+            environment: notification.environment, bundleId: notification.bundleId, appAppleId: nil)
+        return (notification.normalized(receivedAt: receivedAt), facts)
+    }
+}

@@ -1,0 +1,170 @@
+import Dispatch
+import StoreRelayCore
+
+/// StoreRelay's durable journal: accepted notifications are appended to checksummed segment
+/// files and acknowledged only once fdatasync'ed, with many appends sharing one sync.
+///
+/// Index, batch and counters sit behind one lock, held only for bookkeeping: an append takes
+/// it, checks for a duplicate and joins the pending batch without changing threads. File I/O
+/// happens on a serial writer queue, so appends arriving while a batch syncs form the next
+/// batch. Completions run on a serial callback queue, one hop per batch; it targets the
+/// accepting pool (`DispatchQueue.nonBlockingWork`), so they must not block.
+public final class Journal: Sendable {
+    /// The journal directory (for example `DATA/journal`).
+    public let directory: String
+    public let options: JournalOptions
+    /// What recovery found and repaired when this journal was opened.
+    public let recoveryIssues: [RecoveryIssue]
+
+    let logger: Logger
+    let state: Locked<JournalState>
+    let writer: QueueConfined<SegmentWriter>
+    let callbackQueue = DispatchQueue(label: "storerelay.journal.callbacks", target: .nonBlockingWork)
+    /// Retiring appends to the dedupe snapshot and deletes whole segments: milliseconds of
+    /// I/O that must not hold up the writer's next group commit.
+    let retiredFile: QueueConfined<RetiredIDsFile>
+    private let recoveredAtOpen: Locked<[RecoveredRecord]>
+    /// The descriptor holding the directory's `lock` file (-1 once closed): one journal per
+    /// directory at a time. Two processes appending to one directory would each create the
+    /// other's next segment; the second would fail every batch from then on.
+    private let lock: Locked<Int32>
+    static let lockFileName = "lock"
+
+    deinit { releaseLock() }
+
+    /// Lets another journal open the directory: once closed, or when this one is dropped.
+    func releaseLock() {
+        lock.withLock { fd in
+            if fd >= 0 { closeDescriptor(fd) }
+            fd = -1
+        }
+    }
+
+    private init(directory: String, options: JournalOptions, logger: Logger, state: JournalState, lock: Int32,
+                 writer: SegmentWriter, retiredFile: RetiredIDsFile, recovered: [RecoveredRecord], issues: [RecoveryIssue]) {
+        self.lock = Locked(lock)
+        self.directory = directory
+        self.options = options
+        self.logger = logger
+        self.state = Locked(state)
+        self.writer = QueueConfined(writer, queue: DispatchQueue(label: "storerelay.journal.writer"))
+        self.retiredFile = QueueConfined(retiredFile, queue: DispatchQueue(label: "storerelay.journal.retire"))
+        self.recoveredAtOpen = Locked(recovered)
+        self.recoveryIssues = issues
+    }
+
+    /// Opens (creating if needed) the journal in `directory` and recovers it: every segment is
+    /// read in order, checked record by record, repaired (see `RecoveryIssue`), and every id it
+    /// holds, plus those of the `seen-ids` snapshot, enters the dedupe index.
+    public static func open(directory: String, options: JournalOptions = JournalOptions(),
+                            logger: Logger) throws(StorageError) -> Journal {
+        try JournalFiles.createDirectory(directory)
+        let lockPath = directory + "/" + lockFileName
+        guard let lock = try JournalFiles.lockExclusively(lockPath) else {
+            throw StorageError(.inUse, path: lockPath,
+                               message: "the journal in \(directory) is open in another process (is another storerelay serve using the same data directory?)")
+        }
+        var opened = false
+        defer { if !opened { closeDescriptor(lock) } }
+        var recovery = JournalRecovery(directory: directory, options: options, logger: logger)
+        try recovery.run()
+
+        var live: [EventIDDigest: LiveEntry] = [:]
+        var records: [RecoveredRecord] = []
+        /// The dedupe key of an event record (hashed once per record); nil for progress records.
+        func digest(of record: DecodedRecord) -> EventIDDigest? {
+            record.kind == JournalRecordKind.event.rawValue ? EventIDDigest(record.id) : nil
+        }
+        func admit(_ record: DecodedRecord, _ digest: EventIDDigest?, at position: RecordPosition) {
+            if let digest { live[digest] = LiveEntry(segment: position.segment, firstSeen: record.firstSeen) }
+            let kind = JournalRecordKind(rawValue: record.kind)
+            records.append(RecoveredRecord(kind: kind, id: record.id, firstSeen: Timestamp(milliseconds: record.firstSeen),
+                                           position: position, progressPayload: kind == .event ? nil : record.body))
+        }
+        for (segment, record) in recovery.records {
+            let digest = digest(of: record)
+            guard digest.map({ live[$0] == nil }) ?? true else { continue }
+            admit(record, digest, at: RecordPosition(segment: segment, offset: record.offset))
+        }
+
+        let writer = try SegmentWriter(directory: directory, sizeLimit: options.segmentSizeLimit, logger: logger,
+                                       continuing: recovery.continuing, lastSequence: recovery.highestSequence)
+        var segments = recovery.segments
+        var rewrite: [(record: DecodedRecord, digest: EventIDDigest?)] = []
+        var rewriting: Set<EventIDDigest> = []
+        for record in recovery.salvaged {
+            let digest = digest(of: record)
+            // Nothing of a retired event is written again (its progress records neither); an
+            // event already live or already salvaged once is not either.
+            guard recovery.snapshot[digest ?? EventIDDigest(record.id)] == nil else { continue }
+            if let digest {
+                guard live[digest] == nil, rewriting.insert(digest).inserted else { continue }
+            }
+            rewrite.append((record, digest))
+        }
+        if !rewrite.isEmpty {
+            // Salvaged records were acknowledged once; they must be durable again before
+            // their damaged copies are the only ones left.
+            let report = writer.write(rewrite.map { salvaged in
+                let record = salvaged.record
+                return OutgoingRecord(kind: record.kind, id: Array(record.id.utf8), firstSeen: record.firstSeen, body: record.body)
+            })
+            let written = try report.result.get()
+            segments.insert(written.segment)
+            for (salvaged, offset) in zip(rewrite, written.offsets) {
+                admit(salvaged.record, salvaged.digest, at: RecordPosition(segment: written.segment, offset: offset))
+            }
+        }
+
+        let state = JournalState(live: live, snapshot: recovery.snapshot, segments: segments,
+                                 activeSegment: writer.sequence)
+        logger.info("journal opened", [("journal.directory", directory), ("journal.segments", String(segments.count)),
+                                       ("journal.records", String(records.count)),
+                                       ("journal.issues", String(recovery.issues.count))])
+        opened = true
+        return Journal(directory: directory, options: options, logger: logger, state: state, lock: lock, writer: writer,
+                       retiredFile: recovery.snapshotFile, recovered: records, issues: recovery.issues)
+    }
+
+    /// The records found at open (plus salvaged ones, at their new positions), in journal
+    /// order, for the caller to resume work: event payloads are read back with
+    /// `record(at:)`. Empty after `releaseRecoveredRecords()`.
+    public var recovered: [RecoveredRecord] { recoveredAtOpen.current }
+
+    /// The recovered records with every payload, events' read back from disk: all of them in
+    /// memory at once, for tests.
+    package var recoveredRecords: [JournalRecord] {
+        recoveredAtOpen.current.map { entry in
+            let payload = entry.progressPayload ?? (try? record(at: entry.position).payload) ?? []
+            return JournalRecord(kind: entry.kind, id: entry.id, firstSeen: entry.firstSeen, payload: payload,
+                                 position: entry.position)
+        }
+    }
+
+    /// Drops the recovered records once the caller has taken them over.
+    public func releaseRecoveredRecords() { recoveredAtOpen.withLock { $0 = [] } }
+
+    /// Whether `id` is stored or being stored (in the pending or writing batch).
+    public func contains(id: String) -> Bool {
+        let digest = EventIDDigest(id)
+        return state.withLock { $0.knows(id, digest) }
+    }
+
+    public var stats: JournalStats {
+        state.withLock { s in
+            var stats = s.stats
+            stats.segments = s.segments.count
+            return stats
+        }
+    }
+
+    /// False after a failed write or sync, until a later batch succeeds: the gateway answers
+    /// 503 and `/readyz` reports not ready meanwhile. Appends are still attempted for real.
+    public var isWritable: Bool { state.withLock { $0.writable && !$0.closed } }
+
+    /// Sequences of the segment files on disk, oldest first.
+    public var segments: [UInt64] { state.withLock { $0.segments.sorted() } }
+
+    /// The segment being appended to; `retireSegments` never removes it.
+    public var activeSegment: UInt64 { state.withLock { $0.activeSegment } }
+}

@@ -1,0 +1,160 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import StoreRelayCore
+
+/// Reads a journal directory back after a restart or crash: loads the dedupe snapshot, scans
+/// every segment in order, repairs torn tails and damage, and gathers what `Journal` needs to
+/// resume. Runs once, inside `Journal.open`, before any other access to the directory.
+struct JournalRecovery {
+    let directory: String
+    let options: JournalOptions
+    let logger: Logger
+
+    var issues: [RecoveryIssue] = []
+    /// Retired ids still within the dedupe retention, from `seen-ids`.
+    var snapshot: [EventIDDigest: Int64] = [:]
+    /// The `seen-ids` file as left by recovery: always present, in the current layout.
+    var snapshotFile = RetiredIDsFile()
+    /// Good records in segment order: (segment, record), event records without their payload
+    /// (read back by position when needed). A journal holding a long backlog is recovered
+    /// with one small entry per record, plus one segment's bytes at a time.
+    var records: [(UInt64, DecodedRecord)] = []
+    /// Good records found after damage, to be written again.
+    var salvaged: [DecodedRecord] = []
+    var segments: Set<UInt64> = []
+    var highestSequence: UInt64 = 0
+    /// The newest good segment, truncated to its last good record, to continue appending to.
+    var continuing: (sequence: UInt64, length: Int)?
+
+    init(directory: String, options: JournalOptions, logger: Logger) {
+        self.directory = directory
+        self.options = options
+        self.logger = logger
+    }
+
+    mutating func run() throws(StorageError) {
+        try JournalFiles.removeFile(directory + "/" + DedupeSnapshot.temporaryName)
+        try loadSnapshot()
+        let sequences = try JournalFiles.listDirectory(directory).compactMap(SegmentName.sequence(of:)).sorted()
+        highestSequence = sequences.last ?? 0
+        for sequence in sequences {
+            try recoverSegment(sequence, isLast: sequence == sequences.last)
+        }
+    }
+
+    /// Loads `seen-ids`, then leaves it present, in the current layout, intact and without
+    /// expired entries, so retirements only ever append to it.
+    private mutating func loadSnapshot() throws(StorageError) {
+        let path = directory + "/" + DedupeSnapshot.fileName
+        let cutoff = options.clock.now().milliseconds - options.dedupeRetentionMilliseconds
+        var mustRewrite = true
+        var length = 0
+        if access(path, F_OK) == 0 {
+            let bytes = try JournalFiles.readAll(path)
+            length = bytes.count
+            if let contents = DedupeSnapshot.decode(bytes) {
+                for entry in contents.entries where entry.firstSeen >= cutoff {
+                    snapshot[entry.digest] = max(snapshot[entry.digest] ?? .min, entry.firstSeen)
+                }
+                if contents.skippedDamage {
+                    // Only the last chunk can be torn by a crash: this is damage. Keep a copy,
+                    // keep every intact chunk; the damaged chunk's ids are forgotten.
+                    let aside = path + ".corrupt-\(options.clock.now().milliseconds)"
+                    try JournalFiles.writeFile(aside, bytes)
+                    logger.error("journal dedupe snapshot has a damaged chunk; the ids in it are forgotten",
+                                 [("journal.file", path), ("journal.forensic_copy", aside)])
+                    issues.append(RecoveryIssue(kind: .corruptSnapshot, path: path, offset: 0, droppedBytes: 0,
+                                                forensicCopy: aside, salvagedRecords: contents.entries.count,
+                                                detail: "a chunk failing its checksum before intact ones"))
+                } else if contents.intactLength < bytes.count {
+                    logger.warning("journal dedupe snapshot ended in a partial chunk; rewritten without it",
+                                   [("journal.file", path), ("journal.dropped_bytes", String(bytes.count - contents.intactLength))])
+                    issues.append(RecoveryIssue(kind: .tornSnapshotTail, path: path, offset: contents.intactLength,
+                                                droppedBytes: bytes.count - contents.intactLength, forensicCopy: nil,
+                                                salvagedRecords: 0, detail: "chunk cut short or failing its checksum"))
+                }
+                mustRewrite = contents.isOldVersion || contents.skippedDamage || contents.intactLength < bytes.count
+                    || snapshot.count < contents.entries.count
+            } else {
+                let aside = path + ".corrupt-\(options.clock.now().milliseconds)"
+                try JournalFiles.renameFile(path, aside)
+                try JournalFiles.syncDirectory(directory)
+                logger.error("journal dedupe snapshot is damaged; moved aside, ids of retired segments are forgotten",
+                             [("journal.file", aside)])
+                issues.append(RecoveryIssue(kind: .corruptSnapshot, path: path, offset: 0, droppedBytes: bytes.count,
+                                            forensicCopy: aside, salvagedRecords: 0, detail: "unknown header or version"))
+            }
+        }
+        let entries = snapshot.map { (digest: $0.key, firstSeen: $0.value) }
+        if mustRewrite { length = try DedupeSnapshot.compact(entries, directory: directory) }
+        snapshotFile = RetiredIDsFile(length: length, holding: entries, compactedAt: options.clock.now().milliseconds)
+    }
+
+    private mutating func recoverSegment(_ sequence: UInt64, isLast: Bool) throws(StorageError) {
+        let path = SegmentName.path(sequence, in: directory)
+        let bytes = try JournalFiles.readAll(path)
+        let scan = SegmentScanner.scan(bytes, sequence: sequence, maxPayloadBytes: options.maxPayloadBytes)
+        if let problem = scan.headerProblem {
+            try setAside(path, bytes: bytes, problem: problem, isLast: isLast)
+            return
+        }
+        segments.insert(sequence)
+        records.append(contentsOf: scan.records.map { record in
+            var record = record
+            if record.kind == JournalRecordKind.event.rawValue { record.body = [] }
+            return (sequence, record)
+        })
+        if let damage = scan.damages.first {
+            let torn = isLast && scan.salvaged.isEmpty
+            let dropped = bytes.count - scan.goodLength
+            var copy: String?
+            if torn {
+                logger.warning("journal dropped a torn write at the end of the last segment",
+                               [("journal.segment", path), ("journal.offset", String(damage.offset)),
+                                ("journal.bytes", String(dropped)), ("reason", damage.problem.rawValue)])
+            } else {
+                copy = path + ".corrupt-\(damage.offset)"
+                try JournalFiles.writeFile(copy!, Array(bytes[damage.offset...]))
+                logger.error("journal segment is damaged; tail copied aside and truncated",
+                             [("journal.segment", path), ("journal.offset", String(damage.offset)),
+                              ("journal.copy", copy!), ("journal.salvaged", String(scan.salvaged.count)),
+                              ("reason", damage.problem.rawValue)])
+            }
+            let fd = try JournalFiles.openFile(path, O_WRONLY)
+            defer { closeDescriptor(fd) }
+            try JournalFiles.truncate(fd, to: scan.goodLength, path: path)
+            try JournalFiles.syncData(fd, path: path)
+            if copy != nil { try JournalFiles.syncDirectory(directory) }
+            salvaged.append(contentsOf: scan.salvaged)
+            issues.append(RecoveryIssue(kind: torn ? .tornTail : .corruption, path: path, offset: damage.offset,
+                                        droppedBytes: dropped, forensicCopy: copy, salvagedRecords: scan.salvaged.count,
+                                        detail: damage.problem.rawValue))
+        }
+        // The newest readable segment is continued, even when a later one was set aside.
+        continuing = (sequence, scan.goodLength)
+    }
+
+    /// A segment without a valid header holds no record we can trust. A short last one is a
+    /// crash while it was being created and is removed; anything else is moved aside whole.
+    private mutating func setAside(_ path: String, bytes: [UInt8], problem: SegmentScan.HeaderProblem,
+                                   isLast: Bool) throws(StorageError) {
+        if isLast && problem == .short {
+            try JournalFiles.removeFile(path)
+            try JournalFiles.syncDirectory(directory)
+            logger.warning("journal removed a segment torn while it was created", [("journal.segment", path)])
+            issues.append(RecoveryIssue(kind: .tornTail, path: path, offset: 0, droppedBytes: bytes.count,
+                                        forensicCopy: nil, salvagedRecords: 0, detail: "short segment header"))
+            return
+        }
+        let aside = path + ".corrupt-0"
+        try JournalFiles.renameFile(path, aside)
+        try JournalFiles.syncDirectory(directory)
+        logger.error("journal segment has an unreadable header; moved aside",
+                     [("journal.segment", path), ("journal.copy", aside), ("reason", "\(problem)")])
+        issues.append(RecoveryIssue(kind: .unreadableSegment, path: path, offset: 0, droppedBytes: bytes.count,
+                                    forensicCopy: aside, salvagedRecords: 0, detail: "\(problem)"))
+    }
+}

@@ -1,0 +1,93 @@
+import StoreRelayCore
+
+/// Verifies the `signedPayload` of an App Store Server Notification V2 and the signed data
+/// nested in it, following StoreRelay's SPEC ("Verification (V2)").
+///
+/// Thread-safe; share one instance so the chain cache serves every request.
+public final class NotificationVerifier: Sendable {
+    /// The verifier for each JWS, with its chain cache and counters.
+    public let signedData: SignedDataVerifier
+
+    public init(configuration: VerifierConfiguration = VerifierConfiguration()) throws(CryptoError) {
+        signedData = try SignedDataVerifier(configuration: configuration)
+    }
+
+    public init(signedData: SignedDataVerifier) {
+        self.signedData = signedData
+    }
+
+    public var statistics: VerifierStatistics { signedData.statistics }
+
+    /// Verifies a notification. Throws `.malformed` for what is not a notification JWS and
+    /// `.signature` for what is not proven to be Apple's.
+    public func verify(signedPayload: String) throws(VerificationError) -> VerifiedNotification {
+        let outer = try DecodedJWS(compact: signedPayload, headers: signedData.headers)
+        let payload = outer.payload
+        // The signature is checked before the payload is interpreted, so only data proven to be
+        // Apple's can be called "not a notification". The one thing read first is the
+        // environment, and it can only lower the bar for environments an operator opted into.
+        let claimed = try? NotificationSubject.read(payload)
+        let skip = claimed.map { signedData.configuration.effectiveUnverifiedEnvironments.contains($0.environment) } ?? false
+        let verified = try signedData.verify(outer, skippingSignature: skip)
+
+        guard let type = payload["notificationType"]?.stringValue, !type.isEmpty else {
+            throw .malformed(.notNotification, "the payload has no notificationType, so it is not a notification")
+        }
+        guard let uuid = payload["notificationUUID"]?.stringValue, !uuid.isEmpty else {
+            throw .malformed(.notNotification, "the payload has no notificationUUID, so it is not a notification")
+        }
+        let subject = try NotificationSubject.read(payload)
+
+        let data = payload["data"]?.objectValue
+        let transaction = try nested("signedTransactionInfo", in: data, "data", subject, skip)
+        let renewal = try nested("signedRenewalInfo", in: data, "data", subject, skip)
+        var appTransaction = try nested("signedAppTransactionInfo", in: payload["appData"]?.objectValue, "appData", subject, skip)
+        if appTransaction == nil {
+            appTransaction = try nested("signedAppTransactionInfo", in: data, "data", subject, skip)
+        }
+
+        return VerifiedNotification(
+            payload: .object(payload),
+            notificationType: type,
+            subtype: payload["subtype"]?.stringValue,
+            notificationUUID: uuid,
+            version: payload["version"]?.stringValue,
+            signedDate: verified.signedDate,
+            environment: subject.environment,
+            bundleId: subject.bundleId,
+            appAppleId: subject.appAppleId,
+            bundleVersion: subject.bundleVersion,
+            transaction: transaction,
+            renewal: renewal,
+            appTransaction: appTransaction,
+            signatureVerified: verified.signatureVerified
+        )
+    }
+
+    /// Verifies `container[field]` at its own `signedDate` and checks it belongs to the same
+    /// app and environment. Renewal info has no `bundleId` and old payloads no `environment`,
+    /// so each is compared only when present.
+    private func nested(
+        _ field: String, in container: JSONObject?, _ containerName: String,
+        _ subject: NotificationSubject, _ skip: Bool
+    ) throws(VerificationError) -> VerifiedSignedData? {
+        guard let value = container?[field], !value.isNull else { return nil }
+        let path = "\(containerName).\(field)"
+        guard let text = value.stringValue else {
+            throw .malformed(.notNotification, "\(path) is not a string")
+        }
+        let result: VerifiedSignedData
+        do {
+            result = try signedData.verify(DecodedJWS(compact: text, headers: signedData.headers), skippingSignature: skip)
+        } catch {
+            throw error.within(path)
+        }
+        if let name = result.environmentName, AppStoreEnvironment(appleName: name) != subject.environment {
+            throw .signature(.nestedMismatch, "\(path) is for environment \"\(name.prefix(40))\" but the notification is for \(subject.environmentName)")
+        }
+        if let bundleId = result.bundleId, let outer = subject.bundleId, bundleId != outer {
+            throw .signature(.nestedMismatch, "\(path) is for bundle \"\(bundleId.prefix(100))\" but the notification is for \"\(outer.prefix(100))\"")
+        }
+        return result
+    }
+}

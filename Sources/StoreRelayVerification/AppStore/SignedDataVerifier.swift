@@ -1,0 +1,131 @@
+public import StoreRelayCore
+
+/// Verifies App Store JWS the way Apple's App Store Server Library does (offline mode):
+/// ES256 only; `x5c` of exactly three certificates; leaf ← `x5c[1]` ← a trusted root, where
+/// `x5c[2]` is never trusted; Apple's marker OIDs on the leaf and the intermediate; every
+/// certificate valid at the payload's `signedDate` (or now, when it has none); and the ES256
+/// signature over `header.payload` with the leaf's key.
+///
+/// Thread-safe: immutable configuration, a locked chain cache and locked counters.
+public final class SignedDataVerifier: Sendable {
+    /// Apple's "Mac App Store and iTunes Store Receipt Signing" leaf marker.
+    public static let leafMarkerOID = "1.2.840.113635.100.6.11.1"
+    /// Apple's "Worldwide Developer Relations" intermediate marker.
+    public static let intermediateMarkerOID = "1.2.840.113635.100.6.2.1"
+
+    public let configuration: VerifierConfiguration
+    private let chainVerifier: CertificateChainVerifier
+    private let cache: ChainCache
+    /// Headers already decoded: a notification and its nested JWS usually share one.
+    let headers = JWSHeaderCache()
+    private let counters = Locked(VerifierStatistics())
+
+    public init(configuration: VerifierConfiguration = VerifierConfiguration()) throws(CryptoError) {
+        self.configuration = configuration
+        chainVerifier = try CertificateChainVerifier(trustedRoots: configuration.trustedRoots)
+        cache = ChainCache(capacity: configuration.chainCacheCapacity)
+    }
+
+    /// What this verifier has done so far.
+    public var statistics: VerifierStatistics { counters.current }
+
+    /// Verifies one standalone signed value (`signedTransactionInfo`, `signedRenewalInfo`,
+    /// `signedAppTransactionInfo`, or any App Store JWS) at its own `signedDate`.
+    public func verify(_ jws: String) throws(VerificationError) -> VerifiedSignedData {
+        let decoded = try DecodedJWS(compact: jws, headers: headers)
+        let environment = decoded.payloadEnvironment
+        let skip = environment.map { configuration.effectiveUnverifiedEnvironments.contains($0) } ?? false
+        return try verify(decoded, skippingSignature: skip)
+    }
+
+    /// Verifies an already decoded JWS, or only decodes its date when `skippingSignature`.
+    func verify(_ decoded: DecodedJWS, skippingSignature: Bool) throws(VerificationError) -> VerifiedSignedData {
+        let signedDate = try decoded.signedDate()
+        if skippingSignature {
+            counters.withLock { $0.unverifiedAccepted += 1 }
+        } else {
+            try authenticate(decoded, at: signedDate ?? configuration.clock.now())
+        }
+        return VerifiedSignedData(decoded: decoded, signedDate: signedDate, signatureVerified: !skippingSignature)
+    }
+
+    /// Checks algorithm, chain, OIDs, validity at `time` and the signature.
+    public func authenticate(_ jws: DecodedJWS, at time: Timestamp) throws(VerificationError) {
+        guard let algorithm = jws.algorithm, algorithm == "ES256" else {
+            let shown = jws.algorithm.map { "\"\($0.prefix(20))\"" } ?? "missing"
+            throw .signature(.unsupportedAlgorithm, "the JWS algorithm is \(shown); only ES256 is accepted")
+        }
+        guard let x5c = jws.header["x5c"]?.arrayValue else {
+            throw .signature(.invalidChainLength, "the JWS header has no x5c certificate chain")
+        }
+        let texts = x5c.compactMap(\.stringValue)
+        guard x5c.count == 3, texts.count == 3 else {
+            throw .signature(.invalidChainLength, "the x5c chain must hold exactly 3 certificates, found \(x5c.count)")
+        }
+
+        let entry: VerifiedChainEntry
+        if let cached = cache.entry(for: texts) {
+            counters.withLock { $0.chainCacheHits += 1 }
+            guard cached.isValid(at: time) else {
+                throw .signature(.certificateExpired,
+                                 "a certificate of the chain is not valid at \(time.iso8601) (chain valid \(cached.validFrom.iso8601) to \(cached.validUntil.iso8601))")
+            }
+            entry = cached
+        } else {
+            entry = try verifyChain(texts, at: time)
+            cache.insert(entry, for: texts)
+        }
+
+        guard jws.signature.count == 64 else {
+            throw .signature(.invalidSignature, "the ES256 signature must be 64 bytes, found \(jws.signature.count)")
+        }
+        counters.withLock { $0.signatureVerifications += 1 }
+        guard entry.leafKey.isValidES256Signature(jws.signature, digest: jws.signingInputDigest) else {
+            throw .signature(.invalidSignature, "the ES256 signature does not match the signed data")
+        }
+    }
+
+    /// Full verification of `x5c` (a cache miss).
+    private func verifyChain(_ texts: [String], at time: Timestamp) throws(VerificationError) -> VerifiedChainEntry {
+        var certificates: [Certificate] = []
+        for (index, text) in texts.enumerated() {
+            guard let der = Base64.decode(text) else {
+                throw .signature(.invalidCertificate, "x5c[\(index)] is not valid base64")
+            }
+            do {
+                certificates.append(try Certificate(derBytes: der))
+            } catch {
+                throw .signature(.invalidCertificate, "x5c[\(index)] is not a valid certificate (\(error.reason))")
+            }
+        }
+        let leaf = certificates[0], intermediate = certificates[1]
+        // certificates[2] is parsed (Apple's libraries require it) but never used: the chain
+        // must end at one of our own roots.
+        guard leaf.hasExtension(oid: SignedDataVerifier.leafMarkerOID) else {
+            throw .signature(.missingAppleOID, "the leaf certificate lacks Apple's marker OID \(SignedDataVerifier.leafMarkerOID)")
+        }
+        guard intermediate.hasExtension(oid: SignedDataVerifier.intermediateMarkerOID) else {
+            throw .signature(.missingAppleOID, "the intermediate certificate lacks Apple's marker OID \(SignedDataVerifier.intermediateMarkerOID)")
+        }
+        counters.withLock { $0.chainVerifications += 1 }
+        let chain: VerifiedChain
+        do {
+            chain = try chainVerifier.verify(leaf: leaf, intermediates: [intermediate], at: time)
+        } catch {
+            if error.code == .certificateExpired || error.code == .certificateNotYetValid {
+                throw .signature(.certificateExpired, "\(error.reason) (validation time \(time.iso8601))")
+            }
+            throw .signature(.untrustedChain, "the x5c chain does not lead to a trusted root: \(error.reason)")
+        }
+        let key: PublicKey
+        do {
+            key = try leaf.publicKey()
+        } catch {
+            throw .signature(.invalidCertificate, "the leaf public key cannot be read (\(error.reason))")
+        }
+        guard key.isP256 else {
+            throw .signature(.invalidCertificate, "the leaf key is not an EC P-256 key, so it cannot sign ES256")
+        }
+        return VerifiedChainEntry(leafKey: key, validFrom: chain.validFrom, validUntil: chain.validUntil)
+    }
+}

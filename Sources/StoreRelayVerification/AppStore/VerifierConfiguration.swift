@@ -1,0 +1,52 @@
+public import StoreRelayCore
+
+/// How App Store signed data is verified. Every field has a safe default.
+public struct VerifierConfiguration: Sendable {
+    /// Roots a chain may end at. Apple Root CA - G3 by default; `trust-root` files add to it
+    /// (tests, `storerelay simulate`). Certificates sent inside a JWS are never trusted.
+    public var trustedRoots: [Certificate]
+
+    /// The time used when a payload carries no `signedDate`, injectable for tests.
+    public var clock: any Clock
+
+    /// Environments whose data is accepted without any signature or chain check, as Apple's
+    /// libraries do when configured for Xcode or LocalTesting (their data is signed by a
+    /// local, self-signed key). Empty by default. Only `.xcode` and `.localtesting` are
+    /// honoured: production and sandbox are always verified, whatever is listed here.
+    public var unverifiedEnvironments: Set<AppStoreEnvironment>
+
+    /// How many verified chains (by their certificate bytes) to remember; Apple rotates its
+    /// leaf roughly every two years, so a handful covers steady traffic.
+    public var chainCacheCapacity: Int
+
+    public init(
+        trustedRoots: [Certificate] = [AppleRootCertificates.appleRootCAG3],
+        clock: any Clock = WallClock(),
+        unverifiedEnvironments: Set<AppStoreEnvironment> = [],
+        chainCacheCapacity: Int = 32
+    ) {
+        self.trustedRoots = trustedRoots
+        self.clock = clock
+        self.unverifiedEnvironments = unverifiedEnvironments
+        self.chainCacheCapacity = chainCacheCapacity
+    }
+
+    /// `unverifiedEnvironments` restricted to the environments where skipping is allowed.
+    var effectiveUnverifiedEnvironments: Set<AppStoreEnvironment> {
+        unverifiedEnvironments.intersection([.xcode, .localtesting])
+    }
+}
+
+/// Counters of the verification work done, to observe the chain cache.
+public struct VerifierStatistics: Sendable, Hashable {
+    /// ES256 verifications of a JWS signature (one per verified JWS).
+    public var signatureVerifications = 0
+    /// Full chain verifications with OpenSSL (cache misses that got as far as the chain).
+    public var chainVerifications = 0
+    /// JWS whose chain was found in the cache.
+    public var chainCacheHits = 0
+    /// JWS accepted without checks because their environment is in `unverifiedEnvironments`.
+    public var unverifiedAccepted = 0
+
+    public init() {}
+}

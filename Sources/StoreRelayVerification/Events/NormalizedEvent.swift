@@ -1,0 +1,101 @@
+import StoreRelayCore
+
+/// One App Store notification as every downstream receives it (SPEC "Normalized event"),
+/// whatever Apple sent: V2 JWS or V1 legacy JSON.
+///
+/// The routing fields are lifted out as properties so the gateway never re-reads the JSON;
+/// `json` is the full event with `raw` null, which is what the journal stores. Apple's body is
+/// added only when a destination asks for it (`include-raw yes`), by `jsonBytes(includingRaw:)`.
+public struct NormalizedEvent: Sendable, Hashable {
+    /// The event's top-level keys, always all present and in this order.
+    public static let keys: [String] = [
+        "id", "source", "version", "environment", "type", "subtype", "legacyType", "signedDate",
+        "receivedAt", "app", "subscription", "transaction", "renewal", "summary",
+        "externalPurchaseToken", "appTransaction", "consumptionRequestReason", "raw",
+    ]
+
+    /// `notificationUUID` for V2; for V1 a UUID-shaped hash of the body (`V1Notification.eventID`).
+    public let id: String
+    public let environment: AppStoreEnvironment
+    /// The V2 notification type (V1 types are mapped to it), e.g. `DID_RENEW`.
+    public let type: String
+    public let subtype: String?
+    /// The V1 `notification_type` when the notification came in as V1, else nil.
+    public let legacyType: String?
+    /// `app.bundleId`, nil only when Apple sent none.
+    public let bundleId: String?
+    /// The event serialized once, `raw` null: the journal, file queues and webhooks all send
+    /// these bytes, and they are all the event keeps. A parsed tree costs several times its
+    /// text in memory, and every event waiting for a destination holds one.
+    private let serialized: [UInt8]
+
+    /// The whole event, `raw` null, parsed again from `serialized` (for the admin API, dead
+    /// letters and `include-raw`; never on the way in).
+    public var json: JSONObject {
+        // Our own serializer's output, so it always parses.
+        (try? JSONValue.parse(serialized))?.objectValue ?? JSONObject()
+    }
+
+    init(document: EventDocument) {
+        id = document.id
+        environment = document.environment
+        type = document.type
+        subtype = document.subtype
+        legacyType = document.legacyType
+        bundleId = document.bundleId.stringValue
+        serialized = JSONValue.object(document.object()).serializedBytes()
+    }
+
+    init(id: String, environment: AppStoreEnvironment, type: String, subtype: String?,
+         legacyType: String?, bundleId: String?, json: JSONObject) {
+        self.id = id
+        self.environment = environment
+        self.type = type
+        self.subtype = subtype
+        self.legacyType = legacyType
+        self.bundleId = bundleId
+        serialized = JSONValue.object(json).serializedBytes()
+    }
+
+    /// The event as sent to destinations without `include-raw`: `raw` is null.
+    public func jsonBytes() -> [UInt8] {
+        serialized
+    }
+
+    /// The event with `raw` holding Apple's original body as a JSON string, for destinations
+    /// with `include-raw yes`. A V1 body's `password` members are removed first: the shared
+    /// secret must never leave the gateway inside an event.
+    public func jsonBytes(includingRaw originalBody: [UInt8]) -> [UInt8] {
+        var object = json
+        object["raw"] = .string(Self.rawString(ofBody: originalBody))
+        return JSONValue.object(object).serializedBytes()
+    }
+
+    /// Apple's body as text for `raw`: byte for byte when it carries no `password`, else
+    /// re-serialized without any `password` member at any depth (member order and number
+    /// text are kept by the JSON parser in StoreRelayCore).
+    static func rawString(ofBody body: [UInt8]) -> String {
+        let text = String(decoding: body, as: UTF8.self)
+        // Cheap pre-check: a body that never spells the word, even with JSON escapes
+        // (`"pass\u0077ord"` is the same member name), cannot hold the member.
+        guard text.contains("password") || body.contains(UInt8(ascii: "\\")) else { return text }
+        guard let value = try? JSONValue.parse(body) else {
+            // Not JSON, so it never became an event; say nothing rather than risk the secret.
+            return ""
+        }
+        let cleaned = withoutPasswords(value)
+        return cleaned == value ? text : cleaned.serialized()
+    }
+
+    private static func withoutPasswords(_ value: JSONValue) -> JSONValue {
+        switch value {
+        case .object(let object):
+            return .object(JSONObject(object.members.filter { $0.key != "password" }
+                .map { (key: $0.key, value: withoutPasswords($0.value)) }))
+        case .array(let elements):
+            return .array(elements.map(withoutPasswords))
+        default:
+            return value
+        }
+    }
+}
