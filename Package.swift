@@ -38,7 +38,7 @@ let package = Package(
         // Config describes all of it, Gateway assembles and operates it.
 
         // Support, JSON, metrics: what every layer uses, no I/O of its own but files.
-        .target(name: "StoreRelayCore", dependencies: ["CStoreRelayShims"], swiftSettings: swiftSettings),
+        .target(name: "StoreRelayCore", swiftSettings: swiftSettings),
         // Sockets, TLS, the HTTP/1 codec, server and client: one transport for every socket.
         .target(
             name: "StoreRelayNet",
@@ -54,7 +54,7 @@ let package = Package(
         // The journal and the file queues: group-committed, checksummed, recoverable.
         .target(
             name: "StoreRelayStorage",
-            dependencies: ["StoreRelayCore", "StoreRelayVerification", "CStoreRelayShims", "CZlib"],
+            dependencies: ["StoreRelayCore", "StoreRelayVerification", "CZlib"],
             swiftSettings: swiftSettings
         ),
         // routes.conf and the configuration model.
@@ -81,7 +81,7 @@ let package = Package(
         // The dev CA and realistic notifications for `storerelay simulate`.
         .target(
             name: "StoreRelaySimulator",
-            dependencies: ["StoreRelayCore", "StoreRelayNet", "StoreRelayVerification", "COpenSSL", "CStoreRelayShims"],
+            dependencies: ["StoreRelayCore", "StoreRelayNet", "StoreRelayVerification", "COpenSSL"],
             swiftSettings: swiftSettings
         ),
         // The command line.
@@ -105,8 +105,12 @@ let package = Package(
         .testTarget(name: "SupportTests", dependencies: ["StoreRelayCore"], swiftSettings: swiftSettings),
         .testTarget(name: "MetricsTests", dependencies: ["StoreRelayCore", "StoreRelayTestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "NetTests", dependencies: ["StoreRelayNet"], swiftSettings: swiftSettings),
-        .testTarget(name: "TLSTests", dependencies: ["StoreRelayNet", "StoreRelayTestSupport"], swiftSettings: swiftSettings),
-        .testTarget(name: "HTTPTests", dependencies: ["StoreRelayNet", "StoreRelayTestSupport"], swiftSettings: swiftSettings),
+        .testTarget(name: "TLSTests", dependencies: ["StoreRelayNet", "StoreRelayCore", "StoreRelayTestSupport"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "HTTPTests",
+            dependencies: ["StoreRelayNet", "StoreRelayCore", "StoreRelayTestSupport", "CStoreRelayShims"],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "HTTPClientTests",
             dependencies: ["StoreRelayNet", "StoreRelayCore", "StoreRelayTestSupport"],
@@ -114,7 +118,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CryptoTests",
-            dependencies: ["StoreRelayVerification", "StoreRelayTestSupport", "COpenSSL", "CStoreRelayShims"],
+            dependencies: ["StoreRelayVerification", "StoreRelayCore", "StoreRelayTestSupport", "COpenSSL", "CStoreRelayShims"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -157,7 +161,7 @@ let package = Package(
         .testTarget(
             name: "SimulatorTests",
             dependencies: [
-                "StoreRelaySimulator", "StoreRelayVerification", "StoreRelayNet", "StoreRelayCore", "StoreRelayTestSupport",
+                "StoreRelaySimulator", "StoreRelayVerification", "StoreRelayCore", "StoreRelayTestSupport",
             ],
             swiftSettings: swiftSettings
         ),
