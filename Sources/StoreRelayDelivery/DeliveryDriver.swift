@@ -20,7 +20,7 @@ protocol DeliveryDriver: Sendable {
 struct WebhookDriver: DeliveryDriver {
     let request: WebhookRequest
     let client: HTTPClient
-    let clock: any Clock
+    let clock: any TimeSource
 
     var concurrency: Int { request.options.concurrency }
 
@@ -72,7 +72,7 @@ struct WebhookDriver: DeliveryDriver {
 /// Appends the normalized event as one line of a file queue; delivered once fsync'ed.
 struct FileQueueDriver: DeliveryDriver {
     let queue: FileQueue
-    let clock: any Clock
+    let clock: any TimeSource
 
     /// The file queue group-commits whatever is appended at once, so many may be in flight.
     var concurrency: Int { 256 }

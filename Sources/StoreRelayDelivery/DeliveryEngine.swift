@@ -23,7 +23,7 @@ public final class DeliveryEngine: Sendable {
     let journal: Journal
     public let deadLetters: DeadLetterStore
     let topology: Locked<Topology>
-    let clock: any Clock
+    let clock: any TimeSource
     let logger: Logger
     let observer: any DeliveryObserver
     /// Delayed work (retirement, dead-letter retries, reloads) runs here.
@@ -48,7 +48,7 @@ public final class DeliveryEngine: Sendable {
     ///   few hundred bytes per event, and is read back when due.
     public init(
         configuration: GatewayConfiguration, journal: Journal, deadLetters: DeadLetterStore,
-        clock: any Clock = WallClock(), logger: Logger, observer: any DeliveryObserver = NoDeliveryObserver(),
+        clock: any TimeSource = WallClock(), logger: Logger, observer: any DeliveryObserver = NoDeliveryObserver(),
         wholeJobsPerDestination: Int = 256
     ) throws {
         var clientConfiguration = HTTPClientConfiguration()
@@ -115,7 +115,7 @@ public final class DeliveryEngine: Sendable {
     func queue(named name: String) -> DestinationQueue? { topology.current.queues[name] }
 
     static func makeQueue(
-        _ destination: DestinationConfiguration, client: HTTPClient, wholeJobLimit: Int, clock: any Clock, logger: Logger,
+        _ destination: DestinationConfiguration, client: HTTPClient, wholeJobLimit: Int, clock: any TimeSource, logger: Logger,
         events: DestinationQueue.Events
     ) throws -> DestinationQueue {
         switch destination.kind {

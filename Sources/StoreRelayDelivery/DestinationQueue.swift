@@ -51,7 +51,7 @@ final class DestinationQueue: @unchecked Sendable {
     let definition: DestinationConfiguration
     private let driver: any DeliveryDriver
     private let limits: DeliveryLimits
-    private let clock: any Clock
+    private let clock: any TimeSource
     private let events: Events
     private let queue: DispatchQueue
 
@@ -69,7 +69,7 @@ final class DestinationQueue: @unchecked Sendable {
     private var retiredCompletion: (@Sendable () -> Void)?
 
     init(definition: DestinationConfiguration, kind: String, driver: any DeliveryDriver, limits: DeliveryLimits,
-         wholeJobLimit: Int, clock: any Clock, events: Events) {
+         wholeJobLimit: Int, clock: any TimeSource, events: Events) {
         self.definition = definition
         self.name = definition.name
         self.kind = kind

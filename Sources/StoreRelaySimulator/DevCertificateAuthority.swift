@@ -49,7 +49,7 @@ public final class DevCertificateAuthority: Sendable {
     }
 
     /// The dev CA of a data directory (`DATA/dev-ca/`), created on first use.
-    public static func loadOrCreate(dataDirectory: String, clock: any Clock = WallClock()) throws(SimulatorError) -> DevCertificateAuthority {
+    public static func loadOrCreate(dataDirectory: String, clock: any TimeSource = WallClock()) throws(SimulatorError) -> DevCertificateAuthority {
         try loadOrCreate(directory: dataDirectory + "/" + directoryName, clock: clock)
     }
 
@@ -57,7 +57,7 @@ public final class DevCertificateAuthority: Sendable {
     ///
     /// Creation happens in a private sibling directory renamed into place at the end, so a
     /// crash never leaves half a CA, and two simulators racing both end up with the winner's.
-    public static func loadOrCreate(directory: String, clock: any Clock = WallClock()) throws(SimulatorError) -> DevCertificateAuthority {
+    public static func loadOrCreate(directory: String, clock: any TimeSource = WallClock()) throws(SimulatorError) -> DevCertificateAuthority {
         if PrivateFiles.exists(directory) {
             return try load(directory: directory, at: clock.now())
         }

@@ -10,9 +10,9 @@ public import StoreRelayCore
 public struct NotificationFactory: Sendable {
     public let authority: DevCertificateAuthority
     /// Supplies `signedDate` and every date derived from it.
-    public let clock: any Clock
+    public let clock: any TimeSource
 
-    public init(authority: DevCertificateAuthority, clock: any Clock = WallClock()) {
+    public init(authority: DevCertificateAuthority, clock: any TimeSource = WallClock()) {
         self.authority = authority
         self.clock = clock
     }

@@ -5,7 +5,7 @@ import StoreRelayCore
 import StoreRelayTestSupport
 
 /// A clock stopped at one instant.
-struct FixedClock: StoreRelayCore.Clock {
+struct FixedClock: TimeSource {
     let time: Timestamp
     func now() -> Timestamp { time }
 }
@@ -39,7 +39,7 @@ enum Fixtures {
     }
 
     /// Verifier trusting Apple's mock-library test CA (certs/testCA.pem).
-    static func appleTestCAVerifier(clock: any StoreRelayCore.Clock = WallClock()) throws -> NotificationVerifier {
+    static func appleTestCAVerifier(clock: any TimeSource = WallClock()) throws -> NotificationVerifier {
         let root = try Certificate(pemString: vector("mock-apple-library/certs/testCA.pem"))
         return try NotificationVerifier(configuration: VerifierConfiguration(trustedRoots: [root], clock: clock))
     }

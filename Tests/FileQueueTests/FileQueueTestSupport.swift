@@ -16,7 +16,7 @@ struct TemporaryDirectory {
 }
 
 func testOptions(rotateSize: Int = 64 * 1024 * 1024, rotateAge: Duration = .seconds(3600),
-                 compression: FileQueueOptions.Compression = .none, clock: (any Clock)? = nil) -> FileQueueOptions {
+                 compression: FileQueueOptions.Compression = .none, clock: (any TimeSource)? = nil) -> FileQueueOptions {
     var options = FileQueueOptions(rotateSize: rotateSize, rotateAge: rotateAge, compression: compression)
     if let clock { options.clock = clock }
     return options

@@ -72,7 +72,7 @@ func writeBytes(_ path: String, _ bytes: [UInt8]) throws {
     try Data(bytes).write(to: URL(fileURLWithPath: path))
 }
 
-func testOptions(segmentSizeLimit: Int? = nil, clock: (any Clock)? = nil, dedupeRetention: Duration? = nil) -> JournalOptions {
+func testOptions(segmentSizeLimit: Int? = nil, clock: (any TimeSource)? = nil, dedupeRetention: Duration? = nil) -> JournalOptions {
     var options = JournalOptions()
     if let segmentSizeLimit { options.segmentSizeLimit = segmentSizeLimit }
     if let clock { options.clock = clock }

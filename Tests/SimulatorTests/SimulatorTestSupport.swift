@@ -5,7 +5,7 @@ import StoreRelayCore
 import StoreRelayTestSupport
 
 /// A clock stuck at one instant, so dates in notifications are exact.
-struct FixedClock: StoreRelayCore.Clock {
+struct FixedClock: TimeSource {
     let instant: Timestamp
     func now() -> Timestamp { instant }
 }
@@ -15,7 +15,7 @@ enum SimulatorFixtures {
     static let instant = Timestamp(milliseconds: 1_777_636_800_250)
 
     /// A dev CA created in a fresh temporary data directory.
-    static func authority(clock: any StoreRelayCore.Clock = FixedClock(instant: instant)) throws -> DevCertificateAuthority {
+    static func authority(clock: any TimeSource = FixedClock(instant: instant)) throws -> DevCertificateAuthority {
         let data = try TestPaths.makeTemporaryDirectory("storerelay-simulator").path + "/data"
         return try DevCertificateAuthority.loadOrCreate(dataDirectory: data, clock: clock)
     }

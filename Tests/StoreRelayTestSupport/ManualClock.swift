@@ -2,7 +2,7 @@ import StoreRelayCore
 
 /// A clock the test moves by hand, from a fixed instant (2027-01-15T08:00:00Z) unless told
 /// otherwise: the one every suite uses for expiry, rotation and retry times.
-public final class ManualClock: Clock {
+public final class ManualClock: TimeSource {
     private let time: Locked<Timestamp>
 
     public init(_ start: Timestamp = Timestamp(milliseconds: 1_800_000_000_000)) {

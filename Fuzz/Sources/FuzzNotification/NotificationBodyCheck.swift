@@ -6,7 +6,7 @@ import StoreRelayCore
 /// so its steps are repeated here), plus the invariants each step promises.
 enum NotificationBodyCheck {
     /// A fixed time, so that a saved input replays identically whatever the date.
-    struct FixedClock: Clock {
+    struct FixedClock: TimeSource {
         func now() -> Timestamp { Timestamp(milliseconds: 1_767_225_600_000) }  // 2026-01-01
     }
     static let receivedAt = Timestamp(milliseconds: 1_767_225_600_123)

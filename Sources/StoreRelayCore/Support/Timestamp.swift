@@ -40,13 +40,14 @@ public struct Timestamp: Sendable, Hashable, Comparable {
     public static func < (lhs: Timestamp, rhs: Timestamp) -> Bool { lhs.milliseconds < rhs.milliseconds }
 }
 
-/// A source of the current time, injected so tests never wait on the wall clock.
-public protocol Clock: Sendable {
+/// A source of the current wall-clock time, injected so tests never wait on the real one.
+/// (Not called `Clock`: that is Swift's own protocol for measuring durations.)
+public protocol TimeSource: Sendable {
     func now() -> Timestamp
 }
 
 /// The real wall clock.
-public struct WallClock: Clock {
+public struct WallClock: TimeSource {
     public init() {}
     public func now() -> Timestamp { Timestamp.now() }
 }

@@ -9,7 +9,7 @@ struct AdminHandler: Sendable {
     let metrics: @Sendable () -> String
     let metricsContentType: String
     let sessions: AdminSessions
-    let clock: any Clock
+    let clock: any TimeSource
     let logger: Logger
 
     var api: AdminAPI { AdminAPI(backend: backend) }

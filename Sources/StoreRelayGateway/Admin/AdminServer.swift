@@ -28,7 +28,7 @@ public final class AdminServer: Sendable {
     public init(
         backend: any AdminBackend, token: String, configuration: HTTPServerConfiguration,
         metrics: @escaping @Sendable () -> String, metricsContentType: String = AdminServer.prometheusContentType,
-        logger: Logger = .disabled, clock: any Clock = WallClock(), sessionLifetime: Duration = .seconds(8 * 3600)
+        logger: Logger = .disabled, clock: any TimeSource = WallClock(), sessionLifetime: Duration = .seconds(8 * 3600)
     ) {
         precondition(!token.isEmpty, "the admin token must not be empty")
         let handler = AdminHandler(

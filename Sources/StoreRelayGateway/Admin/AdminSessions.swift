@@ -15,12 +15,12 @@ final class AdminSessions: Sendable {
     static let cookieName = "storerelay_session"
 
     private let sessions = Locked<[String: Session]>([:])
-    private let clock: any Clock
+    private let clock: any TimeSource
     private let lifetime: Duration
     /// Bounds memory if something logs in in a loop; the oldest sessions go first.
     private let maxSessions: Int
 
-    init(clock: any Clock, lifetime: Duration, maxSessions: Int = 256) {
+    init(clock: any TimeSource, lifetime: Duration, maxSessions: Int = 256) {
         self.clock = clock
         self.lifetime = lifetime
         self.maxSessions = maxSessions

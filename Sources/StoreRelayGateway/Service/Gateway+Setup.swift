@@ -22,7 +22,7 @@ extension Gateway {
     /// The verifier for `configuration`: Apple Root CA - G3 plus every `trust-root` file.
     /// Xcode and LocalTesting data is signed by no Apple chain; like Apple's libraries, it is
     /// accepted unverified only when the configuration opts in to those environments.
-    static func makeVerifier(_ configuration: GatewayConfiguration, clock: any Clock) throws(GatewayError) -> NotificationVerifier {
+    static func makeVerifier(_ configuration: GatewayConfiguration, clock: any TimeSource) throws(GatewayError) -> NotificationVerifier {
         var roots = [AppleRootCertificates.appleRootCAG3]
         for path in configuration.trustRoots {
             guard let pem = try? String(contentsOfFile: path, encoding: .utf8) else {

@@ -16,7 +16,7 @@ public final class Gateway: Sendable {
     public var configuration: GatewayConfiguration { current.current }
     let current: Locked<GatewayConfiguration>
     let logger: Logger
-    let clock: any Clock
+    let clock: any TimeSource
     let journal: Journal
     let delivery: DeliveryEngine
     let intake: NotificationIntake
@@ -32,7 +32,7 @@ public final class Gateway: Sendable {
 
     /// Loads the TLS files (when `tls` is set), opens the journal under the data directory,
     /// loads the trust roots and starts listening.
-    public init(configuration: GatewayConfiguration, logger: Logger, clock: any Clock = WallClock()) throws(GatewayError) {
+    public init(configuration: GatewayConfiguration, logger: Logger, clock: any TimeSource = WallClock()) throws(GatewayError) {
         current = Locked(configuration)
         self.logger = logger
         self.clock = clock

@@ -11,7 +11,7 @@ final class NotificationIntake: Sendable {
     private let processor: Locked<NotificationProcessor>
     private let journal: Journal
     private let delivery: DeliveryEngine
-    private let clock: any Clock
+    private let clock: any TimeSource
     private let logger: Logger
     private let metrics: GatewayMetrics
     /// ECDSA verification is CPU work: it runs on the cooperative width of this concurrent
@@ -19,7 +19,7 @@ final class NotificationIntake: Sendable {
     private let verificationQueue = DispatchQueue(
         label: "storerelay.verification", attributes: .concurrent, target: .nonBlockingWork)
 
-    init(processor: NotificationProcessor, journal: Journal, delivery: DeliveryEngine, clock: any Clock,
+    init(processor: NotificationProcessor, journal: Journal, delivery: DeliveryEngine, clock: any TimeSource,
          logger: Logger, metrics: GatewayMetrics) {
         self.metrics = metrics
         self.processor = Locked(processor)

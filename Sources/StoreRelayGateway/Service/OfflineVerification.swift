@@ -21,7 +21,7 @@ public enum OfflineVerification {
     /// Verifies `body` as the public listener would. A bare JWS is accepted too, for
     /// convenience: it is wrapped as Apple's `{"signedPayload":...}` body.
     public static func verify(
-        body: [UInt8], configuration: GatewayConfiguration, clock: any Clock = WallClock()
+        body: [UInt8], configuration: GatewayConfiguration, clock: any TimeSource = WallClock()
     ) throws -> Verdict {
         var body = body
         var trimmed = body[...]

@@ -33,7 +33,7 @@ public struct FileQueueOptions: Sendable {
     public var ageCheckInterval: Duration = .seconds(1)
 
     /// Source of "now" for segment age; tests inject one they move by hand.
-    public var clock: any Clock = WallClock()
+    public var clock: any TimeSource = WallClock()
 
     public init() {}
 

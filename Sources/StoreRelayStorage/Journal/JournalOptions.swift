@@ -15,7 +15,7 @@ public struct JournalOptions: Sendable {
     public var dedupeRetention: Duration = .seconds(30 * 24 * 3600)
 
     /// Source of the first-seen time stored with each record and of "now" for retention.
-    public var clock: any Clock = WallClock()
+    public var clock: any TimeSource = WallClock()
 
     public init() {}
 

@@ -7,7 +7,7 @@ public struct VerifierConfiguration: Sendable {
     public var trustedRoots: [Certificate]
 
     /// The time used when a payload carries no `signedDate`, injectable for tests.
-    public var clock: any Clock
+    public var clock: any TimeSource
 
     /// Environments whose data is accepted without any signature or chain check, as Apple's
     /// libraries do when configured for Xcode or LocalTesting (their data is signed by a
@@ -21,7 +21,7 @@ public struct VerifierConfiguration: Sendable {
 
     public init(
         trustedRoots: [Certificate] = [AppleRootCertificates.appleRootCAG3],
-        clock: any Clock = WallClock(),
+        clock: any TimeSource = WallClock(),
         unverifiedEnvironments: Set<AppStoreEnvironment> = [],
         chainCacheCapacity: Int = 32
     ) {
