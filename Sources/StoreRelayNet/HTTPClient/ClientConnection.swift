@@ -1,9 +1,4 @@
 import Dispatch
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// One TCP (and maybe TLS) connection to one origin, carrying one request at a time, over the
 /// same transport (`StoreRelayNet`) as the servers' connections.
@@ -37,12 +32,7 @@ final class ClientConnection: @unchecked Sendable {
     var readBuffer = [UInt8](repeating: 0, count: 64 * 1024)
     /// Bumped each time the connection goes idle, so an old idle timer knows it is stale.
     var idleToken = 0
-    private var addresses: [SocketAddress] = []
-    private var connectFailures: [String] = []
-    private var lastConnectErrno: Int32?
-    private var currentAddress: SocketAddress?
-    /// The connecting socket, before it has a transport and sources.
-    private var connectingFD: Int32 = -1
+    private var dialer = StreamDialer(addresses: [])
 
     init(key: PoolKey, client: HTTPClient) {
         self.key = key
@@ -71,7 +61,7 @@ final class ClientConnection: @unchecked Sendable {
         case .failure(let error):
             fail(error)
         case .success(let resolved):
-            addresses = resolved
+            dialer = StreamDialer(addresses: resolved)
             let timeout = client.configuration.connectTimeout
             queue.asyncAfter(deadline: .now() + timeout.dispatchInterval) { [self] in
                 if state == .connecting || state == .handshaking {
@@ -85,35 +75,17 @@ final class ClientConnection: @unchecked Sendable {
 
     /// Tries the next resolved address; after the last, fails with every reason seen.
     private func connectNext() {
-        guard !addresses.isEmpty else {
-            let reasons = connectFailures.joined(separator: "; ")
-            return fail(HTTPClientError(.connect, "cannot connect to \(origin): \(reasons)", errno: lastConnectErrno))
+        switch dialer.dial() {
+        case .connected(let fd):
+            attach(SocketTransport(fileDescriptor: fd))
+            connected()
+        case .inProgress(let fd, let alreadyDone):
+            // Until the connect ends the channel carries a plain transport; TLS starts after.
+            attach(SocketTransport(fileDescriptor: fd))
+            if alreadyDone { connectFinished() }
+        case .failed(let reason, let code):
+            fail(HTTPClientError(.connect, "cannot connect to \(origin): \(reason)", errno: code))
         }
-        let address = addresses.removeFirst()
-        currentAddress = address
-        let fd = SystemCalls.makeStreamSocket(family: address.family)
-        guard fd >= 0 else {
-            connectFailed(address, errno)
-            return connectNext()
-        }
-        // Connect first, then register the sources. An unconnected TCP socket polls as hung
-        // up (EPOLLHUP), and libdispatch drops a descriptor's epoll entry when it sees that
-        // (swift-corelibs-libdispatch #833): sources registered before `connect` lost their
-        // events on a good share of fresh connections, which then hung.
-        let result = SystemCalls.connect(fd, to: address)
-        guard result == 0 || errno == EINPROGRESS else {
-            connectFailed(address, errno)
-            SystemCalls.close(fd)
-            return connectNext()
-        }
-        connectingFD = fd
-        // Until the connect ends the channel carries a plain transport; TLS starts after.
-        attach(SocketTransport(fileDescriptor: fd))
-        if result == 0 { return connected() }
-        // In progress: the write source reports the outcome, unless the connect already ended
-        // (a refusal on loopback is that fast). A socket that hung up before its sources were
-        // registered never wakes them (#833 again), so that one case is asked of the socket.
-        if SystemCalls.isWritableOrFailed(fd) { connectFinished() }
     }
 
     private func attach(_ transport: any Transport) {
@@ -124,18 +96,11 @@ final class ClientConnection: @unchecked Sendable {
             onWritable: { [self] in writable() })
     }
 
-    private func connectFailed(_ address: SocketAddress?, _ code: Int32) {
-        lastConnectErrno = code
-        connectFailures.append("\(address.map(String.init(describing:)) ?? "?"): \(String(cString: strerror(code)))")
-    }
-
     /// The socket became writable while connecting: the connect finished, well or badly.
     func connectFinished() {
         guard let channel else { return }
-        let code = SystemCalls.pendingError(channel.fd)
         channel.setWriting(false)
-        if code == 0 { return connected() }
-        connectFailed(currentAddress, code)
+        if dialer.finish(fd: channel.fd) { return connected() }
         channel.close()
         self.channel = nil
         transport = nil
@@ -144,6 +109,7 @@ final class ClientConnection: @unchecked Sendable {
 
     private func connected() {
         guard key.scheme == .https else { return startExchange() }
+        guard let channel else { return close() }
         let engine: TLSConnection
         do {
             let context = try client.tlsContext(extraCAFile: key.extraCAFile)
@@ -151,7 +117,7 @@ final class ClientConnection: @unchecked Sendable {
         } catch {
             return fail(HTTPClientError(.tls, "TLS setup for \(origin) failed: \(error.reason)", tlsError: error))
         }
-        let tls = TLSTransport(fileDescriptor: connectingFD, engine: engine, logger: client.configuration.logger, peer: origin)
+        let tls = TLSTransport(fileDescriptor: channel.fd, engine: engine, logger: client.configuration.logger, peer: origin)
         transport = tls
         state = .handshaking
         tls.startHandshake()
