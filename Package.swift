@@ -105,6 +105,11 @@ let package = Package(
         .testTarget(name: "SupportTests", dependencies: ["StoreRelayCore"], swiftSettings: swiftSettings),
         .testTarget(name: "MetricsTests", dependencies: ["StoreRelayCore", "StoreRelayTestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "NetTests", dependencies: ["StoreRelayNet"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "RedisTests",
+            dependencies: ["StoreRelayNet", "StoreRelayCore", "StoreRelayTestSupport"],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(name: "TLSTests", dependencies: ["StoreRelayNet", "StoreRelayCore", "StoreRelayTestSupport"], swiftSettings: swiftSettings),
         .testTarget(
             name: "HTTPTests",

@@ -20,6 +20,10 @@ let package = Package(
             dependencies: ["FuzzSupport", .product(name: "StoreRelayNet", package: "StoreRelay")]
         ),
         .executableTarget(
+            name: "FuzzRESPReply",
+            dependencies: ["FuzzSupport", .product(name: "StoreRelayNet", package: "StoreRelay")]
+        ),
+        .executableTarget(
             name: "FuzzNotification",
             dependencies: [
                 "FuzzSupport",

@@ -1,0 +1,31 @@
+import Dispatch
+import StoreRelayCore
+
+/// How a `RedisClient` connects, checks and retries. Every field but the URL has a default.
+public struct RedisConfiguration: Sendable {
+    public var url: RedisURL
+    /// `rediss://`: a PEM file of CAs trusted besides the system store.
+    public var caFile: String?
+    /// TCP connect, TLS handshake and the greeting (HELLO, AUTH, SELECT, checks) together.
+    public var connectTimeout: Duration = .seconds(5)
+    /// A command whose reply takes longer fails with `.timeout`, and the connection with it.
+    public var commandTimeout: Duration = .seconds(5)
+    /// Reconnecting waits a random time up to `initial · 2^failures`, capped at `maximum`
+    /// ("full jitter"), so instances that lost the server together do not return together.
+    public var reconnectInitial: Duration = .milliseconds(100)
+    public var reconnectMaximum: Duration = .seconds(5)
+    /// Sent as `HELLO ... SETNAME`, shown by `CLIENT LIST` on the server.
+    public var clientName: String?
+    /// Commands run on every new connection after authentication; `acceptConnection` reads
+    /// their replies and returns a sentence to refuse the connection (nil accepts it). The
+    /// gateway checks the server's durability settings this way, at start and on every reconnect.
+    public var connectionChecks: [RESPCommand] = []
+    public var acceptConnection: (@Sendable ([RESPValue]) -> String?)?
+    /// Where completions run. Keep them short.
+    public var callbackQueue: DispatchQueue = .global()
+    public var logger: Logger = .disabled
+
+    public init(url: RedisURL) {
+        self.url = url
+    }
+}

@@ -1,0 +1,106 @@
+/// Where a Redis or Valkey server is: `redis://[user:password@]host:port[/db]`, or `rediss://`
+/// for TLS (SPEC "Cluster mode"). The host follows `HostPort`'s rules (brackets around IPv6);
+/// user and password are percent-decoded (RFC 3986 §2.1), so a password may hold any byte.
+public struct RedisURL: Sendable, Hashable, CustomStringConvertible {
+    public let usesTLS: Bool
+    public let host: String
+    public let hostKind: HostPort.HostKind
+    public let port: UInt16
+    /// ACL user; nil for the `default` user (`AUTH password` alone).
+    public let user: String?
+    public let password: String?
+    /// The logical database to `SELECT` (0 by default).
+    public let database: Int
+
+    public static let defaultPort: UInt16 = 6379
+
+    public init(usesTLS: Bool, host: String, hostKind: HostPort.HostKind, port: UInt16, user: String?, password: String?, database: Int) {
+        self.usesTLS = usesTLS
+        self.host = host
+        self.hostKind = hostKind
+        self.port = port
+        self.user = user
+        self.password = password
+        self.database = database
+    }
+
+    /// The URL without its password, for logs and status pages.
+    public var description: String {
+        let credentials = user.map { "\($0):***@" } ?? (password == nil ? "" : ":***@")
+        let name = hostKind == .ipv6 ? "[\(host)]" : host
+        return "\(usesTLS ? "rediss" : "redis")://\(credentials)\(name):\(port)/\(database)"
+    }
+
+    public static func parse(_ text: String) throws(AddressError) -> RedisURL {
+        let usage = "expected redis://[user:password@]host:port[/db] or rediss://..."
+        let lower = text.lowercased()
+        let usesTLS: Bool
+        if lower.hasPrefix("redis://") { usesTLS = false } else if lower.hasPrefix("rediss://") { usesTLS = true } else {
+            throw AddressError("'\(redacted(text))' is not a Redis URL (\(usage))")
+        }
+        var rest = Substring(text.dropFirst(usesTLS ? 9 : 8))
+        var database = 0
+        if let slash = rest.firstIndex(of: "/") {
+            let path = rest[rest.index(after: slash)...]
+            rest = rest[..<slash]
+            if !path.isEmpty {
+                guard path.utf8.count <= 5, path.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }), let number = Int(path) else {
+                    throw AddressError("'\(path.prefix(20))' is not a database number (\(usage))")
+                }
+                database = number
+            }
+        }
+        var user: String?
+        var password: String?
+        if let at = rest.lastIndex(of: "@") {
+            let userInfo = rest[..<at]
+            rest = rest[rest.index(after: at)...]
+            if let colon = userInfo.firstIndex(of: ":") {
+                let name = try percentDecoded(userInfo[..<colon])
+                user = name.isEmpty ? nil : name
+                password = try percentDecoded(userInfo[userInfo.index(after: colon)...])
+            } else {
+                // `redis://secret@host` is the password alone (the default user), as redis-cli reads it.
+                password = try percentDecoded(userInfo)
+            }
+        }
+        let hostPort = rest.contains(":") ? String(rest) : "\(rest):\(defaultPort)"
+        let address = try HostPort.parse(hostPort)
+        guard address.port > 0 else { throw AddressError("port 0 is not a Redis server's port (\(usage))") }
+        return RedisURL(usesTLS: usesTLS, host: address.host, hostKind: address.kind, port: address.port,
+                        user: user, password: password, database: database)
+    }
+
+    private static func percentDecoded(_ text: Substring) throws(AddressError) -> String {
+        var bytes: [UInt8] = []
+        var iterator = text.utf8.makeIterator()
+        while let byte = iterator.next() {
+            guard byte == UInt8(ascii: "%") else {
+                bytes.append(byte)
+                continue
+            }
+            guard let high = iterator.next().flatMap(hexValue), let low = iterator.next().flatMap(hexValue) else {
+                throw AddressError("a '%' in the Redis URL's credentials is not followed by two hex digits")
+            }
+            bytes.append(high << 4 | low)
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case 48...57: byte - 48
+        case 65...70: byte - 55
+        case 97...102: byte - 87
+        default: nil
+        }
+    }
+
+    /// The text with anything between `//` and `@` hidden: error messages must not echo a password.
+    private static func redacted(_ text: String) -> String {
+        guard let colon = text.firstIndex(of: ":"), let at = text.lastIndex(of: "@"), at > colon else {
+            return String(text.prefix(80))
+        }
+        return String(text[...colon]) + "//***" + String(text[at...].prefix(80))
+    }
+}
