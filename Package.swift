@@ -123,7 +123,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CryptoTests",
-            dependencies: ["StoreRelayVerification", "StoreRelayCore", "StoreRelayTestSupport", "COpenSSL", "CStoreRelayShims"],
+            dependencies: ["StoreRelayVerification", "StoreRelayCore", "StoreRelayTestSupport", "COpenSSL"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -1,5 +1,9 @@
 #ifndef STORERELAY_COPENSSL_H
 #define STORERELAY_COPENSSL_H
+/* Every API OpenSSL 3 deprecates is hidden from StoreRelay: a call to one does not compile.
+   The trust path must run on OpenSSL's maintained code, and the build must not depend on
+   functions a later OpenSSL may drop. */
+#define OPENSSL_NO_DEPRECATED
 #include <openssl/ssl.h>
 #include <openssl/err.h>
 #include <openssl/evp.h>

@@ -1,4 +1,6 @@
 #define _GNU_SOURCE
+/* As in COpenSSL/shim.h: deprecated OpenSSL APIs do not compile here either. */
+#define OPENSSL_NO_DEPRECATED
 #include "CStoreRelayShims.h"
 #include <sys/socket.h>
 #include <fcntl.h>

@@ -1,4 +1,9 @@
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Dispatch
 import StoreRelayCore
 
 /// The durable dead-letter store: one JSON file per dead letter under `DATA/dead-letters`,
@@ -8,6 +13,15 @@ import StoreRelayCore
 /// An in-memory index (id, time, destination, reason) answers listings; the files hold the
 /// rest. File I/O runs on the store's own serial queue, never on a caller's.
 public final class DeadLetterStore: Sendable {
+    /// Dead letters are group-readable, like the file queue; a failure is one sentence
+    /// naming the call, the file and errno.
+    enum FilePolicy: FileIOPolicy {
+        static let fileMode: mode_t = 0o640
+        static let directoryMode: mode_t = 0o750
+        static func failure(_ call: SystemCallFailure) -> SystemCallFailure { call }
+    }
+    typealias Files = POSIXFileIO<FilePolicy>
+
     struct Entry: Sendable, Hashable {
         var id: String
         var createdAt: Int64
@@ -29,14 +43,15 @@ public final class DeadLetterStore: Sendable {
     /// Opens (creating) the store and indexes every dead letter in it. Unreadable files are
     /// logged and left for an operator, never deleted.
     public static func open(directory: String, logger: Logger) throws -> DeadLetterStore {
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        try Files.createDirectory(directory)
+        try Files.requireDirectory(directory)
         var index: [String: Entry] = [:]
-        for name in try FileManager.default.contentsOfDirectory(atPath: directory) {
+        for name in try Files.listDirectory(directory) {
             let path = directory + "/" + name
-            if name.hasSuffix(".tmp") { try? FileManager.default.removeItem(atPath: path); continue }
+            if name.hasSuffix(".tmp") { try? Files.removeFile(path); continue }
             guard name.hasSuffix(".json") else { continue }
-            guard let data = FileManager.default.contents(atPath: path),
-                  let json = try? JSONValue.parse(Array(data), maxDepth: StoredNotification.storedDepth), let letter = DeadLetter(json: json),
+            guard let data = try? Files.readAll(path),
+                  let json = try? JSONValue.parse(data, maxDepth: StoredNotification.storedDepth), let letter = DeadLetter(json: json),
                   name == letter.id + ".json"
             else {
                 logger.error("unreadable dead letter left in place", [("path", path)])
@@ -51,7 +66,7 @@ public final class DeadLetterStore: Sendable {
     public func write(_ letter: DeadLetter, completion: @escaping @Sendable (Result<Void, any Error>) -> Void) {
         queue.async { [self] in
             do {
-                try DurableFile.write(letter.json.serializedBytes(), to: path(of: letter.id))
+                try Files.replaceFileDurably(path(of: letter.id), letter.json.serializedBytes())
                 index.withLock { $0[letter.id] = Entry(letter) }
                 completion(.success(()))
             } catch {
@@ -63,8 +78,8 @@ public final class DeadLetterStore: Sendable {
     /// The dead letter `id`, or nil (also for ids that are not of our making).
     public func letter(id: String) -> DeadLetter? {
         guard Self.isValidID(id), index.withLock({ $0[id] }) != nil,
-              let data = FileManager.default.contents(atPath: path(of: id)),
-              let json = try? JSONValue.parse(Array(data), maxDepth: StoredNotification.storedDepth)
+              let data = try? Files.readAll(path(of: id)),
+              let json = try? JSONValue.parse(data, maxDepth: StoredNotification.storedDepth)
         else { return nil }
         return DeadLetter(json: json)
     }
@@ -74,8 +89,8 @@ public final class DeadLetterStore: Sendable {
     public func delete(id: String) -> Bool {
         guard Self.isValidID(id), index.withLock({ $0.removeValue(forKey: id) }) != nil else { return false }
         queue.sync {
-            unlink(path(of: id))
-            DurableFile.syncDirectory(directory)
+            try? Files.removeFile(path(of: id))
+            try? Files.syncDirectory(directory)  // best effort: the letter is gone from the index
         }
         return true
     }

@@ -1,5 +1,4 @@
 internal import COpenSSL
-import Dispatch
 import StoreRelayCore
 
 /// A public key: the one Swift owner of an OpenSSL `EVP_PKEY*`, freed in `deinit`.
@@ -9,9 +8,9 @@ import StoreRelayCore
 /// ready to verify are kept in a small locked pool: a thread takes one for a check and gives
 /// it back, so no context is ever used by two threads at once.
 ///
-/// A key that keeps checking signatures (the leaf of Apple's chain, kept by the chain cache)
-/// gets a `P256KeyTable` after `checksBeforeTable` checks, built in the background, and
-/// verifies at about twice the speed from then on.
+/// Signatures are checked by `EVP_PKEY_verify` on the message's SHA-256 digest: OpenSSL's own
+/// ECDSA, with no arithmetic of ours. Taking the digest rather than the message lets the JWS
+/// decoder hash as it decodes, continuing from a cached header's state.
 public final class PublicKey: @unchecked Sendable {
     let pointer: OpaquePointer
     /// Whether this is an EC key on P-256 (prime256v1), the only curve ES256 allows. Decided
@@ -29,16 +28,6 @@ public final class PublicKey: @unchecked Sendable {
     /// checking three signatures per notification, thousands of times a second, need not pay.
     private let verifyContexts = Locked<[OpaquePointer]>([])
     private static let pooledContexts = 8
-
-    /// Checks counted until the table is asked for; then the table, once built.
-    private let repeatedUse = Locked(RepeatedUse())
-    private struct RepeatedUse {
-        var checks = 0
-        var table: P256KeyTable?
-    }
-    /// A few notifications' worth: keys checked once or twice (a test's, a chain's first
-    /// use) never pay for a table.
-    package static let checksBeforeTable = 16
 
     deinit {
         for context in verifyContexts.current { EVP_PKEY_CTX_free(context) }
@@ -78,43 +67,7 @@ public final class PublicKey: @unchecked Sendable {
     /// as they go.
     public func isValidES256Signature(_ rawSignature: [UInt8], digest: [UInt8]) -> Bool {
         guard isP256, rawSignature.count == 2 * ECDSASignature.componentSize, digest.count == 32 else { return false }
-        if let table = tableCountingThisCheck(), let verdict = table.isValidSignature(rawSignature, digest: digest) {
-            return verdict
-        }
         return isValidES256SignatureByEVP(rawSignature, digest: digest)
-    }
-
-    /// The general path, without the table: what the table is tested against.
-    package func isValidES256SignatureWithoutTable(_ rawSignature: [UInt8], for message: [UInt8]) -> Bool {
-        guard isP256, rawSignature.count == 2 * ECDSASignature.componentSize else { return false }
-        return isValidES256SignatureByEVP(rawSignature, digest: SHA256.hash(message))
-    }
-
-    /// Builds the table now, on this thread, instead of after `checksBeforeTable` checks.
-    /// Returns whether the key has one.
-    @discardableResult
-    package func buildTableNow() -> Bool {
-        guard isP256 else { return false }
-        if repeatedUse.withLock({ $0.table }) != nil { return true }
-        let table = P256KeyTable(key: pointer)
-        repeatedUse.withLock { $0.table = $0.table ?? table }
-        return table != nil
-    }
-
-    package var hasTable: Bool { repeatedUse.withLock { $0.table != nil } }
-
-    /// The table when built; the check that reaches `checksBeforeTable` starts building it on
-    /// a background queue (~25 ms of CPU), and meanwhile checks take the general path.
-    private func tableCountingThisCheck() -> P256KeyTable? {
-        let (table, startBuilding) = repeatedUse.withLock { state -> (P256KeyTable?, Bool) in
-            if let table = state.table { return (table, false) }
-            state.checks += 1
-            return (nil, state.checks == PublicKey.checksBeforeTable)
-        }
-        if startBuilding {
-            DispatchQueue.global(qos: .utility).async { self.buildTableNow() }
-        }
-        return table
     }
 
     private func isValidES256SignatureByEVP(_ rawSignature: [UInt8], digest: [UInt8]) -> Bool {
