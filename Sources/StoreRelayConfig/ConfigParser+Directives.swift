@@ -93,6 +93,12 @@ extension ConfigParser {
             guard once(head), arity(head, arguments, 1...1, "\(head.text) DURATION") else { return }
             let duration = value(arguments[0], head.text) { text throws(ConfigValueError) in try Self.positiveDuration(text) }
             if head.text == "read-timeout" { readTimeout = duration } else { idleTimeout = duration }
+        case "max-connections", "max-connections-per-address":
+            guard once(head), arity(head, arguments, 1...1, "\(head.text) N") else { return }
+            let limit = value(arguments[0], head.text) { text throws(ConfigValueError) in
+                try ConfigValue.integer(text, in: 1...1_000_000)
+            }
+            if head.text == "max-connections" { maxConnections = limit } else { maxConnectionsPerAddress = limit }
         case "trust-root":
             guard arity(head, arguments, 1...1, "trust-root PEM-FILE") else { return }
             if let file = pathValue(arguments[0], "trust-root") { trustRoots.append(file) }

@@ -38,6 +38,8 @@ extension ConfigParser {
             maxBodySize: maxBodySize ?? GatewayConfiguration.Defaults.maxBodySize,
             readTimeout: readTimeout ?? GatewayConfiguration.Defaults.readTimeout,
             idleTimeout: idleTimeout ?? GatewayConfiguration.Defaults.idleTimeout,
+            maxConnections: maxConnections ?? GatewayConfiguration.Defaults.maxConnections,
+            maxConnectionsPerAddress: maxConnectionsPerAddress ?? GatewayConfiguration.Defaults.maxConnectionsPerAddress,
             trustRoots: trustRoots,
             environments: accepted,
             apps: apps,

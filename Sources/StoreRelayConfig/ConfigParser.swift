@@ -9,6 +9,9 @@ import StoreRelayCore
 /// - `read-timeout DURATION` (default 10s): the longest a client may take to send one
 ///   request, headers and body; a slower client gets 408.
 /// - `idle-timeout DURATION` (default 60s): how long an idle keep-alive connection is kept.
+/// - `max-connections N` (default 1024) and `max-connections-per-address N` (default 256):
+///   open connections at once, in all and from one client address. At a limit the oldest idle
+///   connection (of that address) is closed to make room.
 ///
 /// Directives take their arguments on one line; `app` and `destination` may end their line
 /// with `{` to open a block of options, one per line, closed by `}` alone on a line. Blocks do
@@ -54,7 +57,7 @@ struct ConfigParser {
 
     static let directives = [
         "listen", "path", "tls", "admin", "admin-token", "data", "max-body", "read-timeout",
-        "idle-timeout", "trust-root", "environments", "app", "shared-secret", "destination", "route",
+        "idle-timeout", "max-connections", "max-connections-per-address", "trust-root", "environments", "app", "shared-secret", "destination", "route",
     ]
 
     let file: String
@@ -74,6 +77,8 @@ struct ConfigParser {
     var maxBodySize: Int?
     var readTimeout: Duration?
     var idleTimeout: Duration?
+    var maxConnections: Int?
+    var maxConnectionsPerAddress: Int?
     var trustRoots: [String] = []
     var environments: [AppStoreEnvironment]?
     var apps: [AppConfiguration] = []

@@ -15,6 +15,9 @@ public struct GatewayConfiguration: Sendable {
         public static let maxBodySize = 1 << 20
         public static let readTimeout: Duration = .seconds(10)
         public static let idleTimeout: Duration = .seconds(60)
+        public static let maxConnections = 1024
+        /// A quarter of the total: one client (or one flood) cannot take every connection.
+        public static let maxConnectionsPerAddress = 256
         public static let environments: [AppStoreEnvironment] = [.production, .sandbox]
     }
 
@@ -40,6 +43,12 @@ public struct GatewayConfiguration: Sendable {
     public var readTimeout: Duration
     /// Longest an idle keep-alive connection is kept open (`idle-timeout`); default 60s.
     public var idleTimeout: Duration
+    /// Open public connections allowed at once (`max-connections`); default 1024.
+    public var maxConnections: Int
+    /// Open public connections allowed from one client address (`max-connections-per-address`);
+    /// default 256. Behind a proxy every connection has the proxy's address: raise it to
+    /// `max-connections` there.
+    public var maxConnectionsPerAddress: Int
     /// Extra trusted root certificate files (`trust-root`), in file order; Apple Root CA - G3
     /// is always trusted in addition.
     public var trustRoots: [String]
@@ -65,6 +74,8 @@ public struct GatewayConfiguration: Sendable {
         maxBodySize: Int = Defaults.maxBodySize,
         readTimeout: Duration = Defaults.readTimeout,
         idleTimeout: Duration = Defaults.idleTimeout,
+        maxConnections: Int = Defaults.maxConnections,
+        maxConnectionsPerAddress: Int = Defaults.maxConnectionsPerAddress,
         trustRoots: [String] = [],
         environments: [AppStoreEnvironment] = Defaults.environments,
         apps: [AppConfiguration] = [],
@@ -82,6 +93,8 @@ public struct GatewayConfiguration: Sendable {
         self.maxBodySize = maxBodySize
         self.readTimeout = readTimeout
         self.idleTimeout = idleTimeout
+        self.maxConnections = maxConnections
+        self.maxConnectionsPerAddress = maxConnectionsPerAddress
         self.trustRoots = trustRoots
         self.environments = environments
         self.apps = apps

@@ -8,7 +8,8 @@ import StoreRelayTestSupport
 @Suite struct ChainCacheOrderTests {
     static func entry() throws -> VerifiedChainEntry {
         let key = try Certificate(pemString: Fixtures.authority.rootPEM).publicKey()
-        return VerifiedChainEntry(leafKey: key, validFrom: Timestamp(milliseconds: 0), validUntil: Timestamp(milliseconds: 1))
+        return VerifiedChainEntry(leafKey: key, validFrom: Timestamp(milliseconds: 0), validUntil: Timestamp(milliseconds: 1),
+                                  thirdCertificate: "")
     }
 
     @Test func evictsTheLeastRecentlyUsedEvenAfterRepeatedHitsOnTheLastOne() throws {

@@ -33,14 +33,19 @@ import StoreRelayTestSupport
     }
 
     @Test func failuresAreNotCachedAndTheCacheIsBounded() throws {
-        let verifier = try Fixtures.testRootVerifier { $0.chainCacheCapacity = 1 }
+        let other = try TestCertificateAuthority()
+        var configuration = VerifierConfiguration(trustedRoots: [
+            try Certificate(pemString: authority.rootPEM), try Certificate(pemString: other.rootPEM),
+        ])
+        configuration.chainCacheCapacity = 1
+        let verifier = try NotificationVerifier(configuration: configuration)
         let unknown = try authority.signJWS(payload: notificationPayload(), variant: .unknownRoot)
         for _ in 0..<2 { _ = verificationError { _ = try verifier.verify(signedPayload: unknown) } }
         #expect(verifier.statistics.chainVerifications == 2)
 
-        // Two different x5c (only x5c[2] differs) alternate through a one-entry cache.
-        let first = try authority.signJWS(payload: notificationPayload(), variant: .valid)
-        let second = try authority.signJWS(payload: notificationPayload(), variant: .mismatchedX5CRoot)
+        // Two chains with different leaves alternate through a one-entry cache.
+        let first = try authority.signJWS(payload: notificationPayload())
+        let second = try other.signJWS(payload: notificationPayload())
         for _ in 0..<3 {
             _ = try verifier.verify(signedPayload: first)
             _ = try verifier.verify(signedPayload: second)
@@ -49,6 +54,54 @@ import StoreRelayTestSupport
         _ = try verifier.verify(signedPayload: second)
         #expect(verifier.statistics.chainVerifications == 8)
         #expect(verifier.statistics.chainCacheHits == 1)
+    }
+
+    /// `x5c[2]` takes no part in verification, so it is no part of the cache key: varying
+    /// it (security review, finding 3) never costs a chain build. It must still be a
+    /// certificate, cached or not.
+    @Test func varyingTheThirdCertificateCostsNoChainBuild() throws {
+        let verifier = try Fixtures.testRootVerifier()
+        let valid = try authority.signJWS(payload: notificationPayload())
+        let otherRoot = try authority.signJWS(payload: notificationPayload(), variant: .mismatchedX5CRoot)
+        for _ in 0..<3 {
+            _ = try verifier.verify(signedPayload: valid)
+            _ = try verifier.verify(signedPayload: otherRoot)
+        }
+        #expect(verifier.statistics.chainVerifications == 1)
+
+        // Each forged header names another x5c[2] and so fails its signature, after the cache
+        // hit: no chain work, whatever the third certificate.
+        let chain = authority.chain(.valid)
+        let thirds = [chain.x5c[1], Base64.encode(try TestCertificateAuthority.der(fromPEM: authority.unknownRootPEM)), chain.x5c[0]]
+        for third in thirds {
+            let header = #"{"alg":"ES256","x5c":["\#(chain.x5c[0])","\#(chain.x5c[1])","\#(third)"]}"#
+            let parts = valid.split(separator: ".")
+            let forged = Base64.urlEncode(Array(header.utf8)) + "." + parts[1] + "." + parts[2]
+            #expect(verificationError { _ = try verifier.verify(signedPayload: forged) }?.reason == .invalidSignature)
+        }
+        #expect(verifier.statistics.chainVerifications == 1)
+        let garbage = #"{"alg":"ES256","x5c":["\#(chain.x5c[0])","\#(chain.x5c[1])","AAAA"]}"#
+        let parts = valid.split(separator: ".")
+        let withGarbage = Base64.urlEncode(Array(garbage.utf8)) + "." + parts[1] + "." + parts[2]
+        #expect(verificationError { _ = try verifier.verify(signedPayload: withGarbage) }?.reason == .invalidCertificate)
+    }
+
+    /// A signature that cannot be valid is refused before any chain work.
+    @Test func aMisshapenSignatureCostsNoChainBuild() throws {
+        let verifier = try Fixtures.testRootVerifier()
+        let parts = try authority.signJWS(payload: notificationPayload()).split(separator: ".")
+        let order = "FFFFFFFF00000000FFFFFFFFFFFFFFFFBCE6FAADA7179E84F3B9CAC2FC632551"
+        let orderBytes = stride(from: 0, to: 64, by: 2).map { UInt8(order.dropFirst($0).prefix(2), radix: 16)! }
+        let misshapen: [[UInt8]] = [
+            [], [UInt8](repeating: 1, count: 63), [UInt8](repeating: 1, count: 65), [UInt8](repeating: 0, count: 64),
+            [UInt8](repeating: 0, count: 32) + [UInt8](repeating: 1, count: 32), orderBytes + orderBytes,
+            [UInt8](repeating: 0xFF, count: 64),
+        ]
+        for signature in misshapen {
+            let jws = parts[0] + "." + parts[1] + "." + Base64.urlEncode(signature)
+            #expect(verificationError { _ = try verifier.verify(signedPayload: jws) }?.reason == .invalidSignature)
+        }
+        #expect(verifier.statistics.chainVerifications == 0)
     }
 
     @Test func concurrentVerificationsShareTheCache() throws {

@@ -13,7 +13,7 @@ import StoreRelayTestSupport
     @Test func threeHundredConcurrentConnections() throws {
         let count = 300
         let held = Locked<[HTTPResponder]>([])
-        let server = try TestServer({ $0.maxConnections = 1000 }, handler: { request, responder in
+        let server = try TestServer({ $0.maxConnections = 1000; $0.maxConnectionsPerAddress = 1000 }, handler: { request, responder in
             held.withLock { $0.append(responder) }
         })
         defer { server.stop() }
@@ -36,24 +36,48 @@ import StoreRelayTestSupport
         }
     }
 
-    /// At `maxConnections` the server stops accepting; a waiting connection is served as
-    /// soon as another one closes.
-    @Test func connectionsBeyondTheCapWaitForAFreeSlot() throws {
-        let server = try TestServer({ $0.maxConnections = 2 })
+    /// At `maxConnections` with every connection busy the server stops accepting; a waiting
+    /// connection is served as soon as one becomes idle (it is shed) or closes.
+    @Test func connectionsBeyondTheCapWaitWhileEveryConnectionIsBusy() throws {
+        let held = Locked<[String: HTTPResponder]>([:])
+        let server = try TestServer({ $0.maxConnections = 2; $0.acceptBackoff = .milliseconds(50) }, handler: { request, responder in
+            if request.path.hasPrefix("/held") { held.withLock { $0[request.path] = responder } } else { TestServer.echo(request, responder) }
+        })
         defer { server.stop() }
         let first = try server.client()
         let second = try server.client()
-        for client in [first, second] {
-            try client.send(RawHTTPClient.request("GET", "/held"))
-            #expect(try client.readResponse().status == 200)
-        }
+        try first.send(RawHTTPClient.request("GET", "/held/1"))
+        try second.send(RawHTTPClient.request("GET", "/held/2"))
+        #expect(waitUntil(timeout: 5) { held.current.count == 2 })
         let third = try server.client()
         try third.send(RawHTTPClient.request("GET", "/third"))
         #expect(!third.hasActivity(within: 0.3))
         #expect(server.server.connectionCount == 2)
-        first.close()
-        let response = try third.readResponse()
-        #expect(response.bodyText == "GET /third ")
+        held.current["/held/1"]?.respond(HTTPResponse(status: 200, contentType: "text/plain", body: "first"))
+        #expect(try first.readResponse().bodyText == "first")
+        // The first connection is idle now: it makes room for the third.
+        #expect(try third.readResponse().bodyText == "GET /third ")
+        #expect(first.waitForClose(within: 5))
+        held.current["/held/2"]?.respond(HTTPResponse(status: 200, contentType: "text/plain", body: "second"))
+        #expect(try second.readResponse().bodyText == "second")
+    }
+
+    /// At `maxConnections` a new connection takes the place of the oldest idle one.
+    @Test func theOldestIdleConnectionMakesRoomAtTheCap() throws {
+        let server = try TestServer({ $0.maxConnections = 3 })
+        defer { server.stop() }
+        let clients = try (0..<3).map { _ in try server.client() }
+        for (index, client) in clients.enumerated() {
+            try client.send(RawHTTPClient.request("GET", "/idle/\(index)"))
+            #expect(try client.readResponse().status == 200)
+        }
+        let newcomer = try server.client()
+        try newcomer.send(RawHTTPClient.request("GET", "/new"))
+        #expect(try newcomer.readResponse().bodyText == "GET /new ")
+        #expect(clients[0].waitForClose(within: 5), "the oldest idle connection was not shed")
+        #expect(!clients[2].waitForClose(within: 0.2))
+        try clients[2].send(RawHTTPClient.request("GET", "/still"))
+        #expect(try clients[2].readResponse().status == 200)
     }
 }
 

@@ -18,8 +18,8 @@ final class TestServer: Sendable {
         port = try server.start()
     }
 
-    func client(timeout: Double = 5) throws -> RawHTTPClient {
-        try RawHTTPClient(port: port, timeout: timeout)
+    func client(timeout: Double = 5, source: String? = nil) throws -> RawHTTPClient {
+        try RawHTTPClient(port: port, timeout: timeout, source: source)
     }
 
     /// Shuts down and waits for the completion; true when it came.

@@ -41,10 +41,23 @@ struct JSONParserTests {
         #expect(try JSONValue.parse(text) == original)
     }
 
-    @Test func duplicateKeysKeepTheLastValueOnce() throws {
-        let value = try JSONValue.parse(#"{"a":1,"b":2,"a":3}"#)
-        #expect(value.objectValue?.keys == ["a", "b"])
-        #expect(value["a"]?.int64Value == 3)
+    /// Readers disagree on which of two equal names wins, so a document with one is refused,
+    /// at any depth, however the name is spelled (escapes decode to the same name).
+    @Test(arguments: [
+        #"{"a":1,"b":2,"a":3}"#, #"{"a":1,"a":1}"#, #"{"x":{"k":[],"k":null}}"#, #"[{"a":1},{"b":1,"b":2}]"#,
+        #"{"signedPayload":"x","sign\u0065dPayload":"y"}"#, #"{"":1,"":2}"#,
+    ])
+    func refusesDuplicateMemberNames(_ text: String) {
+        let error = #expect(throws: JSONError.self) { try JSONValue.parse(text) }
+        #expect(error?.reason.hasPrefix("duplicate member name") == true, "\(text)")
+    }
+
+    @Test func equalNamesInDifferentObjectsAreNoDuplicates() throws {
+        let value = try JSONValue.parse(#"{"a":{"a":1},"b":[{"a":2},{"a":3}]}"#)
+        #expect(value["a"]?["a"]?.int64Value == 1)
+        let error = #expect(throws: JSONError.self) { try JSONValue.parse(#"{"a":1,  "a":2}"#) }
+        #expect(error?.offset == 9)  // where the second name starts
+        #expect(error?.reason == #"duplicate member name "a""#)
     }
 
     @Test(arguments: [

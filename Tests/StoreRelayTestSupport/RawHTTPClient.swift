@@ -49,8 +49,9 @@ public final class RawHTTPClient {
     private var isClosed = false
     private let timeout: Double
 
-    /// Connects to `host` (an IPv4 or IPv6 literal) on `port`.
-    public init(host: String = "127.0.0.1", port: Int, timeout: Double = 5) throws {
+    /// Connects to `host` (an IPv4 or IPv6 literal) on `port`; from the IPv4 address `source`
+    /// when given (any of 127.0.0.0/8 works on loopback: a second client address).
+    public init(host: String = "127.0.0.1", port: Int, timeout: Double = 5, source: String? = nil) throws {
         self.timeout = timeout
         let isV6 = host.contains(":")
         let fd = socket(isV6 ? AF_INET6 : AF_INET, Int32(SOCK_STREAM.rawValue), 0)
@@ -60,6 +61,19 @@ public final class RawHTTPClient {
         setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
         var one: Int32 = 1
         setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+        if let source, !isV6 {
+            var local = sockaddr_in()
+            local.sin_family = sa_family_t(AF_INET)
+            inet_pton(AF_INET, source, &local.sin_addr)
+            let bound = withUnsafePointer(to: &local) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            guard bound == 0 else {
+                let error = errno
+                _ = Glibc.close(fd)
+                throw RawHTTPClientError.connectFailed(errno: error)
+            }
+        }
         let result: Int32
         if isV6 {
             var address = sockaddr_in6()

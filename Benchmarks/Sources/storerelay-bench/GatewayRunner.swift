@@ -45,6 +45,8 @@ final class GatewayRunner {
             "admin 127.0.0.1:\(admin)",
             "data \(directory)/data",
             "max-body 1MiB",
+            // The load comes from one address, as through a proxy: up to 512 connections.
+            "max-connections-per-address 1024",
             "trust-root \(trustRoot)",
             "environments production sandbox",
         ]

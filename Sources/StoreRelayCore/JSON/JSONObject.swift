@@ -1,8 +1,9 @@
 /// A JSON object that keeps its members in document order.
 ///
 /// Lookups scan the members: App Store objects have a few dozen keys at most, where a linear
-/// scan beats hashing every key on parse. A duplicate key is kept once, with its last value,
-/// as most JSON readers do.
+/// scan beats hashing every key on parse. The parser refuses a document with a duplicate key
+/// (readers disagree on which value wins, so a signed value could be read one way and
+/// forwarded another); setting an existing key through the subscript replaces its value.
 public struct JSONObject: Sendable, Hashable, Sequence {
     public typealias Member = (key: String, value: JSONValue)
 
@@ -30,6 +31,13 @@ public struct JSONObject: Sendable, Hashable, Sequence {
                 members.append((key, newValue))
             }
         }
+    }
+
+    /// Appends a member the parser read; false (and nothing changed) when `key` is there already.
+    mutating func appendIfNew(_ key: String, _ value: JSONValue) -> Bool {
+        guard !members.contains(where: { $0.key == key }) else { return false }
+        members.append((key, value))
+        return true
     }
 
     public func makeIterator() -> IndexingIterator<[Member]> { members.makeIterator() }

@@ -1,8 +1,10 @@
 /// A strict RFC 8259 parser over UTF-8 bytes.
 ///
 /// Strict because its input is untrusted: no trailing commas, comments, NaN, leading zeros,
-/// unescaped control characters or invalid UTF-8; nesting is capped so a hostile body cannot
-/// exhaust the stack.
+/// unescaped control characters, invalid UTF-8 or duplicate member names; nesting is capped so
+/// a hostile body cannot exhaust the stack. Duplicates are refused because JSON readers
+/// disagree on which one wins: `{"signedPayload": forged, "signedPayload": genuine}` would be
+/// verified by us on one value and acted on downstream on the other.
 ///
 /// It reads through an `UnsafeBufferPointer` lent by `withParser`, never stored beyond it:
 /// App Store payloads are tens of kilobytes parsed on every request, and array indexing with
@@ -68,12 +70,17 @@ struct JSONParser {
         while true {
             skipWhitespace()
             guard peek() == UInt8(ascii: "\"") else { throw error("expected a member name") }
+            let keyOffset = index
             let key = try parseString()
             skipWhitespace()
             guard peek() == UInt8(ascii: ":") else { throw error("expected ':'") }
             index += 1
             skipWhitespace()
-            object[key] = try parseValue(depth: depth)
+            guard object.appendIfNew(key, try parseValue(depth: depth)) else {
+                // The name as JSON (escaped, at most 64 characters): it ends up in logs and answers.
+                let name = JSONValue.string(String(key.prefix(64))).serializedBytes()
+                throw JSONError(offset: keyOffset, reason: "duplicate member name \(String(decoding: name, as: UTF8.self))")
+            }
             skipWhitespace()
             switch peek() {
             case UInt8(ascii: ","): index += 1

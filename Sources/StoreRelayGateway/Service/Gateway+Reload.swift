@@ -51,6 +51,8 @@ extension Gateway {
         if old.maxBodySize != new.maxBodySize { changed.append("max-body") }
         if old.readTimeout != new.readTimeout { changed.append("read-timeout") }
         if old.idleTimeout != new.idleTimeout { changed.append("idle-timeout") }
+        if old.maxConnections != new.maxConnections { changed.append("max-connections") }
+        if old.maxConnectionsPerAddress != new.maxConnectionsPerAddress { changed.append("max-connections-per-address") }
         return changed
     }
 }

@@ -83,6 +83,8 @@ public final class Gateway: Sendable {
         serverConfiguration.maxBodyBytes = configuration.maxBodySize
         serverConfiguration.readTimeout = configuration.readTimeout
         serverConfiguration.idleTimeout = configuration.idleTimeout
+        serverConfiguration.maxConnections = configuration.maxConnections
+        serverConfiguration.maxConnectionsPerAddress = configuration.maxConnectionsPerAddress
         serverConfiguration.tls = publicTLS
         let routes = Locked(Self.publicRoutes(configuration: configuration, intake: intake, journal: journal))
         publicRoutes = routes

@@ -1,3 +1,4 @@
+import StoreRelayVerification
 import StoreRelayCore
 
 /// The two shapes Apple posts, told apart by their content rather than by configuration.
@@ -8,6 +9,7 @@ enum NotificationBody {
     case v1(JSONValue)
 
     /// Classifies `bytes`, or explains in one sentence why it is no notification at all.
+    /// JSON with a duplicate member name anywhere is no notification: the parser refuses it.
     static func classify(_ bytes: [UInt8]) throws(IntakeRejection) -> NotificationBody {
         guard !bytes.isEmpty else { throw .malformed("The body is empty; expected Apple's notification JSON.") }
         let json: JSONValue
@@ -29,5 +31,18 @@ enum NotificationBody {
             return .v1(json)
         }
         throw .malformed("The body has neither signedPayload (V2) nor notification_type (V1).")
+    }
+
+    /// What the gateway stores and forwards (`format apple`, `raw`, a dead letter's
+    /// `appleBody`) in place of the received bytes. V2: only the JWS that was verified, as
+    /// `{"signedPayload":"…"}`; anything else the sender put beside it is dropped. V1: the
+    /// body without its shared secret.
+    static func forwardable(_ body: NotificationBody, received bytes: [UInt8]) -> [UInt8] {
+        switch body {
+        case .v2(let signedPayload):
+            JSONValue.object(JSONObject([("signedPayload", .string(signedPayload))])).serializedBytes()
+        case .v1:
+            V1Body.redacted(bytes)
+        }
     }
 }

@@ -3,8 +3,6 @@ import StoreRelayConfig
 import StoreRelayDelivery
 import StoreRelayCore
 
-/// A notification that passed verification, normalized, with the policy's verdict.
-
 /// Verifies, normalizes, judges and routes one notification body; no I/O.
 ///
 /// Shared by the public listener and `storerelay verify`, so the offline answer is exactly
@@ -19,7 +17,8 @@ struct NotificationProcessor: Sendable {
     ) throws(IntakeRejection) -> StoredNotification {
         let event: NormalizedEvent
         let facts: AcceptancePolicy.Facts
-        switch try NotificationBody.classify(body) {
+        let classified = try NotificationBody.classify(body)
+        switch classified {
         case .v2(let signedPayload):
             (event, facts) = try processV2(signedPayload: signedPayload, receivedAt: receivedAt)
         case .v1:
@@ -33,7 +32,7 @@ struct NotificationProcessor: Sendable {
                                   type: event.type, subtype: event.subtype)
             : []
         return StoredNotification(event: event, disposition: disposition, destinations: destinations,
-                                  body: body, receivedAt: receivedAt)
+                                  body: NotificationBody.forwardable(classified, received: body), receivedAt: receivedAt)
     }
 
     private func processV2(

@@ -63,6 +63,7 @@ extension HTTPConnection {
                 }
             case .request(var request):
                 times.requestStarted = nil
+                times.receivedRequest = true
                 request.remoteAddress = remoteAddress
                 let sequence = machine.requestReceived(
                     AnswerQueue.Owed(isHead: request.isHead, version: request.version), keepAlive: request.keepAlive)

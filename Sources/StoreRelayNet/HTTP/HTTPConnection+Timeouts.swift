@@ -10,14 +10,23 @@ extension HTTPConnection {
     /// schedules the real deadline then.
     func refreshTimer() {
         guard machine.state != .closed else { return }
+        publishIdleness()
         let deadline = nextDeadline() ?? .distantFuture
         guard deadline < times.timerDeadline else { return }
         times.timerDeadline = deadline
         timer?.schedule(deadline: deadline)
     }
 
-    private var isIdle: Bool {
+    var isIdle: Bool {
         machine.isTakingRequests && machine.answers.allAnswered && !parser.hasPartialRequest && output.isFlushed
+    }
+
+    /// Tells the server whether (and since when) this connection is idle.
+    private func publishIdleness() {
+        let mark = isIdle ? times.idleSince : nil
+        guard mark != times.publishedIdleSince else { return }
+        times.publishedIdleSince = mark
+        idleMark.withLock { $0 = mark }
     }
 
     /// A TLS handshake gets the read timeout: it is the start of the first request, and a
@@ -34,7 +43,9 @@ extension HTTPConnection {
     }
 
     private var idleDeadline: DispatchTime? {
-        isIdle ? times.idleSince.advanced(by: configuration.idleTimeout) : nil
+        guard isIdle else { return nil }
+        let limit = times.receivedRequest ? configuration.idleTimeout : min(configuration.idleTimeout, configuration.readTimeout)
+        return times.idleSince.advanced(by: limit)
     }
 
     private func nextDeadline() -> DispatchTime? {

@@ -16,6 +16,8 @@ final class HTTPConnection: @unchecked Sendable {
     let id: Int
     let queue: DispatchQueue
     let remoteAddress: String
+    /// The client's IP address alone, the key of the per-address connection limit.
+    let peerHost: String
     let configuration: HTTPServerConfiguration
     let handler: HTTPHandler
     let logger: Logger
@@ -34,15 +36,20 @@ final class HTTPConnection: @unchecked Sendable {
     var readWantsWrite = false
     /// A read of input the transport already holds is queued (see `updateReadInterest`).
     var bufferedReadScheduled = false
+    /// Since when the connection has been idle, nil while busy: read by the server, on its
+    /// own queue, to choose which connection to shed at a connection limit. A new connection
+    /// is idle from the start (it may never send a byte).
+    let idleMark = Locked<DispatchTime?>(.now())
 
     init(
-        id: Int, transport: any Transport, remoteAddress: String, queue: DispatchQueue,
+        id: Int, transport: any Transport, remoteAddress: String, peerHost: String, queue: DispatchQueue,
         configuration: HTTPServerConfiguration, handler: @escaping HTTPHandler, logger: Logger,
         onClose: @escaping @Sendable (Int) -> Void
     ) {
         self.id = id
         self.transport = transport
         self.remoteAddress = remoteAddress
+        self.peerHost = peerHost
         self.queue = queue
         self.configuration = configuration
         self.handler = handler
@@ -69,6 +76,7 @@ final class HTTPConnection: @unchecked Sendable {
             self.timer = timer
             timer.resume()
             times = ConnectionTimes()
+            times.publishedIdleSince = idleMark.current
             updateReadInterest()
             refreshTimer()
         }
@@ -87,6 +95,17 @@ final class HTTPConnection: @unchecked Sendable {
     /// Closes at once, answered or not (shutdown deadline passed).
     func forceClose() {
         queue.async { [self] in closeNow() }
+    }
+
+    /// Closes quietly if still idle, to make room at a connection limit; otherwise calls
+    /// `declined` (a request arrived meanwhile: it is served).
+    func shedIfIdle(declined: @escaping @Sendable () -> Void) {
+        queue.async { [self] in
+            guard machine.state != .closed else { return }
+            guard isIdle else { return declined() }
+            logger.debug("idle connection shed at a connection limit", [("http.peer", remoteAddress)])
+            closeNow()
+        }
     }
 
     func closeNow() {
@@ -174,6 +193,12 @@ struct ConnectionTimes {
     /// A TLS handshake must end by `opened` plus the read timeout.
     var opened = DispatchTime.now()
     var idleSince = DispatchTime.now()
+    /// Whether a whole request has arrived yet: until then, waiting for one is bounded by
+    /// the read timeout, not the idle timeout.
+    var receivedRequest = false
+    /// The `idleSince` last published to the server (nil: busy), so the lock is taken only
+    /// when it changes.
+    var publishedIdleSince: DispatchTime?
     /// The first byte of the request now arriving; nil between requests, and while the
     /// pipeline is paused (no read timeout then).
     var requestStarted: DispatchTime?

@@ -40,6 +40,11 @@ public final class HTTPServer: @unchecked Sendable {
     private var acceptSuspended = true
     private var acceptBackingOff = false
     private var connections: [Int: HTTPConnection] = [:]
+    /// Open connections by client IP address, for `maxConnectionsPerAddress`.
+    private var connectionsByAddress: [String: Set<Int>] = [:]
+    /// Idle connections asked to close to make room; they still count in `connections`
+    /// until they have closed, but no longer against the limits.
+    private var shedding: Set<Int> = []
     private var nextConnectionID = 0
     private var shutdownCompletions: [@Sendable () -> Void] = []
 
@@ -133,11 +138,22 @@ public final class HTTPServer: @unchecked Sendable {
         for completion in completions { DispatchQueue.global().async(execute: completion) }
     }
 
-    /// Accepts while the socket has connections, the cap allows and descriptors last.
+    /// Accepts while the socket has connections and descriptors last, making room at the
+    /// connection limits by shedding idle connections.
     private func acceptConnections() {
         dispatchPrecondition(condition: .onQueue(queue))
         for _ in 0..<64 {
-            guard state == .running, !acceptSuspended, connections.count < configuration.maxConnections else { break }
+            guard state == .running, !acceptSuspended else { break }
+            if connections.count - shedding.count >= configuration.maxConnections {
+                // Shed only for a connection that is really waiting (one poll, at the limit
+                // only): a spurious wake-up must not close an idle connection for nothing.
+                guard ListeningSocket.hasPendingConnection(listenFD) else { break }
+                guard shedOldestIdle(among: connections.keys) else {
+                    // Every connection is busy: wait in the kernel backlog, look again soon.
+                    backOff()
+                    break
+                }
+            }
             let (fd, peer) = ListeningSocket.accept(listenFD, using: acceptFunction)
             if fd < 0 {
                 let error = errno
@@ -154,9 +170,39 @@ public final class HTTPServer: @unchecked Sendable {
                 }
                 break
             }
+            guard makeRoom(for: peer.host) else {
+                logger.notice("connection refused: too many from one address", [
+                    ("http.peer", peer.description), ("http.limit", String(configuration.maxConnectionsPerAddress)),
+                ])
+                SystemCalls.close(fd)
+                continue
+            }
             open(fd: fd, peer: peer)
         }
         updateAcceptSource()
+    }
+
+    /// Whether `address` may open one more connection, after shedding its oldest idle one
+    /// if it is at its limit.
+    private func makeRoom(for address: String) -> Bool {
+        guard let open = connectionsByAddress[address] else { return true }
+        guard open.count - open.intersection(shedding).count >= configuration.maxConnectionsPerAddress else { return true }
+        return shedOldestIdle(among: open)
+    }
+
+    /// Asks the connection of `ids` idle the longest (not already leaving) to close; false
+    /// when none is idle. It may decline (a request arrived meanwhile): it is then served,
+    /// and the limit is exceeded by one until a connection closes.
+    private func shedOldestIdle<IDs: Sequence<Int>>(among ids: IDs) -> Bool {
+        var oldest: (id: Int, since: DispatchTime)?
+        for id in ids where !shedding.contains(id) {
+            guard let since = connections[id]?.idleMark.current else { continue }
+            if oldest.map({ since < $0.since }) ?? true { oldest = (id, since) }
+        }
+        guard let oldest, let connection = connections[oldest.id] else { return false }
+        shedding.insert(oldest.id)
+        connection.shedIfIdle { [self] in queue.async { self.shedding.remove(oldest.id) } }
+        return true
     }
 
     private func open(fd: Int32, peer: SocketAddress) {
@@ -164,11 +210,12 @@ public final class HTTPServer: @unchecked Sendable {
         nextConnectionID += 1
         let id = nextConnectionID
         let connection = HTTPConnection(
-            id: id, transport: transport, remoteAddress: peer.description,
+            id: id, transport: transport, remoteAddress: peer.description, peerHost: peer.host,
             queue: DispatchQueue(label: "storerelay.http.connection", target: sharedQueues[id % sharedQueues.count]),
             configuration: configuration, handler: handler, logger: logger,
             onClose: { [self] id in queue.async { self.connectionClosed(id) } })
         connections[id] = connection
+        connectionsByAddress[peer.host, default: []].insert(id)
         connection.start()
     }
 
@@ -187,12 +234,18 @@ public final class HTTPServer: @unchecked Sendable {
     }
 
     private func connectionClosed(_ id: Int) {
-        connections[id] = nil
+        if let connection = connections.removeValue(forKey: id) {
+            let address = connection.peerHost
+            connectionsByAddress[address]?.remove(id)
+            if connectionsByAddress[address]?.isEmpty == true { connectionsByAddress[address] = nil }
+        }
+        shedding.remove(id)
         updateAcceptSource()
         finishShutdownIfDone()
     }
 
     private func backOff() {
+        guard !acceptBackingOff else { return }
         acceptBackingOff = true
         queue.asyncAfter(deadline: .now().advanced(by: configuration.acceptBackoff)) { [self] in
             acceptBackingOff = false
@@ -200,11 +253,11 @@ public final class HTTPServer: @unchecked Sendable {
         }
     }
 
-    /// Accepting runs unless backing off or at `maxConnections`: at the cap, new connections
-    /// wait in the kernel backlog until one closes.
+    /// Accepting runs unless backing off (descriptors ran out, or every connection was busy
+    /// at `maxConnections`).
     private func updateAcceptSource() {
         guard state == .running, let source = acceptSource else { return }
-        let wanted = !acceptBackingOff && connections.count < configuration.maxConnections
+        let wanted = !acceptBackingOff
         if wanted && acceptSuspended {
             acceptSuspended = false
             source.resume()

@@ -26,7 +26,8 @@ public struct HTTPServerConfiguration: Sendable {
     public var readTimeout: Duration = .seconds(30)
 
     /// How long a keep-alive connection may sit with no request in progress before it is
-    /// closed quietly.
+    /// closed quietly. A connection that has not sent a request yet gets `readTimeout`
+    /// if that is shorter: a client that connects and says nothing must not hold a connection for long.
     public var idleTimeout: Duration = .seconds(60)
 
     /// How long pending output may make no progress (a peer that stopped reading) before the
@@ -37,10 +38,17 @@ public struct HTTPServerConfiguration: Sendable {
     /// before closing, so the peer reads the response instead of a TCP reset.
     public var lingerTimeout: Duration = .seconds(2)
 
-    /// Open connections allowed at once. At the cap the server stops accepting (new
-    /// connections wait in the kernel backlog) until one closes: a waiting client is served
-    /// late instead of refused, and nothing is spent on connections we cannot serve.
+    /// Open connections allowed at once. At the cap a new connection takes the place of the
+    /// oldest idle one (a keep-alive connection between requests, or one that has sent
+    /// nothing yet), which is closed quietly. With none idle the server stops accepting (new
+    /// connections wait in the kernel backlog) and looks again every `acceptBackoff`: a
+    /// waiting client is served late instead of refused.
     public var maxConnections: Int = 1024
+
+    /// Open connections allowed from one client IP address. At the cap a new connection from
+    /// that address takes the place of its oldest idle one, or is closed at once when none
+    /// is idle: one client cannot hold every connection the server has.
+    public var maxConnectionsPerAddress: Int = 256
 
     /// Requests read ahead of their answers on one connection (pipelining); reading pauses
     /// at this depth until answers go out.

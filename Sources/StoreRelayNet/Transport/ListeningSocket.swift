@@ -49,6 +49,12 @@ public enum ListeningSocket {
         return (fd, peer)
     }
 
+    /// Whether a connection is waiting to be accepted, without accepting it.
+    public static func hasPendingConnection(_ listener: Int32) -> Bool {
+        var descriptor = pollfd(fd: listener, events: Int16(POLLIN), revents: 0)
+        return poll(&descriptor, 1, 0) > 0 && descriptor.revents & Int16(POLLIN) != 0
+    }
+
     #if canImport(Glibc)
     private static let listenFunction = Glibc.listen
     #else

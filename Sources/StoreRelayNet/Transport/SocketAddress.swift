@@ -61,16 +61,21 @@ public struct SocketAddress: Sendable, Hashable, CustomStringConvertible {
 
     /// `1.2.3.4:80` or `[::1]:80`.
     public var description: String {
+        HostPort.format(host: host, kind: family == AF_INET6 ? .ipv6 : .ipv4, port: Int(port))
+    }
+
+    /// The IP address alone: `1.2.3.4` or `::1`.
+    public var host: String {
         withUnsafeBytes(of: storage) { raw -> String in
             var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN) + 1)
             if family == AF_INET6 {
                 var address = raw.load(as: sockaddr_in6.self)
                 inet_ntop(AF_INET6, &address.sin6_addr, &text, socklen_t(text.count))
-                return HostPort.format(host: Self.string(text), kind: .ipv6, port: Int(port))
+            } else {
+                var address = raw.load(as: sockaddr_in.self)
+                inet_ntop(AF_INET, &address.sin_addr, &text, socklen_t(text.count))
             }
-            var address = raw.load(as: sockaddr_in.self)
-            inet_ntop(AF_INET, &address.sin_addr, &text, socklen_t(text.count))
-            return HostPort.format(host: Self.string(text), kind: .ipv4, port: Int(port))
+            return Self.string(text)
         }
     }
 

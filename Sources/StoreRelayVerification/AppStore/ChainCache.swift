@@ -7,6 +7,10 @@ import StoreRelayCore
 
 /// What a verified `x5c` chain proved, kept so the next JWS with the same chain costs one
 /// ES256 verification instead of a chain build and two more signature checks.
+///
+/// The chain is the leaf and the intermediate: `x5c[2]` never takes part in verification
+/// (the chain must end at one of our own roots), so it is no part of the cache key either.
+/// Otherwise a sender could vary it to make every request a miss and a full chain build.
 struct VerifiedChainEntry: Sendable {
     /// The leaf's key, which signs the JWS.
     let leafKey: PublicKey
@@ -14,6 +18,28 @@ struct VerifiedChainEntry: Sendable {
     /// hit still checks the payload's date against it.
     let validFrom: Timestamp
     let validUntil: Timestamp
+    /// The `x5c[2]` texts known to parse as a certificate (Apple's libraries require one
+    /// there), so a hit with another one parses it, but builds no chain.
+    let parsedThirdCertificates: Locked<[String]>
+
+    init(leafKey: PublicKey, validFrom: Timestamp, validUntil: Timestamp, thirdCertificate: String) {
+        self.leafKey = leafKey
+        self.validFrom = validFrom
+        self.validUntil = validUntil
+        parsedThirdCertificates = Locked([thirdCertificate])
+    }
+
+    /// Whether `text` is known to be a certificate; remembers a few.
+    func knowsThirdCertificate(_ text: String) -> Bool {
+        parsedThirdCertificates.withLock { known in known.contains { ChainKey.sameBytes($0, text) } }
+    }
+
+    func rememberThirdCertificate(_ text: String) {
+        parsedThirdCertificates.withLock { known in
+            if known.count >= 4 { known.removeFirst() }
+            known.append(text)
+        }
+    }
 
     func isValid(at time: Timestamp) -> Bool {
         let seconds = Timestamp(seconds: time.seconds)
@@ -21,7 +47,7 @@ struct VerifiedChainEntry: Sendable {
     }
 }
 
-/// The `x5c` texts of one chain, compared and hashed as UTF-8 bytes.
+/// The `x5c` texts of one chain (leaf and intermediate), compared and hashed as UTF-8 bytes.
 ///
 /// Not as `String`s: Swift compares strings by canonical equivalence, so a text spelled with
 /// other code points (a KELVIN SIGN for a `K`) would equal Apple's and hit the cache. A hit
@@ -42,7 +68,7 @@ struct ChainKey: Hashable, Sendable {
         }
     }
 
-    private static func sameBytes(_ lhs: String, _ rhs: String) -> Bool {
+    static func sameBytes(_ lhs: String, _ rhs: String) -> Bool {
         var lhs = lhs, rhs = rhs
         guard lhs.utf8.count == rhs.utf8.count else { return false }
         return lhs.withUTF8 { left in
@@ -53,14 +79,14 @@ struct ChainKey: Hashable, Sendable {
     }
 }
 
-/// A bounded least-recently-used map from the `x5c` certificate texts to a verified chain.
+/// A bounded least-recently-used map from `x5c[0]` and `x5c[1]` to a verified chain.
 ///
 /// Keyed by the exact base64 bytes: decoding is strict, so equal text means equal bytes, and a
 /// hit needs no decoding at all. Swift's seeded hashing keeps hostile keys from colliding.
 /// Thread-safe through `Locked`; only successful verifications are ever stored.
 ///
 /// Apple signs with one leaf for months, so nearly every lookup is for the chain used last:
-/// that one is compared first (about 3.4 KB of `memcmp`) before hashing the texts.
+/// that one is compared first (about 2.5 KB of `memcmp`) before hashing the texts.
 final class ChainCache: Sendable {
     private struct State {
         var entries: [ChainKey: (entry: VerifiedChainEntry, lastUse: UInt64)] = [:]

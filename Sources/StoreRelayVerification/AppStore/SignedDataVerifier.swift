@@ -62,23 +62,30 @@ public final class SignedDataVerifier: Sendable {
         guard x5c.count == 3, texts.count == 3 else {
             throw .signature(.invalidChainLength, "the x5c chain must hold exactly 3 certificates, found \(x5c.count)")
         }
+        // A signature that cannot be valid costs no chain work.
+        guard ECDSASignature.isWellFormedRaw(jws.signature) else {
+            throw .signature(.invalidSignature,
+                             "the ES256 signature must be 64 bytes holding R and S in [1, n-1], found \(jws.signature.count) bytes")
+        }
 
+        let chain = Array(texts[0..<2])
         let entry: VerifiedChainEntry
-        if let cached = cache.entry(for: texts) {
+        if let cached = cache.entry(for: chain) {
             counters.withLock { $0.chainCacheHits += 1 }
             guard cached.isValid(at: time) else {
                 throw .signature(.certificateExpired,
                                  "a certificate of the chain is not valid at \(time.iso8601) (chain valid \(cached.validFrom.iso8601) to \(cached.validUntil.iso8601))")
             }
+            if !cached.knowsThirdCertificate(texts[2]) {
+                _ = try Self.certificate(texts[2], index: 2)
+                cached.rememberThirdCertificate(texts[2])
+            }
             entry = cached
         } else {
             entry = try verifyChain(texts, at: time)
-            cache.insert(entry, for: texts)
+            cache.insert(entry, for: chain)
         }
 
-        guard jws.signature.count == 64 else {
-            throw .signature(.invalidSignature, "the ES256 signature must be 64 bytes, found \(jws.signature.count)")
-        }
         counters.withLock { $0.signatureVerifications += 1 }
         guard entry.leafKey.isValidES256Signature(jws.signature, digest: jws.signingInputDigest) else {
             throw .signature(.invalidSignature, "the ES256 signature does not match the signed data")
@@ -89,14 +96,7 @@ public final class SignedDataVerifier: Sendable {
     private func verifyChain(_ texts: [String], at time: Timestamp) throws(VerificationError) -> VerifiedChainEntry {
         var certificates: [Certificate] = []
         for (index, text) in texts.enumerated() {
-            guard let der = Base64.decode(text) else {
-                throw .signature(.invalidCertificate, "x5c[\(index)] is not valid base64")
-            }
-            do {
-                certificates.append(try Certificate(derBytes: der))
-            } catch {
-                throw .signature(.invalidCertificate, "x5c[\(index)] is not a valid certificate (\(error.reason))")
-            }
+            certificates.append(try Self.certificate(text, index: index))
         }
         let leaf = certificates[0], intermediate = certificates[1]
         // certificates[2] is parsed (Apple's libraries require it) but never used: the chain
@@ -126,6 +126,18 @@ public final class SignedDataVerifier: Sendable {
         guard key.isP256 else {
             throw .signature(.invalidCertificate, "the leaf key is not an EC P-256 key, so it cannot sign ES256")
         }
-        return VerifiedChainEntry(leafKey: key, validFrom: chain.validFrom, validUntil: chain.validUntil)
+        return VerifiedChainEntry(leafKey: key, validFrom: chain.validFrom, validUntil: chain.validUntil,
+                                  thirdCertificate: texts[2])
+    }
+
+    private static func certificate(_ text: String, index: Int) throws(VerificationError) -> Certificate {
+        guard let der = Base64.decode(text) else {
+            throw .signature(.invalidCertificate, "x5c[\(index)] is not valid base64")
+        }
+        do {
+            return try Certificate(derBytes: der)
+        } catch {
+            throw .signature(.invalidCertificate, "x5c[\(index)] is not a valid certificate (\(error.reason))")
+        }
     }
 }

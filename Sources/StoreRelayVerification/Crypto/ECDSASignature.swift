@@ -4,6 +4,22 @@ internal import COpenSSL
 /// RFC 7518 §3.4) and the DER `ECDSA-Sig-Value` that OpenSSL signs and verifies.
 enum ECDSASignature {
     static let componentSize = 32
+    /// The order n of P-256, big-endian: R and S must lie in [1, n − 1] (SEC 1 §4.1.4 step 1).
+    private static let order: [UInt8] = [
+        0xFF, 0xFF, 0xFF, 0xFF, 0x00, 0x00, 0x00, 0x00, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF,
+        0xBC, 0xE6, 0xFA, 0xAD, 0xA7, 0x17, 0x9E, 0x84, 0xF3, 0xB9, 0xCA, 0xC2, 0xFC, 0x63, 0x25, 0x51,
+    ]
+
+    /// Whether `raw` has the shape of a P-256 signature: 64 bytes, R and S each in [1, n − 1].
+    /// A cheap filter before costlier work (a chain build, a DER conversion); it decides no
+    /// signature valid: OpenSSL still does, and rejects the same out-of-range values.
+    static func isWellFormedRaw(_ raw: [UInt8]) -> Bool {
+        guard raw.count == 2 * componentSize else { return false }
+        func inRange(_ component: ArraySlice<UInt8>) -> Bool {
+            component.contains { $0 != 0 } && component.lexicographicallyPrecedes(order)
+        }
+        return inRange(raw[0..<componentSize]) && inRange(raw[componentSize...])
+    }
 
     /// DER from raw `R‖S`; `nil` unless exactly 64 bytes.
     static func der(fromRaw raw: [UInt8]) -> [UInt8]? {

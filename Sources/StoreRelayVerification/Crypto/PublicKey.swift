@@ -66,7 +66,7 @@ public final class PublicKey: @unchecked Sendable {
     /// The same check given the message's SHA-256 `digest` (32 bytes), for callers that hash
     /// as they go.
     public func isValidES256Signature(_ rawSignature: [UInt8], digest: [UInt8]) -> Bool {
-        guard isP256, rawSignature.count == 2 * ECDSASignature.componentSize, digest.count == 32 else { return false }
+        guard isP256, ECDSASignature.isWellFormedRaw(rawSignature), digest.count == 32 else { return false }
         return isValidES256SignatureByEVP(rawSignature, digest: digest)
     }
 

@@ -71,31 +71,9 @@ public struct NormalizedEvent: Sendable, Hashable {
         return JSONValue.object(object).serializedBytes()
     }
 
-    /// Apple's body as text for `raw`: byte for byte when it carries no `password`, else
-    /// re-serialized without any `password` member at any depth (member order and number
-    /// text are kept by the JSON parser in StoreRelayCore).
+    /// Apple's body as text for `raw`. The gateway stores bodies already redacted
+    /// (`V1Body.redacted`); redacting again here keeps the rule true for any caller.
     static func rawString(ofBody body: [UInt8]) -> String {
-        let text = String(decoding: body, as: UTF8.self)
-        // Cheap pre-check: a body that never spells the word, even with JSON escapes
-        // (`"pass\u0077ord"` is the same member name), cannot hold the member.
-        guard text.contains("password") || body.contains(UInt8(ascii: "\\")) else { return text }
-        guard let value = try? JSONValue.parse(body) else {
-            // Not JSON, so it never became an event; say nothing rather than risk the secret.
-            return ""
-        }
-        let cleaned = withoutPasswords(value)
-        return cleaned == value ? text : cleaned.serialized()
-    }
-
-    private static func withoutPasswords(_ value: JSONValue) -> JSONValue {
-        switch value {
-        case .object(let object):
-            return .object(JSONObject(object.members.filter { $0.key != "password" }
-                .map { (key: $0.key, value: withoutPasswords($0.value)) }))
-        case .array(let elements):
-            return .array(elements.map(withoutPasswords))
-        default:
-            return value
-        }
+        String(decoding: V1Body.redacted(body), as: UTF8.self)
     }
 }

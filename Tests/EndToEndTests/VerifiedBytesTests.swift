@@ -1,0 +1,123 @@
+import Foundation
+import Testing
+import StoreRelayCore
+import StoreRelayTestSupport
+
+/// The gateway forwards only what it verified (security review, finding 1): a body that JSON
+/// readers could read two ways is refused, and what leaves the gateway (`format apple`,
+/// `raw`, a dead letter's `appleBody`) is rebuilt from the verified JWS, never the received
+/// bytes; a V1 body leaves without its shared secret.
+@Suite("Forward only verified bytes", .serialized)
+struct VerifiedBytesTests {
+    let signer: NotificationSigner
+    init() throws { signer = try NotificationSigner(authority: TestCertificateAuthority()) }
+
+    private func gateway(_ body: String, environment: [String: String] = [:]) throws -> Gateway {
+        let directory = try TestPaths.makeTemporaryDirectory("storerelay-verified-bytes")
+        try signer.authority.rootPEM.write(to: directory.appendingPathComponent("test-root.pem"), atomically: true, encoding: .utf8)
+        return try Gateway(config: Gateway.bareConfig("trust-root ./test-root.pem\n" + body), directory: directory,
+                           environment: environment)
+    }
+
+    /// The JWS inside `{"signedPayload":"…"}`.
+    private func jws(of body: String) throws -> String {
+        try #require(try JSONValue.parse(body)["signedPayload"]?.stringValue)
+    }
+
+    /// A signed notification whose payload says REFUND but whose signature is zeros.
+    private func forgedRefund(like genuine: String) throws -> String {
+        let parts = try jws(of: genuine).split(separator: ".")
+        let payload = Base64.urlEncode(Array(#"{"notificationType":"REFUND","notificationUUID":"f0f0f0f0-0000-4000-8000-000000000000","version":"2.0","signedDate":1,"data":{"bundleId":"com.acme.journal","environment":"Sandbox"}}"#.utf8))
+        return "\(parts[0]).\(payload).\(Base64.urlEncode([UInt8](repeating: 0, count: 64)))"
+    }
+
+    @Test func aBodyWithTwoSignedPayloadsIsRefusedAndNothingIsForwarded() throws {
+        let sink = try WebhookSink(secret: testSigningSecret)
+        let gateway = try self.gateway("""
+            \(webhookDestination("apple", sink.url("/apple"), options: "format apple"))
+            route * * * -> apple
+            """)
+        let genuine = try signer.body(type: "DID_RENEW")
+        let forged = try forgedRefund(like: genuine)
+        for body in [
+            #"{"signedPayload":"\#(forged)","signedPayload":"\#(try jws(of: genuine))"}"#,
+            #"{"signedPayload":"\#(try jws(of: genuine))","signedPayload":"\#(forged)"}"#,
+            #"{"signedPayload":"\#(try jws(of: genuine))","x":{"a":1,"a":2}}"#,
+        ] {
+            let answer = try gateway.post(json: body)
+            #expect(answer.status == 400, "\(answer.body)")
+            #expect(answer.json?["error"]?.stringValue == "malformed")
+            #expect(answer.json?["message"]?.stringValue?.contains("duplicate member name") == true, "\(answer.body)")
+        }
+        // The genuine notification alone is still new: nothing of the refused bodies was kept.
+        let accepted = try gateway.post(json: genuine)
+        #expect(accepted.json?["status"]?.stringValue == "accepted", "\(accepted.body)")
+        #expect(sink.waitFor { $0.count == 1 })
+        #expect(sink.requests(path: "/apple").map { $0["body"]?.stringValue } == [genuine])
+    }
+
+    @Test func aDuplicateKeyInsideTheSignedPayloadIsRefused() throws {
+        let gateway = try self.gateway("destination all file ./data/queues/all\nroute * * * -> all")
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        let jws = try signer.sign(payload: """
+            {"notificationType":"DID_RENEW","notificationType":"REFUND","notificationUUID":"\(UUID().uuidString.lowercased())",\
+            "version":"2.0","signedDate":\(now),"data":{"bundleId":"com.acme.journal","environment":"Sandbox"}}
+            """)
+        let answer = try gateway.post(signedPayload: jws)
+        #expect(answer.status == 400, "\(answer.body)")
+        #expect(answer.json?["error"]?.stringValue == "malformed")
+        #expect(answer.json?["message"]?.stringValue?.contains("duplicate member name") == true, "\(answer.body)")
+    }
+
+    @Test func extraEnvelopeKeysAreNeverForwarded() throws {
+        let sink = try WebhookSink(secret: testSigningSecret)
+        let gateway = try self.gateway("""
+            \(webhookDestination("apple", sink.url("/apple"), options: "format apple"))
+            \(webhookDestination("raw", sink.url("/raw"), options: "include-raw yes"))
+            route * * DID_RENEW -> apple, raw
+            """)
+        let renewal = try signer.body(type: "DID_RENEW")
+        let unrouted = try signer.body(type: "SUBSCRIBED", subtype: "INITIAL_BUY")
+        func smuggled(_ body: String) throws -> String {
+            #"{"notification_type":"REFUND","password":"guess","unified_receipt":{"status":0},"signedPayload":"\#(try jws(of: body))"}"#
+        }
+        #expect(try gateway.post(json: smuggled(renewal)).json?["status"]?.stringValue == "accepted")
+        #expect(try gateway.post(json: smuggled(unrouted)).json?["status"]?.stringValue == "accepted")
+        #expect(sink.waitFor { $0.count == 2 })
+
+        let canonical = #"{"signedPayload":"\#(try jws(of: renewal))"}"#
+        #expect(sink.requests(path: "/apple").first?["body"]?.stringValue == canonical)
+        let raw = try JSONValue.parse(try #require(sink.requests(path: "/raw").first?["body"]?.stringValue))
+        #expect(raw["raw"]?.stringValue == canonical)
+        #expect(gateway.waitForDeadLetters { $0.count == 1 })
+        let letter = try #require(gateway.deadLetters.first)
+        #expect(letter["reason"]?.stringValue == "unrouted")
+        #expect(letter["appleBody"]?.stringValue == #"{"signedPayload":"\#(try jws(of: unrouted))"}"#)
+        #expect(!gateway.journalContains("unified_receipt"))
+    }
+
+    @Test func aV1BodyLeavesWithoutItsSharedSecret() throws {
+        let sink = try WebhookSink(secret: testSigningSecret)
+        let gateway = try self.gateway("""
+            shared-secret ${V1_SECRET}
+            \(webhookDestination("apple", sink.url("/apple"), options: "format apple"))
+            route * * * -> apple
+            """, environment: ["V1_SECRET": "s3cret-v1-do-not-forward"])
+        let body = """
+            {"notification_type":"DID_RENEW","password":"s3cret-v1-do-not-forward","environment":"Sandbox",\
+            "bid":"com.acme.journal","bvrs":"7","auto_renew_status":"true",\
+            "unified_receipt":{"environment":"Sandbox","status":0,"latest_receipt_info":[{"product_id":"com.acme.journal.monthly",\
+            "transaction_id":"1000000000000002","original_transaction_id":"1000000000000001",\
+            "purchase_date_ms":"1700000000000","expires_date_ms":"1702592000000","quantity":"1"}]}}
+            """
+        let answer = try gateway.post(json: body)
+        #expect(answer.json?["status"]?.stringValue == "accepted", "\(answer.body)")
+        #expect(sink.waitFor { $0.count == 1 })
+        let forwarded = try JSONValue.parse(try #require(sink.requests(path: "/apple").first?["body"]?.stringValue))
+        #expect(forwarded["password"] == nil)
+        #expect(forwarded["notification_type"]?.stringValue == "DID_RENEW")
+        #expect(forwarded["unified_receipt"]?["latest_receipt_info"]?.arrayValue?.first?["transaction_id"]?.stringValue
+            == "1000000000000002")
+        #expect(!gateway.journalContains("s3cret-v1-do-not-forward"))
+    }
+}
