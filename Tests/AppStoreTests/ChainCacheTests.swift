@@ -86,6 +86,34 @@ import StoreRelayTestSupport
         #expect(verificationError { _ = try verifier.verify(signedPayload: withGarbage) }?.reason == .invalidCertificate)
     }
 
+    /// A cache hit judges a chain's validity window exactly as OpenSSL judges the chain on a
+    /// miss, to the second, at both ends: the same JWS at each second around the chain's
+    /// latest `notBefore` and earliest `notAfter` gets one verdict from a cold verifier and
+    /// from a warm one.
+    @Test func aCacheHitJudgesTheValidityWindowAsOpenSSLDoes() throws {
+        let certificates = try authority.chain(.valid).certificatesDER.map { try Certificate(derBytes: $0) }
+        let validFrom = certificates.map(\.notBefore).max()!.milliseconds
+        let validUntil = certificates.map(\.notAfter).min()!.milliseconds
+        let warm = try Fixtures.testRootVerifier()
+        _ = try warm.verify(signedPayload: authority.signJWS(payload: notificationPayload()))
+        var verdicts: [Bool] = []
+        for edge in [validFrom, validUntil] {
+            for offset: Int64 in [-1_000, -1, 0, 999, 1_000] {
+                let jws = try authority.signJWS(payload: notificationPayload(signedDate: edge + offset))
+                let cold = try Fixtures.testRootVerifier()
+                let byOpenSSL = (try? cold.verify(signedPayload: jws)) != nil
+                let byCache = (try? warm.verify(signedPayload: jws)) != nil
+                #expect(cold.statistics.chainCacheHits == 0)
+                #expect(byCache == byOpenSSL, "signedDate \(edge + offset) (edge \(edge), offset \(offset) ms)")
+                verdicts.append(byOpenSSL)
+            }
+        }
+        #expect(warm.statistics.chainVerifications == 1)
+        // Both ends were crossed: each edge has valid and invalid seconds around it.
+        #expect(verdicts[0..<5].contains(true) && verdicts[0..<5].contains(false))
+        #expect(verdicts[5..<10].contains(true) && verdicts[5..<10].contains(false))
+    }
+
     /// A signature that cannot be valid is refused before any chain work.
     @Test func aMisshapenSignatureCostsNoChainBuild() throws {
         let verifier = try Fixtures.testRootVerifier()

@@ -41,9 +41,11 @@ struct VerifiedChainEntry: Sendable {
         }
     }
 
+    /// As OpenSSL judges it (`X509_cmp_time` counts a time equal to `notAfter` as past it):
+    /// valid from `notBefore` up to, not including, the second of `notAfter`.
     func isValid(at time: Timestamp) -> Bool {
         let seconds = Timestamp(seconds: time.seconds)
-        return validFrom <= seconds && seconds <= validUntil
+        return validFrom <= seconds && seconds < validUntil
     }
 }
 

@@ -90,9 +90,10 @@ public struct VerifiedChain: Sendable {
     /// The earliest `notAfter` in the chain: after it, some certificate has expired.
     public var validUntil: Timestamp { certificates.map(\.notAfter).min() ?? Timestamp(milliseconds: 0) }
 
-    /// Whether every certificate is valid at `time`, at the second precision X.509 uses.
+    /// Whether every certificate is valid at `time`, at the second precision X.509 uses and
+    /// as OpenSSL judges it: the second of `notAfter` is already past it.
     public func isValid(at time: Timestamp) -> Bool {
         let seconds = Timestamp(seconds: time.seconds)
-        return validFrom <= seconds && seconds <= validUntil
+        return validFrom <= seconds && seconds < validUntil
     }
 }
