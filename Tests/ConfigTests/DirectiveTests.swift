@@ -15,12 +15,27 @@ import StoreRelayCore
         #expect(c.maxBodySize == 1 << 20)
         #expect(c.readTimeout == .seconds(10))
         #expect(c.idleTimeout == .seconds(60))
+        #expect(c.maxConnections == 1024)
+        #expect(c.maxConnectionsPerAddress == 256)
         #expect(c.trustRoots.isEmpty)
         #expect(c.environments == [.production, .sandbox])
         #expect(c.apps.isEmpty)
         #expect(c.sharedSecret == nil)
         #expect(c.destinations.isEmpty)
         #expect(c.routes.rules.isEmpty)
+    }
+
+    @Test func connectionLimits() throws {
+        let c = try parsed("max-connections 4096\nmax-connections-per-address 4096\n")
+        #expect(c.maxConnections == 4096)
+        #expect(c.maxConnectionsPerAddress == 4096)
+        #expect(c.checkReport().contains("max-connections 4096, max-connections-per-address 4096"))
+        for bad in ["0", "-1", "abc", "1.5", "1000001"] {
+            expectError("max-connections \(bad)\n", .invalidValue, line: 1, column: 17)
+            expectError("max-connections-per-address \(bad)\n", .invalidValue, line: 1, column: 29)
+        }
+        expectError("max-connections\n", .missingArgument, line: 1, column: 16, containing: "expected max-connections N")
+        expectError("max-connections-per-address 1 2\n", .unexpectedArgument, line: 1, column: 31)
     }
 
     @Test func topLevelDirectives() throws {
