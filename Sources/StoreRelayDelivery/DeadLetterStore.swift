@@ -13,11 +13,12 @@ import StoreRelayCore
 /// An in-memory index (id, time, destination, reason) answers listings; the files hold the
 /// rest. File I/O runs on the store's own serial queue, never on a caller's.
 public final class DeadLetterStore: Sendable {
-    /// Dead letters are group-readable, like the file queue; a failure is one sentence
-    /// naming the call, the file and errno.
+    /// Dead letters are the gateway's own (0600 in a 0700 directory): unlike a file queue,
+    /// no consumer reads them, and they hold Apple's bodies. A failure is one sentence naming
+    /// the call, the file and errno.
     enum FilePolicy: FileIOPolicy {
-        static let fileMode: mode_t = 0o640
-        static let directoryMode: mode_t = 0o750
+        static let fileMode: mode_t = 0o600
+        static let directoryMode: mode_t = 0o700
         static func failure(_ call: SystemCallFailure) -> SystemCallFailure { call }
     }
     typealias Files = POSIXFileIO<FilePolicy>
@@ -45,6 +46,8 @@ public final class DeadLetterStore: Sendable {
     public static func open(directory: String, logger: Logger) throws -> DeadLetterStore {
         try Files.createDirectory(directory)
         try Files.requireDirectory(directory)
+        // A directory made by an earlier version (0750) is closed to the group too.
+        try Files.setMode(directory, FilePolicy.directoryMode)
         var index: [String: Entry] = [:]
         for name in try Files.listDirectory(directory) {
             let path = directory + "/" + name

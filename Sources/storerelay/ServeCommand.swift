@@ -51,28 +51,62 @@ enum ServeCommand: CommandDescribing {
             return ExitCode.failure
         }
         ProcessSetup.prepare(logger: logger)
-        let gateway: Gateway
+        // Signals are handled from before the gateway starts: a SIGHUP or SIGTERM in the
+        // moment after `listening` is logged must not kill the process with the default
+        // action. What arrives before the gateway runs is carried out once it does.
+        let configOption = parsed.option("config")
+        let running = RunningGateway()
+        ProcessSetup.handleSignals(logger: logger, stop: {
+            running.whenStarted(stop: true) { gateway in gateway.stop { exit(ExitCode.ok) } }
+        }, reload: {
+            running.whenStarted(stop: false) { gateway in
+                // Parsed and validated first: on any error the old configuration stays.
+                do {
+                    let reloaded = try ConfigurationLoader.load(option: configOption)
+                    try gateway.reload(reloaded)
+                } catch let error as ConfigurationLoader.Failure {
+                    logger.error("reload rejected; the previous configuration stays", [("errors", error.description)])
+                } catch {
+                    logger.error("reload rejected; the previous configuration stays", [("errors", "\(error)")])
+                }
+            }
+        })
         do {
-            gateway = try Gateway(configuration: configuration, logger: logger)
+            running.start(try Gateway(configuration: configuration, logger: logger))
         } catch {
             logger.critical("cannot start", [("error", error.description)])
             writeStandardError("storerelay serve: \(error.description)")
             return ExitCode.failure
         }
-        let configOption = parsed.option("config")
-        ProcessSetup.handleSignals(logger: logger, stop: {
-            gateway.stop { exit(ExitCode.ok) }
-        }, reload: {
-            // Parsed and validated first: on any error the old configuration stays.
-            do {
-                let reloaded = try ConfigurationLoader.load(option: configOption)
-                try gateway.reload(reloaded)
-            } catch let error as ConfigurationLoader.Failure {
-                logger.error("reload rejected; the previous configuration stays", [("errors", error.description)])
-            } catch {
-                logger.error("reload rejected; the previous configuration stays", [("errors", "\(error)")])
-            }
-        })
         dispatchMain()
+    }
+}
+
+/// The gateway the signal handlers act on, once it runs; until then the actions asked for
+/// wait (a stop, and a reload, each at most once) and run as soon as it does.
+final class RunningGateway: Sendable {
+    private struct State {
+        var gateway: Gateway?
+        var waiting: [(isStop: Bool, action: @Sendable (Gateway) -> Void)] = []
+    }
+    private let state = Locked(State())
+
+    func whenStarted(stop isStop: Bool, _ action: @escaping @Sendable (Gateway) -> Void) {
+        let gateway = state.withLock { state -> Gateway? in
+            if let gateway = state.gateway { return gateway }
+            if !state.waiting.contains(where: { $0.isStop == isStop }) { state.waiting.append((isStop, action)) }
+            return nil
+        }
+        gateway.map(action)
+    }
+
+    func start(_ gateway: Gateway) {
+        let waiting = state.withLock { state in
+            state.gateway = gateway
+            defer { state.waiting = [] }
+            return state.waiting
+        }
+        // A reload asked for before a stop runs first; a stop ends it all anyway.
+        for (_, action) in waiting.sorted(by: { !$0.isStop && $1.isStop }) { action(gateway) }
     }
 }

@@ -81,6 +81,29 @@ func sampleNotification(id: String = UUID().uuidString.lowercased(), destination
 }
 
 @Suite struct DeadLetterStoreTests {
+    /// Dead letters hold Apple's bodies and no consumer reads them: the directory is 0700
+    /// (also one an earlier version made 0750) and each letter 0600.
+    @Test func deadLettersArePrivateToTheGateway() throws {
+        let parent = try TestPaths.makeTemporaryDirectory("storerelay-dlq-mode").path
+        func mode(_ path: String) throws -> Int {
+            try #require(FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int)
+        }
+        let fresh = parent + "/fresh/dead-letters"
+        let store = try DeadLetterStore.open(directory: fresh, logger: .disabled)
+        #expect(try mode(fresh) == 0o700)
+        let letter = DeadLetter(notification: try sampleNotification(), destination: "a", reason: .exhausted, detail: "d",
+                                attempts: [], createdAt: Timestamp(milliseconds: 1_000))
+        let done = DispatchSemaphore(value: 0)
+        store.write(letter) { _ in done.signal() }
+        done.wait()
+        #expect(try mode(fresh + "/" + letter.id + ".json") == 0o600)
+
+        let older = parent + "/older"
+        try FileManager.default.createDirectory(atPath: older, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o750])
+        _ = try DeadLetterStore.open(directory: older, logger: .disabled)
+        #expect(try mode(older) == 0o700)
+    }
+
     @Test func writeListPageShowAndDelete() throws {
         let directory = try TestPaths.makeTemporaryDirectory("storerelay-dlq").path
         let store = try DeadLetterStore.open(directory: directory, logger: .disabled)

@@ -55,4 +55,23 @@ struct ReloadTests {
         #expect(try gateway.post(json: try signer.body(uuid: third)).status == 200)
         #expect(sink.waitFor { $0.contains { $0["path"]?.stringValue == "/ok?b" && $0["headers"]?["webhook-id"]?.stringValue == third } })
     }
+
+    /// A file queue added by a reload gets the directory a start would have made (0750, for
+    /// its group of consumers), not the data directory's private mode.
+    @Test func aReloadMakesQueueDirectoriesAsAStartDoes() throws {
+        let gateway = try Gateway(config: Gateway.bareConfig("destination first file ./data/queues/first\nroute * * * -> first"))
+        func mode(_ relative: String) -> Int? {
+            (try? FileManager.default.attributesOfItem(atPath: gateway.directory.appendingPathComponent(relative).path))?[.posixPermissions] as? Int
+        }
+        #expect(mode("data/queues/first") == 0o750)
+        let reloaded = Gateway.bareConfig("""
+            destination first file ./data/queues/first
+            destination second file ./data/queues/second
+            route * * * -> first, second
+            """)
+        try reloaded.write(to: gateway.process.configPath, atomically: true, encoding: .utf8)
+        gateway.process.send(SIGHUP)
+        #expect(gateway.process.waitForLog { $0["message"]?.stringValue == "configuration reloaded" } != nil)
+        #expect(mode("data/queues/second") == 0o750)
+    }
 }

@@ -9,7 +9,7 @@ import StoreRelayStorage
 import StoreRelayCore
 
 /// Real failures from real system calls. Tests run as root, so permissions stop nothing:
-/// a symlink to /dev/full gives genuine ENOSPC from `write`.
+/// segments redirected to /dev/full give genuine ENOSPC from `write`.
 @Suite struct FailureTests {
     @Test func diskFullFailsTheAppendAndReportsNothingDelivered() async throws {
         try #require(fileExists("/dev/full"), "needs /dev/full")
@@ -19,7 +19,7 @@ import StoreRelayCore
         let queue = try openQueue(dir.queue, sink: sink)
         // Segments are created on the first line: the first one will be sequence 1.
         let full = segment(dir.queue, 1, ".jsonl.open")
-        try FileManager.default.createSymbolicLink(atPath: full, withDestinationPath: "/dev/full")
+        queue.redirectNewSegmentsForTesting(to: "/dev/full")
 
         guard case .failure(let error) = await queue.outcome("{\"id\":\"lost\"}") else {
             Issue.record("an append to a full disk was reported delivered")
@@ -35,6 +35,7 @@ import StoreRelayCore
         #expect(queue.stats.failures == 1)
 
         // The damaged segment is abandoned; the next batch starts a fresh one.
+        queue.redirectNewSegmentsForTesting(to: nil)
         try await queue.append("{\"id\":\"stored\"}")
         #expect(queue.isWritable)
         #expect(queue.openSequence == 2)
@@ -42,12 +43,47 @@ import StoreRelayCore
         #expect(readText(segment(dir.queue, 2, ".jsonl")) == "{\"id\":\"stored\"}\n")
         #expect(sink.lines.contains { $0.contains("batch failed") })
 
-        // At the next start the device behind the symlink is left alone, not truncated or
-        // published, and sequences still continue after it.
+        // At the next start nothing lost is published, and sequences continue after it.
         let reopened = try openQueue(dir.queue)
         #expect(reopened.recovery.closedSegments.isEmpty)
         #expect(reopened.recovery.lastSequence == 2)
         try await reopened.close()
+    }
+
+    /// Links planted where the queue writes (the directory is shared with consumers) are
+    /// never written through: not as the next segment (an empty file behind it would have
+    /// received the lines), not as the sequence file's temporary (the file behind it would
+    /// have been truncated). The batch fails with EEXIST; the next takes the next sequence.
+    @Test func linksPlantedInTheQueueDirectoryAreNeverWrittenThrough() async throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let empty = dir.path + "/empty.txt", precious = dir.path + "/precious.txt"
+        try writeText(empty, "")
+        try writeText(precious, "precious\n")
+        let queue = try openQueue(dir.queue)
+        try FileManager.default.createSymbolicLink(atPath: segment(dir.queue, 1, ".jsonl.open"), withDestinationPath: empty)
+        try FileManager.default.createSymbolicLink(atPath: dir.queue + "/.sequence.tmp", withDestinationPath: precious)
+
+        guard case .failure(let error) = await queue.outcome("{\"id\":\"first\"}") else {
+            Issue.record("an append through a planted link was reported delivered")
+            return
+        }
+        #expect(error.errno == EEXIST)
+        #expect(error.operation == "open")
+        try await queue.append("{\"id\":\"second\"}")
+        #expect(queue.openSequence == 2)
+        try await queue.close()
+        #expect(readText(empty) == "")
+        #expect(readText(precious) == "precious\n")
+        #expect(readText(segment(dir.queue, 2, ".jsonl")) == "{\"id\":\"second\"}\n")
+
+        // A restart leaves the link alone (it is no segment of ours) and goes on after it.
+        let reopened = try openQueue(dir.queue)
+        #expect(reopened.recovery.lastSequence == 2)
+        try await reopened.append("{\"id\":\"third\"}")
+        try await reopened.close()
+        #expect(readText(empty) == "")
+        #expect(readText(segment(dir.queue, 3, ".jsonl")) == "{\"id\":\"third\"}\n")
     }
 
     @Test func aDirectoryThatCannotExistFailsToOpenWithItsPath() throws {

@@ -24,10 +24,12 @@ extension POSIXFileIO {
         return Array(bytes[0..<count])
     }
 
-    /// Writes a new file durably (created or truncated, then `fsync`ed) before the caller
-    /// renames or relies on it.
+    /// Writes a new file durably (`fsync`ed) before the caller renames or relies on it.
+    /// Whatever was at `path` (a leftover, or a planted link) is removed and the file created
+    /// afresh (`O_EXCL`): nothing outside the directory is ever truncated through it.
     public static func writeFile(_ path: String, _ bytes: [UInt8]) throws(Failure) {
-        let fd = try openFile(path, O_WRONLY | O_CREAT | O_TRUNC)
+        try removeFile(path)
+        let fd = try openFile(path, O_WRONLY | O_CREAT | O_EXCL)
         defer { close(fd) }
         try writeAll(fd, bytes, at: 0, path: path)
         try syncFile(fd, path: path)
@@ -49,6 +51,13 @@ extension POSIXFileIO {
             let prefix = components.joined(separator: "/")
             if prefix.isEmpty { continue }
             if mkdir(prefix, Policy.directoryMode) != 0 && errno != EEXIST { throw fail("mkdir", path: prefix) }
+        }
+    }
+
+    /// `chmod`, retried on EINTR.
+    public static func setMode(_ path: String, _ mode: mode_t) throws(Failure) {
+        while chmod(path, mode) != 0 {
+            if errno != EINTR { throw fail("chmod", path: path) }
         }
     }
 

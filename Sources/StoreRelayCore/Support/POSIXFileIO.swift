@@ -16,10 +16,14 @@ public enum POSIXFileIO<Policy: FileIOPolicy> {
         Policy.failure(SystemCallFailure(operation, path: path, errno: code))
     }
 
-    /// `open` with `O_CLOEXEC`, retried on EINTR.
+    /// `open` with `O_CLOEXEC`, retried on EINTR. An open for writing never follows a
+    /// symbolic link (`O_NOFOLLOW`, ELOOP): a link planted where the gateway writes (a queue
+    /// directory is shared with its consumers) must not make it truncate or fill another
+    /// file. Reads follow links: configuration and keys are often mounted as links.
     public static func openFile(_ path: String, _ flags: Int32, mode: mode_t = Policy.fileMode) throws(Failure) -> Int32 {
+        let writing = flags & (O_WRONLY | O_RDWR) != 0
         while true {
-            let fd = open(path, flags | O_CLOEXEC, mode)
+            let fd = open(path, flags | O_CLOEXEC | (writing ? O_NOFOLLOW : 0), mode)
             if fd >= 0 { return fd }
             if errno != EINTR { throw fail("open", path: path) }
         }

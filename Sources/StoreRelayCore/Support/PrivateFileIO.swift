@@ -38,7 +38,6 @@ extension POSIXFileIO {
     /// over `path`, then the directory synced so the rename survives a crash.
     public static func replaceFileDurably(_ path: String, _ bytes: [UInt8]) throws(Failure) {
         let temporary = path + ".tmp"
-        try removeFile(temporary)
         do {
             try writeFile(temporary, bytes)
             try renameFile(temporary, path)

@@ -1,4 +1,5 @@
 import StoreRelayConfig
+import StoreRelayStorage
 import StoreRelayCore
 
 extension Gateway {
@@ -19,9 +20,9 @@ extension Gateway {
         for destination in new.destinations {
             if case .file(let options) = destination.kind {
                 do {
-                    try PrivateFiles.createDirectory(options.directory)
+                    try FileQueue.createDirectory(options.directory)
                 } catch {
-                    throw GatewayError("destination \(destination.name): cannot create \(options.directory): \(error.reason)")
+                    throw GatewayError("destination \(destination.name): cannot create \(options.directory): \(error.message)")
                 }
             }
         }

@@ -8,4 +8,10 @@ extension FileQueue {
             checkAge { continuation.resume() }
         }
     }
+
+    /// Test seam: segments created from now on write to `path` (for example `/dev/full`,
+    /// where every write fails with ENOSPC) through the same system calls; nil restores.
+    package func redirectNewSegmentsForTesting(to path: String?) {
+        writer.queue.sync { writer.access { $0.writeRedirectForTesting = path } }
+    }
 }

@@ -14,6 +14,14 @@ import StoreRelayCore
 /// its own queue, off the append path. Completions run on a serial callback queue, one hop
 /// per batch.
 public final class FileQueue: Sendable {
+    /// Creates a queue directory (and its parents) with the queue's mode, 0750: group members
+    /// consume it. Opening a queue does this; so does a reload that adds a destination, so
+    /// both make the same directory.
+    public static func createDirectory(_ directory: String) throws(StorageError) {
+        try QueueFiles.createDirectory(directory)
+        try QueueFiles.requireDirectory(directory)
+    }
+
     /// The queue directory (the `DIR` of `destination NAME file DIR`).
     public let directory: String
     public let options: FileQueueOptions
@@ -55,8 +63,7 @@ public final class FileQueue: Sendable {
                                           state: state, queue: compressionQueue)
         let recovered = writerQueue.sync {
             Result { () throws(StorageError) -> SegmentRecovery in
-                try QueueFiles.createDirectory(directory)
-                try QueueFiles.requireDirectory(directory)
+                try FileQueue.createDirectory(directory)
                 var recovery = SegmentRecovery(directory: directory, compression: options.compression, logger: logger)
                 try recovery.run()
                 return recovery

@@ -39,6 +39,8 @@ final class QueueSegmentWriter {
     /// The highest sequence ever used in the directory; the next segment is one more.
     var lastSequence: UInt64
     var report = WriteReport()
+    /// Test seam (`FileQueue.redirectNextSegmentForTesting`): where new segments really write.
+    var writeRedirectForTesting: String?
 
     init(directory: String, options: FileQueueOptions, logger: Logger, lastSequence: UInt64,
          onClosed: @escaping @Sendable (UInt64) -> Void) {

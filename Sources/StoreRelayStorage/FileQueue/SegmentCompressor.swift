@@ -33,7 +33,9 @@ struct SegmentCompressor: Sendable {
             return .alreadyTaken
         }
         defer { close(input) }
-        let output = try QueueFiles.openFile(temporary, O_WRONLY | O_CREAT | O_TRUNC)
+        // A leftover (or planted) `.gz.tmp` is removed, never written through.
+        try QueueFiles.removeFile(temporary)
+        let output = try QueueFiles.openFile(temporary, O_WRONLY | O_CREAT | O_EXCL)
         do throws(StorageError) {
             defer { close(output) }
             try deflate(from: input, path: source, to: output, path: temporary)

@@ -15,20 +15,29 @@ extension QueueSegmentWriter {
         lastSequence = sequence
         let path = QueueSegmentName(sequence, .open).path(in: directory)
         try QueueFiles.replaceFile(directory + "/" + QueueSegmentName.sequenceFile, Array("\(sequence)\n".utf8))
-        // No O_EXCL: the name is new by construction (recovery saw every sequence), and a
-        // test may place a symlink to /dev/full here to get real ENOSPC from real writes.
-        let fd = try QueueFiles.openFile(path, O_WRONLY | O_CREAT)
+        // O_EXCL: the name is new by construction (recovery saw every sequence), so anything
+        // already there was put by someone else (a link to another file, say) and is left
+        // alone: the batch fails with EEXIST and the next one takes the next sequence.
+        let fd = try QueueFiles.openFile(path, O_WRONLY | O_CREAT | O_EXCL)
         do throws(StorageError) {
-            let status = try QueueFiles.status(fd, path: path)
-            if status.isRegular && status.size > 0 { throw StorageError(SystemCallFailure("open", path: path, errno: EEXIST)) }
+            if let target = writeRedirectForTesting { try redirect(fd, to: target) }
             try QueueFiles.syncDirectory(directory)
         } catch {
             close(fd)
-            if error.errno != EEXIST { try? QueueFiles.removeFile(path) }
+            try? QueueFiles.removeFile(path)
             throw error
         }
         current = OpenSegment(sequence: sequence, fd: fd, length: 0, openedAt: options.clock.now())
         logger.debug("file queue segment opened", [("filequeue.segment", path)])
+    }
+
+    /// Test seam: the segment's descriptor writes to `target` (for example `/dev/full`, where
+    /// every write fails with ENOSPC) through the same system calls; the segment file itself
+    /// stays an empty regular file.
+    private func redirect(_ fd: Int32, to target: String) throws(StorageError) {
+        let other = try QueueFiles.openFile(target, O_WRONLY)
+        defer { close(other) }
+        guard dup2(other, fd) >= 0 else { throw StorageError(SystemCallFailure("dup2", path: target, errno: errno)) }
     }
 
     /// Closes the open segment: fsync, rename `<seq>.jsonl.open` to `<seq>.jsonl`, fsync the
