@@ -82,7 +82,16 @@ extension ConfigParser {
             }
         case "admin-token":
             guard once(head), arity(head, arguments, 1...1, "admin-token TOKEN") else { return }
-            adminToken = secretValue(arguments[0], "admin-token")
+            adminToken = value(arguments[0], "admin-token") { text throws(ConfigValueError) in
+                guard !text.isEmpty else { throw ConfigValueError("empty value (expected a non-empty secret; is its variable empty?)") }
+                // Guessable tokens are the one way into the admin API: require what the
+                // generated one has (32 bytes of hex is 64 characters).
+                guard text.count >= Self.minimumAdminTokenLength else {
+                    throw ConfigValueError("the admin token has \(text.count) characters; use at least \(Self.minimumAdminTokenLength) "
+                        + "(for example: openssl rand -hex 32), or leave admin-token out to have one generated")
+                }
+                return ConfigSecret(text)
+            }
         case "data":
             guard once(head), arity(head, arguments, 1...1, "data DIRECTORY") else { return }
             dataDirectory = pathValue(arguments[0], "data")
@@ -149,6 +158,9 @@ extension ConfigParser {
         paths.append(NotificationPath(path: path, environment: environment))
         if let environment { boundPaths.append((path, environment, arguments[1])) }
     }
+
+    /// The shortest `admin-token` accepted.
+    static let minimumAdminTokenLength = 32
 
     static func positiveSize(_ text: String) throws(ConfigValueError) -> Int {
         let size = try ConfigValue.size(text)

@@ -160,7 +160,7 @@ import StoreRelayTestSupport
             ["dlq", "list"], environment: ["STORERELAY_CONFIG": config, "PATH": "/usr/bin:/bin"])
         #expect(viaEnvironment.status == 0 && viaEnvironment.stdout.contains(letter.id))
 
-        try "admin 127.0.0.1:\(admin.port)\nadmin-token configured-token\ndata \(data)\n".write(toFile: config, atomically: true, encoding: .utf8)
+        try "admin 127.0.0.1:\(admin.port)\nadmin-token configured-token-0123456789abcdef0123\ndata \(data)\n".write(toFile: config, atomically: true, encoding: .utf8)
         let configured = try CommandRunner.storerelay(["dlq", "list", "--config", config])
         #expect(configured.status == 1 && configured.stderr.contains("rejected the admin token"), "admin-token wins over the file")
     }

@@ -25,6 +25,14 @@ import StoreRelayCore
         #expect(c.routes.rules.isEmpty)
     }
 
+    /// The admin token is the one way into the admin API: a short one is refused, with how
+    /// to make a good one.
+    @Test func aShortAdminTokenIsRefused() throws {
+        expectError("admin-token \(String(repeating: "x", count: 31))\n", .invalidValue, line: 1, column: 13,
+                    containing: "31 characters; use at least 32 (for example: openssl rand -hex 32)")
+        #expect(try parsed("admin-token \(String(repeating: "x", count: 32))\n").adminToken?.value.count == 32)
+    }
+
     @Test func connectionLimits() throws {
         let c = try parsed("max-connections 4096\nmax-connections-per-address 4096\n")
         #expect(c.maxConnections == 4096)
@@ -46,7 +54,7 @@ import StoreRelayCore
             path /apple/any
             tls ./certs/cert.pem /etc/key.pem
             admin localhost:0
-            admin-token "s3cr3t token"
+            admin-token "s3cr3t token of thirty-two characters"
             data /var/lib/storerelay
             max-body 64KiB
             read-timeout 2s
@@ -65,7 +73,7 @@ import StoreRelayCore
         ])
         #expect(c.tls == TLSFiles(certificateFile: "./certs/cert.pem", privateKeyFile: "/etc/key.pem"))
         #expect(c.admin == ListenAddress(host: "localhost", port: 0, kind: .hostname))
-        #expect(c.adminToken?.value == "s3cr3t token")
+        #expect(c.adminToken?.value == "s3cr3t token of thirty-two characters")
         #expect(c.dataDirectory == "/var/lib/storerelay")
         #expect(c.maxBodySize == 65536)
         #expect(c.readTimeout == .seconds(2))
@@ -190,7 +198,7 @@ import StoreRelayCore
     }
 
     @Test func secretsAreRedactedInDescriptions() throws {
-        let c = try parsed("admin-token tok-123\nshared-secret sec-456\n")
+        let c = try parsed("admin-token tok-123-0123456789abcdef0123456789abcdef\nshared-secret sec-456\n")
         #expect("\(c)".contains("tok-123") == false)
         #expect("\(String(reflecting: c))".contains("sec-456") == false)
         #expect(c.adminToken?.description == "<set>")

@@ -51,7 +51,7 @@ route    *            *                 TEST                 ->  ledger
 """#
 
     static let environment = [
-        "STORERELAY_ADMIN_TOKEN": "admin-token-value",
+        "STORERELAY_ADMIN_TOKEN": "admin-token-value-0123456789abcdef",
         "JOURNAL_SECRET": "journal-secret-value",
         "PRIMARY_SECRET": "primary-secret-value",
         "BILLING_SECRET": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
@@ -63,7 +63,7 @@ route    *            *                 TEST                 ->  ledger
         #expect(c.paths == [NotificationPath(path: "/appstore/notifications")])
         #expect(c.tls == TLSFiles(certificateFile: "cert.pem", privateKeyFile: "key.pem"))
         #expect(c.admin.description == "127.0.0.1:9090")
-        #expect(c.adminToken?.value == "admin-token-value")
+        #expect(c.adminToken?.value == "admin-token-value-0123456789abcdef")
         #expect(c.dataDirectory == "./data")
         #expect(c.maxBodySize == 1 << 20)
         #expect(c.trustRoots == ["./dev-ca/root.pem"])

@@ -12,6 +12,13 @@ extension HTTPErrorCode {
     /// A query parameter, identifier or body the API cannot act on.
     public static let badRequest = HTTPErrorCode(
         status: 400, code: "bad_request", message: "The request's parameters are invalid.")
+    /// Too many failed authentications from this address lately (`LoginThrottle`).
+    public static let tooManyAttempts = HTTPErrorCode(
+        status: 429, code: "too_many_attempts", message: "Too many wrong admin tokens from this address; wait and retry.")
+    /// A page request whose `Host` is a name other than localhost (`AdminHostCheck`).
+    public static let misdirected = HTTPErrorCode(
+        status: 421, code: "misdirected",
+        message: "The admin page answers to an IP address or localhost in the Host header only (DNS rebinding).")
     /// The action conflicts with the resource's state (already replaying, no route).
     public static let conflict = HTTPErrorCode(
         status: 409, code: "conflict", message: "The request conflicts with the resource's current state.")

@@ -11,17 +11,48 @@ extension AdminHandler {
         return ConstantTime.equals(String(parts[1]).trimmingSpaces, token)
     }
 
-    /// The live session named by the request's cookie, if any.
+    /// The live session named by the request's cookie (either name), if any.
     func session(of request: HTTPRequest) -> AdminSessions.Session? {
         for header in request.headers.values(for: "Cookie") {
             for pair in header.split(separator: ";") {
                 let trimmed = String(pair).trimmingSpaces
-                guard trimmed.hasPrefix(AdminSessions.cookieName + "=") else { continue }
-                let value = String(trimmed.dropFirst(AdminSessions.cookieName.count + 1))
-                if let session = sessions.session(id: value) { return session }
+                for name in [AdminSessions.secureCookieName, AdminSessions.cookieName] where trimmed.hasPrefix(name + "=") {
+                    if let session = sessions.session(id: String(trimmed.dropFirst(name.count + 1))) { return session }
+                }
             }
         }
         return nil
+    }
+
+    /// Whether the browser reached the page over TLS: a TLS-terminating proxy in front says
+    /// so with `X-Forwarded-Proto: https` (the admin listener itself speaks plain HTTP). The
+    /// session cookie is then `Secure` and named with the `__Host-` prefix, which browsers
+    /// accept only from a secure origin, for the whole host and path `/`.
+    func isOverTLS(_ request: HTTPRequest) -> Bool {
+        request.headers["X-Forwarded-Proto"]?.trimmingSpaces.lowercased() == "https"
+    }
+
+    /// The `Set-Cookie` value that sets (or, with nil, clears) the session cookie.
+    func sessionCookie(_ id: String?, for request: HTTPRequest) -> String {
+        let secure = isOverTLS(request)
+        let name = secure ? AdminSessions.secureCookieName : AdminSessions.cookieName
+        let lifetime = id == nil ? "0" : String(sessions.lifetimeSeconds)
+        return "\(name)=\(id ?? ""); HttpOnly; SameSite=Strict; Path=/; Max-Age=\(lifetime)" + (secure ? "; Secure" : "")
+    }
+
+    /// A 429 while the caller's address must wait (`LoginThrottle`); nil when it may try.
+    func throttled(_ request: HTTPRequest) -> HTTPResponse? {
+        guard let pause = throttle.pause(for: request.remoteHost ?? "") else { return nil }
+        let seconds = max(1, (pause.wholeMilliseconds + 999) / 1000)
+        return .error(.tooManyAttempts, headers: ["Retry-After": String(seconds)])
+    }
+
+    /// Counts a wrong token from the caller's address, and says so in the log.
+    func recordFailedAuthentication(_ request: HTTPRequest, what: String) {
+        let pause = throttle.recordFailure(from: request.remoteHost ?? "")
+        var fields: [(String, String)] = [("http.remote", request.remoteAddress ?? ""), ("admin.credential", what)]
+        if let pause { fields.append(("admin.pause_seconds", String(max(1, pause.wholeMilliseconds / 1000)))) }
+        logger.warning("admin authentication failed", fields)
     }
 
     /// Whether a page form carries its session's CSRF token.

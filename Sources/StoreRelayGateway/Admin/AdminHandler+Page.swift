@@ -17,7 +17,17 @@ extension AdminHandler {
     }
 
     func respondToPage(_ route: AdminRoute, _ request: HTTPRequest) -> HTTPResponse {
-        let caller: Caller = session(of: request).map { .session($0) } ?? (hasBearerToken(request) ? .bearer : .anonymous)
+        var caller = Caller.anonymous
+        if let session = session(of: request) {
+            caller = .session(session)
+        } else if request.headers["Authorization"] != nil {
+            if let refusal = throttled(request) { return refusal }
+            if hasBearerToken(request) {
+                caller = .bearer
+            } else {
+                recordFailedAuthentication(request, what: "bearer token")
+            }
+        }
         switch (route, caller) {
         case (.loginForm, .anonymous):
             return html(200, AdminPage.login(message: nil))
@@ -28,7 +38,7 @@ extension AdminHandler {
         case (.logout, .session(let session)):
             guard hasCSRFToken(FormEncoding.decode(bodyText(request)), session: session) else { return csrfRejected() }
             sessions.remove(id: session.id)
-            return redirect("/login", cookie: "\(AdminSessions.cookieName)=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0")
+            return redirect("/login", cookie: sessionCookie(nil, for: request))
         case (.logout, _):
             return redirect("/login")
         case (.page, .anonymous):
@@ -49,15 +59,20 @@ extension AdminHandler {
     }
 
     private func login(_ request: HTTPRequest) -> HTTPResponse {
+        if let refusal = throttled(request) {
+            var page = html(429, AdminPage.login(message: "Too many wrong tokens from this address; wait a moment and try again."))
+            if let retry = refusal.headers["Retry-After"] { page.headers.add(name: "Retry-After", value: retry) }
+            return page
+        }
         let sent = FormEncoding.value("token", in: bodyText(request)) ?? ""
         guard ConstantTime.equals(sent, token) else {
-            logger.warning("admin login refused", [("http.remote", request.remoteAddress ?? "")])
+            recordFailedAuthentication(request, what: "login form")
             return html(401, AdminPage.login(message: "That token is not the admin token."))
         }
+        throttle.recordSuccess(from: request.remoteHost ?? "")
         let session = sessions.create()
         logger.info("admin login", [("http.remote", request.remoteAddress ?? "")])
-        return redirect("/", cookie: "\(AdminSessions.cookieName)=\(session.id); HttpOnly; SameSite=Strict; Path=/; "
-            + "Max-Age=\(sessions.lifetimeSeconds)")
+        return redirect("/", cookie: sessionCookie(session.id, for: request))
     }
 
     private func page(_ request: HTTPRequest, csrfToken: String?) -> HTTPResponse {

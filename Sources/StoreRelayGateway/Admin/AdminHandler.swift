@@ -9,6 +9,7 @@ struct AdminHandler: Sendable {
     let metrics: @Sendable () -> String
     let metricsContentType: String
     let sessions: AdminSessions
+    let throttle: LoginThrottle
     let clock: any TimeSource
     let logger: Logger
 
@@ -23,11 +24,23 @@ struct AdminHandler: Sendable {
         case .methodNotAllowed(let allow): return .error(.methodNotAllowed, headers: ["Allow": allow.joined(separator: ", ")])
         case .route(let matched): route = matched
         }
-        if route.isPage { return respondToPage(route, request) }
         if route == .metrics {
             return HTTPResponse(status: 200, contentType: metricsContentType, body: metrics())
         }
+        if route.isPage {
+            // Only the page can be reached by a browser tricked into it (it authenticates with
+            // a cookie); scripts send their bearer token to any name they like.
+            guard AdminHostCheck.isAllowed(host: request.headers["Host"]) else {
+                logger.warning("admin page request refused: Host is not an address", [
+                    ("http.remote", request.remoteAddress ?? ""), ("http.host", String((request.headers["Host"] ?? "").prefix(100))),
+                ])
+                return .error(.misdirected)
+            }
+            return respondToPage(route, request)
+        }
+        if let refusal = throttled(request) { return refusal }
         guard hasBearerToken(request) else {
+            if request.headers["Authorization"] != nil { recordFailedAuthentication(request, what: "bearer token") }
             return .error(.unauthorized, headers: ["WWW-Authenticate": "Bearer realm=\"storerelay\""])
         }
         let response = respondToAPI(route, request)

@@ -33,7 +33,8 @@ public final class AdminServer: Sendable {
         precondition(!token.isEmpty, "the admin token must not be empty")
         let handler = AdminHandler(
             backend: backend, token: token, metrics: metrics, metricsContentType: metricsContentType,
-            sessions: AdminSessions(clock: clock, lifetime: sessionLifetime), clock: clock, logger: logger)
+            sessions: AdminSessions(clock: clock, lifetime: sessionLifetime), throttle: LoginThrottle(clock: clock),
+            clock: clock, logger: logger)
         self.handler = handler
         let work = DispatchQueue(label: "storerelay.admin")
         server = HTTPServer(configuration: configuration, logger: logger) { request, responder in

@@ -13,6 +13,9 @@ final class AdminSessions: Sendable {
     }
 
     static let cookieName = "storerelay_session"
+    /// The name over TLS: browsers take a `__Host-` cookie only with `Secure`, `Path=/` and
+    /// no `Domain`, so no sibling host or plain-HTTP page can set or shadow it.
+    static let secureCookieName = "__Host-storerelay_session"
 
     private let sessions = Locked<[String: Session]>([:])
     private let clock: any TimeSource

@@ -65,6 +65,7 @@ extension HTTPConnection {
                 times.requestStarted = nil
                 times.receivedRequest = true
                 request.remoteAddress = remoteAddress
+                request.remoteHost = peerHost
                 let sequence = machine.requestReceived(
                     AnswerQueue.Owed(isHead: request.isHead, version: request.version), keepAlive: request.keepAlive)
                 let responder = HTTPResponder { [self] response in

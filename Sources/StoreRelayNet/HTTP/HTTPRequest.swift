@@ -19,6 +19,9 @@ public struct HTTPRequest: Sendable, Equatable {
     public var keepAlive: Bool
     /// The peer as `ip:port` (`[ip]:port` for IPv6); set by the server, nil from the parser.
     public var remoteAddress: String?
+    /// The peer's IP address alone (`1.2.3.4`, `::1`), for limits kept per client; set by
+    /// the server, nil from the parser.
+    public var remoteHost: String?
 
     public init(
         method: String, target: String, version: HTTPVersion = .http1_1,
