@@ -173,7 +173,7 @@ let package = Package(
         .testTarget(name: "GatewayTests", dependencies: ["StoreRelayGateway"], swiftSettings: swiftSettings),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["StoreRelayTestSupport", "StoreRelayCore"],
+            dependencies: ["StoreRelayTestSupport", "StoreRelayCore", "StoreRelayVerification"],
             swiftSettings: swiftSettings
         ),
     ]

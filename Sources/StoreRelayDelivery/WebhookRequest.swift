@@ -36,6 +36,9 @@ struct WebhookRequest {
         if let subtype = notification.event.subtype {
             headers.add(name: "StoreRelay-Subtype", value: subtype)
         }
+        if let verified = notification.event.verified {
+            headers.add(name: "StoreRelay-Verified", value: verified ? "true" : "false")
+        }
         for header in options.headers {
             headers.add(name: header.name, value: header.value)
         }

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import StoreRelayCore
+import StoreRelayVerification
 import StoreRelayTestSupport
 
 /// The gateway forwards only what it verified (security review, finding 1): a body that JSON
@@ -119,5 +120,53 @@ struct VerifiedBytesTests {
         #expect(forwarded["unified_receipt"]?["latest_receipt_info"]?.arrayValue?.first?["transaction_id"]?.stringValue
             == "1000000000000002")
         #expect(!gateway.journalContains("s3cret-v1-do-not-forward"))
+    }
+}
+
+/// Say what was not verified (security review, point 4): Xcode data accepted unverified by
+/// opt-in says so in the event and a header; a verified event says `true`; a gateway that
+/// accepts every bundle id says so at start.
+@Suite("Verified flag", .serialized)
+struct VerifiedFlagTests {
+    @Test func unverifiedXcodeDataIsMarkedAndVerifiedDataIsToo() throws {
+        let signer = try NotificationSigner(authority: TestCertificateAuthority())
+        let sink = try WebhookSink(secret: testSigningSecret)
+        let directory = try TestPaths.makeTemporaryDirectory("storerelay-verified-flag")
+        try signer.authority.rootPEM.write(to: directory.appendingPathComponent("test-root.pem"), atomically: true, encoding: .utf8)
+        let gateway = try Gateway(config: Gateway.bareConfig("""
+            trust-root ./test-root.pem
+            environments sandbox xcode
+            \(webhookDestination("all", sink.url("/all")))
+            route * * * -> all
+            """), directory: directory)
+        #expect(gateway.process.waitForLog { $0["message"]?.stringValue?.hasPrefix("no app is declared") == true } != nil)
+
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        let xcodeID = UUID().uuidString.lowercased()
+        // Signed by a key no root vouches for: Xcode's local testing signs like that.
+        let stranger = try P256PrivateKey.generate()
+        let header = Base64.urlEncode(Array(#"{"alg":"ES256","x5c":["AAAA","AAAA","AAAA"]}"#.utf8))
+        let payload = Base64.urlEncode(Array("""
+            {"notificationType":"TEST","notificationUUID":"\(xcodeID)","version":"2.0","signedDate":\(now),\
+            "data":{"environment":"Xcode","bundleId":"com.acme.journal"}}
+            """.utf8))
+        let xcode = header + "." + payload + "." + Base64.urlEncode(try stranger.signES256(Array((header + "." + payload).utf8)))
+        #expect(try gateway.post(signedPayload: xcode).json?["status"]?.stringValue == "accepted")
+        let sandboxID = UUID().uuidString.lowercased()
+        #expect(try gateway.post(json: try signer.body(uuid: sandboxID)).json?["status"]?.stringValue == "accepted")
+        #expect(sink.waitFor { $0.count == 2 })
+
+        for (id, verified) in [(xcodeID, false), (sandboxID, true)] {
+            let request = try #require(sink.requests.first { $0["headers"]?["webhook-id"]?.stringValue == id })
+            #expect(request["headers"]?["storerelay-verified"]?.stringValue == String(verified), "\(id)")
+            let event = try JSONValue.parse(try #require(request["body"]?.stringValue))
+            #expect(event["verified"] == .bool(verified), "\(id)")
+        }
+    }
+
+    @Test func declaredAppsSilenceTheWarning() throws {
+        let gateway = try Gateway(config: Gateway.config("app com.acme.journal"))
+        _ = gateway.process.waitForLog(timeout: 2) { $0["message"]?.stringValue == "started" }
+        #expect(!gateway.process.logLines.contains { $0.contains("no app is declared") })
     }
 }

@@ -78,6 +78,22 @@ struct NormalizedEventTests {
         #expect(before["transaction"]?["expiresDate"] == "1969-12-31T23:59:59.999Z")
     }
 
+    /// `verified` is true unless the content says it was accepted unchecked, and survives
+    /// storage; an event stored without it (an older StoreRelay) reads as unknown.
+    @Test func verifiedSaysWhetherTheGatewayCheckedTheNotification() throws {
+        var unchecked = try content(Self.futurePayload)
+        unchecked.verified = false
+        for (content, expected) in [(try content(Self.futurePayload), true), (unchecked, false)] {
+            let event = try NormalizedEvent(content: content, receivedAt: fixedReceipt)
+            #expect(event.verified == expected)
+            #expect(try event.parsed()["verified"] == .bool(expected))
+            #expect(try NormalizedEvent(storedJSON: event.jsonBytes()).verified == expected)
+        }
+        var older = try NormalizedEvent(content: content(Self.futurePayload), receivedAt: fixedReceipt).json
+        older["verified"] = nil
+        #expect(try NormalizedEvent(storedObject: older).verified == nil)
+    }
+
     @Test func missingIdentityIsRejected() throws {
         for key in ["notificationUUID", "notificationType"] {
             var payload = try #require(Self.futurePayload.objectValue)

@@ -47,13 +47,14 @@ struct NotificationProcessor: Sendable {
         guard let payload = verified.payload.objectValue else {
             throw .malformed("The signed payload is not a JSON object.")
         }
-        let content = NotificationContent(
+        var content = NotificationContent(
             payload: payload,
             transaction: verified.transaction.map { .object($0.payload) },
             renewal: verified.renewal.map { .object($0.payload) },
             appTransaction: verified.appTransaction.map { .object($0.payload) },
             environment: verified.environment
         )
+        content.verified = verified.signatureVerified
         let event: NormalizedEvent
         do {
             event = try NormalizedEvent(content: content, receivedAt: receivedAt)

@@ -11,6 +11,9 @@ struct EventDocument {
     var legacyType: String?
     var signedDate: JSONValue = .null
     var receivedAt: Timestamp
+    /// Whether the gateway checked the notification (signature and chain, or V1's shared
+    /// secret); false only for Xcode / LocalTesting data accepted unverified by opt-in.
+    var verified = true
     var bundleId: JSONValue = .null
     var appAppleId: JSONValue = .null
     var bundleVersion: JSONValue = .null
@@ -53,6 +56,7 @@ struct EventDocument {
             ("legacyType", .string(legacyType)),
             ("signedDate", signedDate),
             ("receivedAt", .string(receivedAt.iso8601)),
+            ("verified", .bool(verified)),
             ("app", .object(app)),
             ("subscription", .object(subscription)),
             ("transaction", transaction),

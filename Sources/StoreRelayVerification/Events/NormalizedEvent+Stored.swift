@@ -39,6 +39,7 @@ extension NormalizedEvent {
             subtype: object["subtype"]?.stringValue,
             legacyType: object["legacyType"]?.stringValue,
             bundleId: object["app"]?["bundleId"]?.stringValue,
+            verified: object["verified"]?.boolValue,
             json: object
         )
     }

@@ -30,6 +30,7 @@ extension NormalizedEvent {
             receivedAt: receivedAt
         )
         doc.signedDate = payload["signedDate"].map(AppleDates.iso8601) ?? .null
+        doc.verified = content.verified
 
         let containers = content.appContainers
         func first(_ key: String, in objects: [JSONObject]) -> JSONValue {

@@ -10,7 +10,7 @@ public struct NormalizedEvent: Sendable, Hashable {
     /// The event's top-level keys, always all present and in this order.
     public static let keys: [String] = [
         "id", "source", "version", "environment", "type", "subtype", "legacyType", "signedDate",
-        "receivedAt", "app", "subscription", "transaction", "renewal", "summary",
+        "receivedAt", "verified", "app", "subscription", "transaction", "renewal", "summary",
         "externalPurchaseToken", "appTransaction", "consumptionRequestReason", "raw",
     ]
 
@@ -24,6 +24,10 @@ public struct NormalizedEvent: Sendable, Hashable {
     public let legacyType: String?
     /// `app.bundleId`, nil only when Apple sent none.
     public let bundleId: String?
+    /// Whether the gateway verified the notification (`verified` in the event): false for
+    /// Xcode / LocalTesting data accepted unverified by opt-in; nil for an event stored by a
+    /// StoreRelay that did not record it.
+    public let verified: Bool?
     /// The event serialized once, `raw` null: the journal, file queues and webhooks all send
     /// these bytes, and they are all the event keeps. A parsed tree costs several times its
     /// text in memory, and every event waiting for a destination holds one.
@@ -43,12 +47,14 @@ public struct NormalizedEvent: Sendable, Hashable {
         subtype = document.subtype
         legacyType = document.legacyType
         bundleId = document.bundleId.stringValue
+        verified = document.verified
         serialized = JSONValue.object(document.object()).serializedBytes()
     }
 
     init(id: String, environment: AppStoreEnvironment, type: String, subtype: String?,
-         legacyType: String?, bundleId: String?, json: JSONObject) {
+         legacyType: String?, bundleId: String?, verified: Bool?, json: JSONObject) {
         self.id = id
+        self.verified = verified
         self.environment = environment
         self.type = type
         self.subtype = subtype

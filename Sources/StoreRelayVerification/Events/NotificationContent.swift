@@ -17,6 +17,9 @@ public struct NotificationContent: Sendable, Hashable {
     public var appTransaction: JSONValue?
     /// The verified environment (see `AppStoreEnvironment.environment(ofPayload:)`).
     public var environment: AppStoreEnvironment
+    /// False when the notification was accepted without its signature being checked (Xcode
+    /// and LocalTesting data, by opt-in).
+    public var verified = true
 
     public init(
         payload: JSONObject,
