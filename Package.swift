@@ -170,7 +170,11 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        .testTarget(name: "GatewayTests", dependencies: ["StoreRelayGateway"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "GatewayTests",
+            dependencies: ["StoreRelayGateway", "StoreRelayConfig", "StoreRelayDelivery", "StoreRelayCore"],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "EndToEndTests",
             dependencies: ["StoreRelayTestSupport", "StoreRelayCore", "StoreRelayVerification"],

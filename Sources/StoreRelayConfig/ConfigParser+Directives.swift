@@ -108,6 +108,17 @@ extension ConfigParser {
                 try ConfigValue.integer(text, in: 1...1_000_000)
             }
             if head.text == "max-connections" { maxConnections = limit } else { maxConnectionsPerAddress = limit }
+        case "dedupe-window":
+            guard once(head), arity(head, arguments, 1...1, "dedupe-window DURATION") else { return }
+            dedupeWindow = value(arguments[0], "dedupe-window") { text throws(ConfigValueError) in
+                let window = try Self.positiveDuration(text)
+                // Apple retries a notification for up to three days: a week is the least that
+                // still recognises every retry.
+                guard window >= GatewayConfiguration.Defaults.minimumDedupeWindow else {
+                    throw ConfigValueError("the window must be at least 7d (Apple retries for up to 3 days)")
+                }
+                return window
+            }
         case "trust-root":
             guard arity(head, arguments, 1...1, "trust-root PEM-FILE") else { return }
             if let file = pathValue(arguments[0], "trust-root") { trustRoots.append(file) }

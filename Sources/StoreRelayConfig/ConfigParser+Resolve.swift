@@ -40,6 +40,7 @@ extension ConfigParser {
             idleTimeout: idleTimeout ?? GatewayConfiguration.Defaults.idleTimeout,
             maxConnections: maxConnections ?? GatewayConfiguration.Defaults.maxConnections,
             maxConnectionsPerAddress: maxConnectionsPerAddress ?? GatewayConfiguration.Defaults.maxConnectionsPerAddress,
+            dedupeWindow: dedupeWindow ?? GatewayConfiguration.Defaults.dedupeWindow,
             trustRoots: trustRoots,
             environments: accepted,
             apps: apps,

@@ -12,6 +12,8 @@ import StoreRelayCore
 /// - `max-connections N` (default 1024) and `max-connections-per-address N` (default 256):
 ///   open connections at once, in all and from one client address. At a limit the oldest idle
 ///   connection (of that address) is closed to make room.
+/// - `dedupe-window DURATION` (default 30d, at least 7d): how long notification ids are
+///   remembered; a notification signed longer ago is quarantined as stale.
 ///
 /// Directives take their arguments on one line; `app` and `destination` may end their line
 /// with `{` to open a block of options, one per line, closed by `}` alone on a line. Blocks do
@@ -57,7 +59,7 @@ struct ConfigParser {
 
     static let directives = [
         "listen", "path", "tls", "admin", "admin-token", "data", "max-body", "read-timeout",
-        "idle-timeout", "max-connections", "max-connections-per-address", "trust-root", "environments", "app", "shared-secret", "destination", "route",
+        "idle-timeout", "max-connections", "max-connections-per-address", "dedupe-window", "trust-root", "environments", "app", "shared-secret", "destination", "route",
     ]
 
     let file: String
@@ -79,6 +81,7 @@ struct ConfigParser {
     var idleTimeout: Duration?
     var maxConnections: Int?
     var maxConnectionsPerAddress: Int?
+    var dedupeWindow: Duration?
     var trustRoots: [String] = []
     var environments: [AppStoreEnvironment]?
     var apps: [AppConfiguration] = []

@@ -18,6 +18,8 @@ public struct GatewayConfiguration: Sendable {
         public static let maxConnections = 1024
         /// A quarter of the total: one client (or one flood) cannot take every connection.
         public static let maxConnectionsPerAddress = 256
+        public static let dedupeWindow: Duration = .seconds(30 * 86_400)
+        public static let minimumDedupeWindow: Duration = .seconds(7 * 86_400)
         public static let environments: [AppStoreEnvironment] = [.production, .sandbox]
     }
 
@@ -49,6 +51,10 @@ public struct GatewayConfiguration: Sendable {
     /// default 256. Behind a proxy every connection has the proxy's address: raise it to
     /// `max-connections` there.
     public var maxConnectionsPerAddress: Int
+    /// How long notification ids are remembered for de-duplication (`dedupe-window`);
+    /// default 30d. A notification signed before it is quarantined as stale: a replay of it
+    /// could not be told from a first delivery.
+    public var dedupeWindow: Duration
     /// Extra trusted root certificate files (`trust-root`), in file order; Apple Root CA - G3
     /// is always trusted in addition.
     public var trustRoots: [String]
@@ -76,6 +82,7 @@ public struct GatewayConfiguration: Sendable {
         idleTimeout: Duration = Defaults.idleTimeout,
         maxConnections: Int = Defaults.maxConnections,
         maxConnectionsPerAddress: Int = Defaults.maxConnectionsPerAddress,
+        dedupeWindow: Duration = Defaults.dedupeWindow,
         trustRoots: [String] = [],
         environments: [AppStoreEnvironment] = Defaults.environments,
         apps: [AppConfiguration] = [],
@@ -95,6 +102,7 @@ public struct GatewayConfiguration: Sendable {
         self.idleTimeout = idleTimeout
         self.maxConnections = maxConnections
         self.maxConnectionsPerAddress = maxConnectionsPerAddress
+        self.dedupeWindow = dedupeWindow
         self.trustRoots = trustRoots
         self.environments = environments
         self.apps = apps

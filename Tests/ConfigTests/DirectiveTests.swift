@@ -17,6 +17,7 @@ import StoreRelayCore
         #expect(c.idleTimeout == .seconds(60))
         #expect(c.maxConnections == 1024)
         #expect(c.maxConnectionsPerAddress == 256)
+        #expect(c.dedupeWindow == .seconds(30 * 86_400))
         #expect(c.trustRoots.isEmpty)
         #expect(c.environments == [.production, .sandbox])
         #expect(c.apps.isEmpty)
@@ -31,6 +32,16 @@ import StoreRelayCore
         expectError("admin-token \(String(repeating: "x", count: 31))\n", .invalidValue, line: 1, column: 13,
                     containing: "31 characters; use at least 32 (for example: openssl rand -hex 32)")
         #expect(try parsed("admin-token \(String(repeating: "x", count: 32))\n").adminToken?.value.count == 32)
+    }
+
+    @Test func dedupeWindow() throws {
+        let c = try parsed("dedupe-window 14d\n")
+        #expect(c.dedupeWindow == .seconds(14 * 86_400))
+        #expect(c.checkReport().contains("dedupe-window 14d"))
+        #expect(try parsed("dedupe-window 7d\n").dedupeWindow == .seconds(7 * 86_400))
+        expectError("dedupe-window 6d23h\n", .invalidValue, line: 1, column: 15, containing: "at least 7d")
+        expectError("dedupe-window soon\n", .invalidValue, line: 1, column: 15)
+        expectError("dedupe-window\n", .missingArgument, line: 1, column: 14)
     }
 
     @Test func connectionLimits() throws {

@@ -139,3 +139,26 @@ struct AcceptanceTests {
         #expect(try gateway.post(json: withSecret).json?["status"]?.stringValue == "duplicate")
     }
 }
+
+/// A real Apple notification replayed long after Apple sent it (security review, point 7):
+/// past the dedupe window its id may be forgotten, so it is kept but not fanned out again.
+@Suite("Stale replays", .serialized)
+struct StaleReplayTests {
+    @Test func aRealNotificationOlderThanTheWindowIsQuarantinedAsStale() throws {
+        guard let jws = Vectors.realNotification("09_sandbox_DID_RENEW") else {
+            print(TestPaths.vectorsMissing); return
+        }
+        let gateway = try Gateway(config: Gateway.bareConfig("""
+            destination all file ./data/queues/all
+            route * * * -> all
+            """, dedupeWindow: "30d"))
+        let answer = try gateway.post(signedPayload: jws)
+        #expect(answer.status == 200)
+        #expect(answer.json?["status"]?.stringValue == "quarantined")
+        #expect(gateway.journalContains("1a7cdc3d-9360-49c3-ae37-0423e4c6e7c7"))
+        #expect(gateway.waitForDeadLetters { letters in
+            letters.contains { $0["reason"]?.stringValue == "quarantined" && $0["detail"]?.stringValue?.hasPrefix("stale:") == true }
+        })
+        #expect(gateway.fileQueueLines("data/queues/all").isEmpty)
+    }
+}

@@ -19,14 +19,18 @@ struct Gateway {
             """)
     }
 
-    /// Listener, path and data only: `body` declares every destination and route.
-    static func bareConfig(_ body: String, listen: String = "127.0.0.1:0") -> String {
+    /// Listener, path and data only: `body` declares every destination and route. The
+    /// dedupe window is ten years because Apple's real notifications in ../shared/vectors
+    /// were signed years ago: with the default window they would be quarantined as stale
+    /// (`StaleReplayTests` covers that).
+    static func bareConfig(_ body: String, listen: String = "127.0.0.1:0", dedupeWindow: String = "3650d") -> String {
         """
         listen \(listen)
         admin 127.0.0.1:0
         path \(path)
         data ./data
         read-timeout 2s
+        dedupe-window \(dedupeWindow)
         \(body)
         """
     }

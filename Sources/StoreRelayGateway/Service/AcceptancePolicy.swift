@@ -1,4 +1,5 @@
 import StoreRelayDelivery
+import StoreRelayConfig
 import StoreRelayCore
 
 /// Decides whether a genuine notification is for this gateway, or is quarantined: stored and
@@ -15,15 +16,26 @@ struct AcceptancePolicy: Sendable {
         var environment: AppStoreEnvironment
         var bundleId: String?
         var appAppleId: Int64?
+        /// When Apple signed the notification (V2); nil for V1 and the few undated ones.
+        var signedDate: Timestamp? = nil
     }
 
     var acceptedEnvironments: Set<AppStoreEnvironment>
     /// Declared apps by bundle id; empty means every bundle id is accepted.
     var apps: [String: DeclaredApp]
     var primarySharedSecret: String?
+    /// How long the journal remembers an event id (`dedupe-window`). A notification signed
+    /// longer ago than that may have been forgotten, so a replay of it cannot be told from a
+    /// first delivery: it is quarantined as stale, never fanned out again.
+    var dedupeWindow: Duration
 
-    /// Quarantine reasons are checked in this order: environment, path, app, apple-id.
-    func disposition(of facts: Facts, pathEnvironment: AppStoreEnvironment?) -> Disposition {
+    /// Quarantine reasons are checked in this order: staleness, environment, path, app,
+    /// apple-id.
+    func disposition(of facts: Facts, pathEnvironment: AppStoreEnvironment?, now: Timestamp) -> Disposition {
+        if let signed = facts.signedDate, signed.milliseconds < now.milliseconds - dedupeWindow.wholeMilliseconds {
+            return .quarantine(reason: "stale: signed \(signed.iso8601), before the \(ConfigFormat.duration(dedupeWindow)) "
+                + "dedupe-window, so a replay cannot be told from a first delivery")
+        }
         if !acceptedEnvironments.contains(facts.environment) {
             return .quarantine(reason: "environment \(facts.environment.rawValue) is not accepted (environments "
                 + acceptedEnvironments.sorted().map(\.rawValue).joined(separator: " ") + ")")

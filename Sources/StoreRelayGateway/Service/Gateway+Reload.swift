@@ -27,7 +27,9 @@ extension Gateway {
             }
         }
         let processor = NotificationProcessor(
-            verifier: try Self.makeVerifier(new, clock: clock), policy: AcceptancePolicy(new), routes: new.routes)
+            verifier: try Self.makeVerifier(new, clock: clock),
+            // The journal keeps the window it opened with until a restart; so does the policy.
+            policy: AcceptancePolicy(new, dedupeWindow: journal.options.dedupeRetention), routes: new.routes)
         do {
             try delivery.reconfigure(new)
         } catch {
@@ -54,6 +56,7 @@ extension Gateway {
         if old.idleTimeout != new.idleTimeout { changed.append("idle-timeout") }
         if old.maxConnections != new.maxConnections { changed.append("max-connections") }
         if old.maxConnectionsPerAddress != new.maxConnectionsPerAddress { changed.append("max-connections-per-address") }
+        if old.dedupeWindow != new.dedupeWindow { changed.append("dedupe-window") }
         return changed
     }
 }

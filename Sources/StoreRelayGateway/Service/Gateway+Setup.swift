@@ -6,7 +6,7 @@ import StoreRelayStorage
 import StoreRelayCore
 
 extension AcceptancePolicy {
-    init(_ configuration: GatewayConfiguration) {
+    init(_ configuration: GatewayConfiguration, dedupeWindow: Duration? = nil) {
         var apps: [String: DeclaredApp] = [:]
         for app in configuration.apps {
             apps[app.bundleId] = DeclaredApp(appleId: app.appleId.map { Int64($0) }, sharedSecret: app.sharedSecret?.value)
@@ -14,7 +14,8 @@ extension AcceptancePolicy {
         self.init(
             acceptedEnvironments: Set(configuration.environments),
             apps: apps,
-            primarySharedSecret: configuration.sharedSecret?.value)
+            primarySharedSecret: configuration.sharedSecret?.value,
+            dedupeWindow: dedupeWindow ?? configuration.dedupeWindow)
     }
 }
 

@@ -40,7 +40,10 @@ public final class Gateway: Sendable {
         let publicTLS = try Self.loadTLS(configuration)
         let journalDirectory = configuration.dataDirectory + "/journal"
         do {
-            journal = try Journal.open(directory: journalDirectory, logger: logger)
+            var options = JournalOptions()
+            options.dedupeRetention = configuration.dedupeWindow
+            options.clock = clock
+            journal = try Journal.open(directory: journalDirectory, options: options, logger: logger)
         } catch {
             throw GatewayError("cannot open the journal in \(journalDirectory): \(error)")
         }

@@ -24,7 +24,7 @@ struct NotificationProcessor: Sendable {
         case .v1:
             (event, facts) = try processV1(body: body, receivedAt: receivedAt)
         }
-        let disposition = policy.disposition(of: facts, pathEnvironment: pathEnvironment)
+        let disposition = policy.disposition(of: facts, pathEnvironment: pathEnvironment, now: receivedAt)
         // Routes are decided once, now, and stored with the event: a restart or a reload
         // never changes where an acknowledged event goes.
         let destinations = disposition == .accept
@@ -62,7 +62,8 @@ struct NotificationProcessor: Sendable {
             throw .malformed("The notification cannot be normalized: \(error.reason)")
         }
         let facts = AcceptancePolicy.Facts(
-            environment: verified.environment, bundleId: verified.bundleId, appAppleId: verified.appAppleId)
+            environment: verified.environment, bundleId: verified.bundleId, appAppleId: verified.appAppleId,
+            signedDate: verified.signedDate)
         return (event, facts)
     }
 
