@@ -31,6 +31,15 @@ let package = Package(
                 .product(name: "StoreRelayVerification", package: "StoreRelay"),
             ]
         ),
+        // OpenSSL for FuzzES256Verdict's reference verdict.
+        .systemLibrary(name: "CFuzzOpenSSL", pkgConfig: "openssl"),
+        .executableTarget(
+            name: "FuzzES256Verdict",
+            dependencies: [
+                "FuzzSupport", "CFuzzOpenSSL",
+                .product(name: "StoreRelayVerification", package: "StoreRelay"),
+            ]
+        ),
         .executableTarget(
             name: "FuzzRoutesConf",
             dependencies: ["FuzzSupport", .product(name: "StoreRelayConfig", package: "StoreRelay")]

@@ -203,3 +203,11 @@ bad\x01control
 """)
 write("FuzzRoutesConf", "unclosed.conf", "destination q file ./q {\n    rotate 1GiB 1d\n    compress none\n")
 write("FuzzRoutesConf", "invalid-utf8.conf", b"listen 0.0.0.0:8080 \xff\xfe\ndata ./d\xc3\n")
+
+# ---- ES256 verdicts: key, way, 64 bytes of material, message -------------------------------
+for way in range(7):
+    for key in range(3):
+        write("FuzzES256Verdict", "way%d-key%d" % (way, key), bytes([key, way]) + bytes(64) + b"signed input")
+write("FuzzES256Verdict", "way1-flip-one-bit", bytes([0, 1]) + bytes(63) + b"\x01" + b"header.payload")
+write("FuzzES256Verdict", "way3-edge-n", bytes([1, 3, 3]) + bytes(63) + b"x")
+write("FuzzES256Verdict", "way5-wrap-p-minus-n", bytes([2, 5, 1]) + bytes(63) + b"")
