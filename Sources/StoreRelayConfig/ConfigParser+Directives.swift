@@ -108,6 +108,16 @@ extension ConfigParser {
                 try ConfigValue.integer(text, in: 1...1_000_000)
             }
             if head.text == "max-connections" { maxConnections = limit } else { maxConnectionsPerAddress = limit }
+        case "shutdown-grace":
+            guard once(head), arity(head, arguments, 1...1, "shutdown-grace DURATION") else { return }
+            shutdownGrace = value(arguments[0], "shutdown-grace") { text throws(ConfigValueError) in
+                // Zero is allowed: stop at once, deliveries in flight resume after the restart.
+                let grace = try ConfigValue.duration(text)
+                guard grace <= GatewayConfiguration.Defaults.maximumShutdownGrace else {
+                    throw ConfigValueError("'\(text)' is longer than 10m (a process manager kills a stop that slow anyway)")
+                }
+                return grace
+            }
         case "dedupe-window":
             guard once(head), arity(head, arguments, 1...1, "dedupe-window DURATION") else { return }
             dedupeWindow = value(arguments[0], "dedupe-window") { text throws(ConfigValueError) in

@@ -41,6 +41,7 @@ extension ConfigParser {
             maxConnections: maxConnections ?? GatewayConfiguration.Defaults.maxConnections,
             maxConnectionsPerAddress: maxConnectionsPerAddress ?? GatewayConfiguration.Defaults.maxConnectionsPerAddress,
             dedupeWindow: dedupeWindow ?? GatewayConfiguration.Defaults.dedupeWindow,
+            shutdownGrace: shutdownGrace ?? GatewayConfiguration.Defaults.shutdownGrace,
             trustRoots: trustRoots,
             environments: accepted,
             apps: apps,

@@ -14,6 +14,8 @@ import StoreRelayCore
 ///   connection (of that address) is closed to make room.
 /// - `dedupe-window DURATION` (default 30d, at least 7d): how long notification ids are
 ///   remembered; a notification signed longer ago is quarantined as stale.
+/// - `shutdown-grace DURATION` (default 10s): on SIGTERM, how long deliveries in flight may
+///   take to finish before the process exits.
 ///
 /// Directives take their arguments on one line; `app` and `destination` may end their line
 /// with `{` to open a block of options, one per line, closed by `}` alone on a line. Blocks do
@@ -59,7 +61,7 @@ struct ConfigParser {
 
     static let directives = [
         "listen", "path", "tls", "admin", "admin-token", "data", "max-body", "read-timeout",
-        "idle-timeout", "max-connections", "max-connections-per-address", "dedupe-window", "trust-root", "environments", "app", "shared-secret", "destination", "route",
+        "idle-timeout", "max-connections", "max-connections-per-address", "dedupe-window", "shutdown-grace", "trust-root", "environments", "app", "shared-secret", "destination", "route",
     ]
 
     let file: String
@@ -82,6 +84,7 @@ struct ConfigParser {
     var maxConnections: Int?
     var maxConnectionsPerAddress: Int?
     var dedupeWindow: Duration?
+    var shutdownGrace: Duration?
     var trustRoots: [String] = []
     var environments: [AppStoreEnvironment]?
     var apps: [AppConfiguration] = []

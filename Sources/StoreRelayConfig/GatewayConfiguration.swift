@@ -20,6 +20,8 @@ public struct GatewayConfiguration: Sendable {
         public static let maxConnectionsPerAddress = 256
         public static let dedupeWindow: Duration = .seconds(30 * 86_400)
         public static let minimumDedupeWindow: Duration = .seconds(7 * 86_400)
+        public static let shutdownGrace: Duration = .seconds(10)
+        public static let maximumShutdownGrace: Duration = .seconds(600)
         public static let environments: [AppStoreEnvironment] = [.production, .sandbox]
     }
 
@@ -55,6 +57,9 @@ public struct GatewayConfiguration: Sendable {
     /// default 30d. A notification signed before it is quarantined as stale: a replay of it
     /// could not be told from a first delivery.
     public var dedupeWindow: Duration
+    /// On SIGTERM, how long deliveries in flight may take to finish (`shutdown-grace`);
+    /// default 10s. What is unfinished then resumes from the journal at the next start.
+    public var shutdownGrace: Duration
     /// Extra trusted root certificate files (`trust-root`), in file order; Apple Root CA - G3
     /// is always trusted in addition.
     public var trustRoots: [String]
@@ -83,6 +88,7 @@ public struct GatewayConfiguration: Sendable {
         maxConnections: Int = Defaults.maxConnections,
         maxConnectionsPerAddress: Int = Defaults.maxConnectionsPerAddress,
         dedupeWindow: Duration = Defaults.dedupeWindow,
+        shutdownGrace: Duration = Defaults.shutdownGrace,
         trustRoots: [String] = [],
         environments: [AppStoreEnvironment] = Defaults.environments,
         apps: [AppConfiguration] = [],
@@ -103,6 +109,7 @@ public struct GatewayConfiguration: Sendable {
         self.maxConnections = maxConnections
         self.maxConnectionsPerAddress = maxConnectionsPerAddress
         self.dedupeWindow = dedupeWindow
+        self.shutdownGrace = shutdownGrace
         self.trustRoots = trustRoots
         self.environments = environments
         self.apps = apps

@@ -100,11 +100,11 @@ public final class DeliveryEngine: Sendable {
     }
 
     /// Stops every destination; unfinished deliveries resume from the journal on the next start.
-    public func stop(completion: @escaping @Sendable () -> Void) {
+    public func stop(grace: Duration = .zero, completion: @escaping @Sendable () -> Void) {
         let group = DispatchGroup()
         for queue in topology.current.queues.values {
             group.enter()
-            queue.stop { group.leave() }
+            queue.stop(grace: grace) { group.leave() }
         }
         group.notify(queue: queue) { [client] in
             client.shutdown()

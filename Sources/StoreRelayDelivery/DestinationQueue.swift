@@ -61,6 +61,9 @@ final class DestinationQueue: @unchecked Sendable {
     private var breaker: CircuitBreaker
     private var timer: (any DispatchSourceTimer)?
     private var stopped = false
+    /// Set by `stop`: nothing new starts, attempts in flight may finish until the grace ends,
+    /// then this runs (once) and the queue is stopped.
+    private var stopCompletion: (@Sendable () -> Void)?
     private var lastSuccess: Timestamp?
     private var lastError: (message: String, at: Timestamp)?
     /// Set when a reload removed or redefined this destination: nothing new starts, and every
@@ -97,7 +100,7 @@ final class DestinationQueue: @unchecked Sendable {
 
     private func receive(_ job: WaitingJob) {
         queue.async { [self] in
-            guard !stopped else { return }
+            guard !stopped, !isDraining else { return }
             if let handOff { return handOff(job) }
             switch job {
             case .whole(let whole): waiting.add(whole, now: clock.now())
@@ -127,16 +130,32 @@ final class DestinationQueue: @unchecked Sendable {
         driver.close(completion: completion)
     }
 
-    /// Stops attempts; waiting and in-flight events resume from the journal on the next start.
-    func stop(completion: @escaping @Sendable () -> Void) {
+    /// Starts no further attempt; those in flight may finish (and their outcome is recorded)
+    /// for up to `grace`, then the driver closes and `completion` runs. Waiting events, and
+    /// attempts still in flight at the end, resume from the journal on the next start.
+    func stop(grace: Duration = .zero, completion: @escaping @Sendable () -> Void) {
         queue.async { [self] in
-            stopped = true
+            guard !stopped, stopCompletion == nil else { return completion() }
+            stopCompletion = completion
             timer?.cancel()
             timer = nil
             _ = waiting.drain()
-            driver.close(completion: completion)
+            if inFlight == 0 { return finishStopping() }
+            queue.asyncAfter(deadline: .now() + .milliseconds(Int(min(grace.wholeMilliseconds, Int64(Int32.max))))) { [self] in
+                finishStopping()
+            }
         }
     }
+
+    private func finishStopping() {
+        guard !stopped, let completion = stopCompletion else { return }
+        stopped = true
+        stopCompletion = nil
+        driver.close(completion: completion)
+    }
+
+    /// Stopping, in its grace period: outcomes are still recorded, nothing new starts.
+    private var isDraining: Bool { stopCompletion != nil }
 
     var status: DestinationStatus {
         queue.sync {
@@ -152,7 +171,7 @@ final class DestinationQueue: @unchecked Sendable {
     /// events coming due, then arms the timer for the next moment something needs doing.
     private func pump() {
         dispatchPrecondition(condition: .onQueue(queue))
-        guard !stopped, handOff == nil else { return closeIfRetiredAndIdle() }
+        guard !stopped, !isDraining, handOff == nil else { return closeIfRetiredAndIdle() }
         let now = clock.now()
         while inFlight < driver.concurrency, let job = waiting.popDue(now: now) {
             let expired = now >= expiry(budgetStart: job.budgetStart)
@@ -226,6 +245,7 @@ final class DestinationQueue: @unchecked Sendable {
         dispatchPrecondition(condition: .onQueue(queue))
         inFlight -= 1
         guard !stopped else { return }
+        defer { if isDraining && inFlight == 0 { finishStopping() } }
         var job = job
         job.attempts.append(outcome.attempt)
         let now = clock.now()

@@ -18,6 +18,7 @@ import StoreRelayCore
         #expect(c.maxConnections == 1024)
         #expect(c.maxConnectionsPerAddress == 256)
         #expect(c.dedupeWindow == .seconds(30 * 86_400))
+        #expect(c.shutdownGrace == .seconds(10))
         #expect(c.trustRoots.isEmpty)
         #expect(c.environments == [.production, .sandbox])
         #expect(c.apps.isEmpty)
@@ -32,6 +33,15 @@ import StoreRelayCore
         expectError("admin-token \(String(repeating: "x", count: 31))\n", .invalidValue, line: 1, column: 13,
                     containing: "31 characters; use at least 32 (for example: openssl rand -hex 32)")
         #expect(try parsed("admin-token \(String(repeating: "x", count: 32))\n").adminToken?.value.count == 32)
+    }
+
+    @Test func shutdownGrace() throws {
+        #expect(try parsed("shutdown-grace 30s\n").shutdownGrace == .seconds(30))
+        #expect(try parsed("shutdown-grace 0s\n").shutdownGrace == .zero)
+        #expect(try parsed("shutdown-grace 45s\n").checkReport().contains("shutdown-grace 45s"))
+        expectError("shutdown-grace 11m\n", .invalidValue, line: 1, column: 16, containing: "longer than 10m")
+        expectError("shutdown-grace -1s\n", .invalidValue, line: 1, column: 16, containing: "negative")
+        expectError("shutdown-grace later\n", .invalidValue, line: 1, column: 16)
     }
 
     @Test func dedupeWindow() throws {

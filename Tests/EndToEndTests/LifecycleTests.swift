@@ -15,6 +15,71 @@ struct LifecycleTests {
         #expect(gateway.process.logRecords.contains { $0["message"]?.stringValue == "stopped" })
     }
 
+    /// The graceful drain: at SIGTERM `/readyz` answers 503 at once (here to a request that
+    /// was arriving), a delivery in flight is let finish within `shutdown-grace` and is
+    /// recorded, so a restart does not send it again, and the process exits 0.
+    @Test func sigtermDrainsDeliveriesInFlightWithinTheGrace() throws {
+        let signer = try NotificationSigner(authority: TestCertificateAuthority())
+        let sink = try WebhookSink(secret: testSigningSecret)
+        let directory = try TestPaths.makeTemporaryDirectory("storerelay-drain")
+        try signer.authority.rootPEM.write(to: directory.appendingPathComponent("test-root.pem"), atomically: true, encoding: .utf8)
+        let config = Gateway.bareConfig("""
+            trust-root ./test-root.pem
+            shutdown-grace 10s
+            \(webhookDestination("slow", sink.url("/slow/1500"), options: "timeout 5s"))
+            route * * * -> slow
+            """)
+        let gateway = try Gateway(config: config, directory: directory)
+        let id = UUID().uuidString.lowercased()
+        #expect(try gateway.post(json: try signer.body(uuid: id)).json?["status"]?.stringValue == "accepted")
+        // The delivery is under way (the sink logs a request when it arrives), and a
+        // readiness probe is arriving: half of its request is sent.
+        #expect(sink.waitFor { $0.count == 1 })
+        let probe = try RawHTTPClient(port: gateway.port)
+        try probe.send("GET /readyz HTTP/1.1\r\nHost: a\r\n")
+        Thread.sleep(forTimeInterval: 0.1)
+        let signalled = Date()
+        gateway.process.send(SIGTERM)
+        Thread.sleep(forTimeInterval: 0.2)
+        try probe.send("\r\n")
+        let readiness = try probe.readResponse()
+        #expect(readiness.status == 503)
+        #expect(readiness.bodyText.contains("stopping"))
+        #expect(gateway.process.waitForExit() == 0)
+        #expect(Date().timeIntervalSince(signalled) >= 1, "the gateway did not wait for its delivery in flight")
+
+        // The delivery finished during the drain: after a restart nothing is sent again.
+        let restarted = try Gateway(config: config, directory: directory)
+        Thread.sleep(forTimeInterval: 2.5)
+        #expect(sink.requests.filter { $0["headers"]?["webhook-id"]?.stringValue == id }.count == 1)
+        _ = restarted
+    }
+
+    /// With no grace, a delivery in flight is abandoned at once and resumes after a restart.
+    @Test func withoutGraceADeliveryInFlightResumesAfterTheRestart() throws {
+        let signer = try NotificationSigner(authority: TestCertificateAuthority())
+        let sink = try WebhookSink(secret: testSigningSecret)
+        let directory = try TestPaths.makeTemporaryDirectory("storerelay-drain-none")
+        try signer.authority.rootPEM.write(to: directory.appendingPathComponent("test-root.pem"), atomically: true, encoding: .utf8)
+        let config = Gateway.bareConfig("""
+            trust-root ./test-root.pem
+            shutdown-grace 0s
+            \(webhookDestination("slow", sink.url("/slow/1500"), options: "timeout 5s"))
+            route * * * -> slow
+            """)
+        let gateway = try Gateway(config: config, directory: directory)
+        let id = UUID().uuidString.lowercased()
+        #expect(try gateway.post(json: try signer.body(uuid: id)).json?["status"]?.stringValue == "accepted")
+        #expect(sink.waitFor { $0.count == 1 })
+        let signalled = Date()
+        gateway.process.send(SIGTERM)
+        #expect(gateway.process.waitForExit() == 0)
+        #expect(Date().timeIntervalSince(signalled) < 1.4, "the gateway waited with shutdown-grace 0s")
+        let restarted = try Gateway(config: config, directory: directory)
+        #expect(sink.waitFor { $0.filter { $0["headers"]?["webhook-id"]?.stringValue == id }.count == 2 })
+        _ = restarted
+    }
+
     /// A second `serve` on a data directory in use refuses to start, naming the cause, and
     /// the first keeps accepting; once the first has stopped, the second starts.
     @Test func aSecondGatewayOnTheSameDataDirectoryRefusesToStart() throws {

@@ -10,6 +10,7 @@ with Python's hmac, and answers per path so one sink plays every kind of downstr
   /ratelimit-date 429 with an HTTP-date Retry-After 2 s ahead, then 200
   /bad           400
   /hang          never answers (holds the connection until the client gives up)
+  /slow/MS       200 after MS milliseconds (a delivery still in flight when the gateway stops)
 
 Every request is appended as one JSON line to --log: path, headers, body, and whether the
 signature verified. The chosen port is printed on stdout as soon as the socket listens.
@@ -64,6 +65,8 @@ class Handler(BaseHTTPRequestHandler):
             status, extra = (429, {"Retry-After": formatdate(time.time() + 2, usegmt=True)}) if count == 1 else (200, {})
         elif self.path == "/bad":
             status = 400
+        elif self.path.startswith("/slow/"):
+            time.sleep(int(self.path.split("/")[2]) / 1000)
         elif self.path == "/hang":
             time.sleep(30)
             return

@@ -36,7 +36,7 @@ extension Gateway {
             throw GatewayError("cannot open the destinations: \(error)")
         }
         intake.replace(processor: processor)
-        publicRoutes.withLock { $0 = Self.publicRoutes(configuration: new, intake: intake, journal: journal) }
+        publicRoutes.withLock { $0 = Self.publicRoutes(configuration: new, intake: intake, journal: journal, stopping: stopping) }
         current.withLock { $0 = new }
         logger.info("configuration reloaded", [
             ("routes", String(new.routes.rules.count)), ("destinations", String(new.destinations.count)),

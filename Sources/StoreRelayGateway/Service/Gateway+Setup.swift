@@ -60,7 +60,9 @@ extension Gateway {
     }
 
     /// The public listener's routes: POST on every notification path, health and readiness.
-    static func publicRoutes(configuration: GatewayConfiguration, intake: NotificationIntake, journal: Journal) -> HTTPRoutes {
+    static func publicRoutes(
+        configuration: GatewayConfiguration, intake: NotificationIntake, journal: Journal, stopping: Locked<Bool>
+    ) -> HTTPRoutes {
         var router = HTTPRouter()
         for binding in configuration.paths {
             router.post(binding.path) { request, responder in
@@ -73,7 +75,9 @@ extension Gateway {
             _ = responder.respond(.json(#"{"status":"ok"}"#))
         }
         router.get("/readyz") { _, responder in
-            if journal.isWritable {
+            if stopping.current {
+                _ = responder.respond(.error(.unavailable, message: "The gateway is stopping; send to another instance."))
+            } else if journal.isWritable {
                 _ = responder.respond(.json(#"{"status":"ready"}"#))
             } else {
                 _ = responder.respond(.error(.unavailable, message: "The journal cannot write; notifications are refused with 503."))

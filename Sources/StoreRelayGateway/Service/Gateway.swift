@@ -24,7 +24,8 @@ public final class Gateway: Sendable {
     private let publicServer: HTTPServer
     /// The public listener's routes, rebuilt when a reload changes the notification paths.
     let publicRoutes: Locked<HTTPRoutes>
-    private let stopping = Locked(false)
+    /// Set at the first moment of `stop`: `/readyz` answers 503 from then on.
+    let stopping = Locked(false)
     private let journalProbe: JournalProbe
     private let memoryTrimmer: MemoryTrimmer
     /// The admin listener, started last: it serves a gateway that is fully up.
@@ -89,7 +90,7 @@ public final class Gateway: Sendable {
         serverConfiguration.maxConnections = configuration.maxConnections
         serverConfiguration.maxConnectionsPerAddress = configuration.maxConnectionsPerAddress
         serverConfiguration.tls = publicTLS
-        let routes = Locked(Self.publicRoutes(configuration: configuration, intake: intake, journal: journal))
+        let routes = Locked(Self.publicRoutes(configuration: configuration, intake: intake, journal: journal, stopping: stopping))
         publicRoutes = routes
         publicServer = HTTPServer(configuration: serverConfiguration, logger: logger) { request, responder in
             routes.current.handle(request, responder)
@@ -130,19 +131,23 @@ public final class Gateway: Sendable {
         ])
     }
 
-    /// Stops accepting, answers what is in flight, flushes the journal, then calls `completion`.
+    /// The graceful drain: `/readyz` turns 503 at once (so a load balancer stops sending),
+    /// the listeners stop accepting and answer what is in flight, deliveries in flight get
+    /// `shutdown-grace` to finish, then the journal is flushed and `completion` runs. What is
+    /// unfinished resumes from the journal at the next start.
     public func stop(completion: @escaping @Sendable () -> Void) {
         let alreadyStopping = stopping.withLock { stopping in
             defer { stopping = true }
             return stopping
         }
         guard !alreadyStopping else { return }
-        logger.info("stopping")
+        let grace = current.current.shutdownGrace
+        logger.info("stopping", [("shutdown.grace", ConfigFormat.duration(grace))])
         adminServer.current?.shutdown()
         journalProbe.stop()
         memoryTrimmer.stop()
         publicServer.shutdown { [delivery, journal, logger] in
-            delivery.stop {
+            delivery.stop(grace: grace) {
                 journal.close {
                     logger.info("stopped")
                     completion()
