@@ -1,3 +1,4 @@
+import Foundation
 import StoreRelayTestSupport
 import Testing
 @testable import StoreRelayGateway
@@ -86,5 +87,34 @@ import StoreRelayCore
         #expect(made.dropFirst().allSatisfy { sessions.session(id: $0.id) != nil })
         sessions.remove(id: made[3].id)
         #expect(sessions.session(id: made[3].id) == nil)
+    }
+
+    /// With a file, sessions survive a restart (a new `AdminSessions` on the same file), minus
+    /// the expired and the logged out ones; the file is 0600 and holds no session id.
+    @Test func sessionsSurviveARestartThroughTheirFile() throws {
+        let directory = try TestPaths.makeTemporaryDirectory("storerelay-sessions").path
+        let file = directory + "/admin.sessions"
+        let clock = ManualClock()
+        let before = AdminSessions(clock: clock, lifetime: .seconds(60), file: file)
+        let kept = before.create()
+        clock.advance(by: .seconds(30))
+        let later = before.create()
+        let gone = before.create()
+        before.remove(id: gone.id)
+        let text = try String(contentsOfFile: file, encoding: .utf8)
+        #expect(!text.contains(kept.id) && !text.contains(later.id), "the file must not hold session ids")
+        let mode = try #require(FileManager.default.attributesOfItem(atPath: file)[.posixPermissions] as? Int)
+        #expect(mode == 0o600)
+
+        let after = AdminSessions(clock: clock, lifetime: .seconds(60), file: file)
+        #expect(after.session(id: kept.id) == kept)
+        #expect(after.session(id: later.id) == later)
+        #expect(after.session(id: gone.id) == nil)
+        clock.advance(by: .seconds(31))
+        #expect(AdminSessions(clock: clock, lifetime: .seconds(60), file: file).session(id: kept.id) == nil, "expired meanwhile")
+
+        // A damaged file costs the sessions, not the start.
+        try "not json".write(toFile: file, atomically: true, encoding: .utf8)
+        #expect(AdminSessions(clock: clock, lifetime: .seconds(60), file: file).session(id: later.id) == nil)
     }
 }

@@ -22,6 +22,28 @@ struct OperateTests {
         return (gateway, adminPort, token)
     }
 
+    /// A page login survives a restart of the gateway (issue 13, point 2): the session is
+    /// kept in data/admin.sessions, 0600, holding no session id.
+    @Test func aPageLoginSurvivesARestart() throws {
+        let (gateway, adminPort, token) = try self.gateway("destination all file ./data/queues/all\nroute * * * -> all")
+        let login = try CommandRunner.run("curl", ["-sS", "-i", "--data-binary", "token=" + token,
+                                                   "http://127.0.0.1:\(adminPort)/login"])
+        let cookieLine = try #require(login.stdout.components(separatedBy: "\r\n").first { $0.lowercased().hasPrefix("set-cookie:") })
+        let cookie = try #require(cookieLine.dropFirst("set-cookie:".count).split(separator: ";").first).trimmingCharacters(in: .whitespaces)
+        let sessions = gateway.directory.appendingPathComponent("data/admin.sessions")
+        #expect((try FileManager.default.attributesOfItem(atPath: sessions.path)[.posixPermissions] as? Int) == 0o600)
+        #expect(!(try String(contentsOf: sessions, encoding: .utf8)).contains(String(cookie.split(separator: "=")[1])))
+
+        gateway.process.send(SIGTERM)
+        #expect(gateway.process.waitForExit() == 0)
+        let restarted = try Gateway(config: try String(contentsOf: gateway.process.configPath, encoding: .utf8),
+                                    directory: gateway.directory)
+        let newAdminPort = try restarted.process.waitForPort(listener: "admin")
+        let page = try Curl.get("http://127.0.0.1:\(newAdminPort)/", headers: ["Cookie: " + cookie])
+        #expect(page.status == 200, "the session did not survive the restart: \(page.status)")
+        #expect(page.body.contains("Log out"))
+    }
+
     @Test func deadLettersAreListedReplayedAndResolved() throws {
         let sink = try WebhookSink(secret: testSigningSecret)
         let (gateway, adminPort, token) = try self.gateway("""

@@ -25,15 +25,18 @@ public final class AdminServer: Sendable {
     ///   - token: the admin token (`AdminToken.resolve`); compared in constant time.
     ///   - metrics: renders the Prometheus text for `/metrics`.
     ///   - sessionLifetime: how long a page login lasts.
+    ///   - sessionsFile: where page sessions are kept across restarts (0600); nil keeps them
+    ///     in memory only.
     public init(
         backend: any AdminBackend, token: String, configuration: HTTPServerConfiguration,
         metrics: @escaping @Sendable () -> String, metricsContentType: String = AdminServer.prometheusContentType,
-        logger: Logger = .disabled, clock: any TimeSource = WallClock(), sessionLifetime: Duration = .seconds(8 * 3600)
+        logger: Logger = .disabled, clock: any TimeSource = WallClock(), sessionLifetime: Duration = .seconds(8 * 3600),
+        sessionsFile: String? = nil
     ) {
         precondition(!token.isEmpty, "the admin token must not be empty")
         let handler = AdminHandler(
             backend: backend, token: token, metrics: metrics, metricsContentType: metricsContentType,
-            sessions: AdminSessions(clock: clock, lifetime: sessionLifetime), throttle: LoginThrottle(clock: clock),
+            sessions: AdminSessions(clock: clock, lifetime: sessionLifetime, file: sessionsFile, logger: logger), throttle: LoginThrottle(clock: clock),
             clock: clock, logger: logger)
         self.handler = handler
         let work = DispatchQueue(label: "storerelay.admin")

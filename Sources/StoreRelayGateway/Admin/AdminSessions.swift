@@ -3,7 +3,12 @@ import StoreRelayCore
 
 /// Web page sessions: a random id (the cookie) mapped server-side to its CSRF token and
 /// expiry. The admin token itself never leaves the login form; a stolen cookie dies with
-/// its session, on logout or at expiry, and a restart ends every session.
+/// its session, on logout or at expiry.
+///
+/// With a `file`, sessions survive a restart: they are written there (0600, through a
+/// temporary file and a rename) at each login and logout, and read back at start with the
+/// expired ones dropped. The file holds the SHA-256 of each session id, never the id itself,
+/// so reading it does not let anyone in.
 final class AdminSessions: Sendable {
     struct Session: Sendable, Equatable {
         var id: String
@@ -17,51 +22,106 @@ final class AdminSessions: Sendable {
     /// no `Domain`, so no sibling host or plain-HTTP page can set or shadow it.
     static let secureCookieName = "__Host-storerelay_session"
 
-    private let sessions = Locked<[String: Session]>([:])
+    /// What is kept per session: the id's digest (the key), its CSRF token and expiry.
+    private struct Stored: Sendable {
+        var csrfToken: String
+        var expiresAt: Timestamp
+    }
+
+    /// Sessions by the hex SHA-256 of their id.
+    private let sessions: Locked<[String: Stored]>
     private let clock: any TimeSource
     private let lifetime: Duration
     /// Bounds memory if something logs in in a loop; the oldest sessions go first.
     private let maxSessions: Int
+    private let file: String?
+    private let logger: Logger
 
-    init(clock: any TimeSource, lifetime: Duration, maxSessions: Int = 256) {
+    init(clock: any TimeSource, lifetime: Duration, maxSessions: Int = 256, file: String? = nil, logger: Logger = .disabled) {
         self.clock = clock
         self.lifetime = lifetime
         self.maxSessions = maxSessions
+        self.file = file
+        self.logger = logger
+        sessions = Locked(file.map { Self.load($0, now: clock.now(), logger: logger) } ?? [:])
     }
 
     /// A new session, expiring `lifetime` from now.
     func create() -> Session {
         let now = clock.now()
-        let milliseconds = lifetime.components.seconds * 1000 + lifetime.components.attoseconds / 1_000_000_000_000_000
         let session = Session(id: SecureRandom.hexToken(32), csrfToken: SecureRandom.hexToken(32),
-                              expiresAt: Timestamp(milliseconds: now.milliseconds + milliseconds))
-        sessions.withLock { sessions in
+                              expiresAt: now.advanced(by: lifetime))
+        let snapshot = sessions.withLock { sessions in
             sessions = sessions.filter { $0.value.expiresAt > now }
-            while sessions.count >= maxSessions, let oldest = sessions.values.min(by: { $0.expiresAt < $1.expiresAt }) {
-                sessions[oldest.id] = nil
+            while sessions.count >= maxSessions, let oldest = sessions.min(by: { $0.value.expiresAt < $1.value.expiresAt }) {
+                sessions[oldest.key] = nil
             }
-            sessions[session.id] = session
+            sessions[Self.key(session.id)] = Stored(csrfToken: session.csrfToken, expiresAt: session.expiresAt)
+            return sessions
         }
+        save(snapshot)
         return session
     }
 
     /// The live session with cookie value `id`; an expired one is forgotten.
     func session(id: String) -> Session? {
         let now = clock.now()
+        let key = Self.key(id)
         return sessions.withLock { sessions in
-            guard let session = sessions[id] else { return nil }
-            guard session.expiresAt > now else {
-                sessions[id] = nil
+            guard let stored = sessions[key] else { return nil }
+            guard stored.expiresAt > now else {
+                sessions[key] = nil
                 return nil
             }
-            return session
+            return Session(id: id, csrfToken: stored.csrfToken, expiresAt: stored.expiresAt)
         }
     }
 
     func remove(id: String) {
-        sessions.withLock { _ = $0.removeValue(forKey: id) }
+        let snapshot = sessions.withLock { sessions in
+            sessions[Self.key(id)] = nil
+            return sessions
+        }
+        save(snapshot)
     }
 
     /// Seconds until expiry, for the cookie's `Max-Age`.
     var lifetimeSeconds: Int64 { lifetime.components.seconds }
+
+    private static func key(_ id: String) -> String { SHA256.hexHash(Array(id.utf8)) }
+
+    // MARK: The file
+
+    /// `{"sessions":[{"idSHA256":..,"csrf":..,"expiresAtMs":..}]}`. A session that cannot be
+    /// saved still works until the restart; the failure is logged.
+    private func save(_ snapshot: [String: Stored]) {
+        guard let file else { return }
+        let entries: [JSONValue] = snapshot.sorted { $0.key < $1.key }.map { key, stored in
+            ["idSHA256": .string(key), "csrf": .string(stored.csrfToken), "expiresAtMs": .integer(stored.expiresAt.milliseconds)]
+        }
+        do {
+            try PrivateFiles.replaceFileDurably(file, (["sessions": .array(entries)] as JSONValue).serializedBytes())
+        } catch {
+            logger.error("admin sessions not saved; they end at the next restart", [("path", file), ("error", "\(error)")])
+        }
+    }
+
+    private static func load(_ file: String, now: Timestamp, logger: Logger) -> [String: Stored] {
+        guard PrivateFiles.exists(file) else { return [:] }
+        guard let bytes = try? PrivateFiles.readAll(file), let json = try? JSONValue.parse(bytes),
+              let entries = json["sessions"]?.arrayValue
+        else {
+            logger.warning("admin sessions file unreadable; everyone logs in again", [("path", file)])
+            return [:]
+        }
+        var sessions: [String: Stored] = [:]
+        for entry in entries {
+            guard let key = entry["idSHA256"]?.stringValue, key.utf8.count == 64,
+                  let csrf = entry["csrf"]?.stringValue, let expires = entry["expiresAtMs"]?.int64Value,
+                  expires > now.milliseconds
+            else { continue }
+            sessions[key] = Stored(csrfToken: csrf, expiresAt: Timestamp(milliseconds: expires))
+        }
+        return sessions
+    }
 }

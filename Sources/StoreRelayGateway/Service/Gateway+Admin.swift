@@ -31,7 +31,8 @@ extension Gateway: AdminBackend {
         let registry = gateway.metrics.registry
         let server = AdminServer(
             backend: gateway, token: token, configuration: HTTPServerConfiguration(address: configuration.admin.description),
-            metrics: { registry.render() }, metricsContentType: MetricsRegistry.contentType, logger: logger)
+            metrics: { registry.render() }, metricsContentType: MetricsRegistry.contentType, logger: logger,
+            sessionsFile: configuration.dataDirectory + "/admin.sessions")
         let port: Int
         do {
             port = try server.start()
