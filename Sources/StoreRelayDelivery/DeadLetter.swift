@@ -15,6 +15,9 @@ public struct DeadLetter: Sendable {
         case unrouted
         /// Genuinely Apple's but not for this gateway.
         case quarantined
+        /// The journal record holding the event could not be read back (damaged or removed
+        /// underneath the gateway); the letter keeps the event id, and cannot be replayed.
+        case unreadable
     }
 
     public var id: String
@@ -25,7 +28,8 @@ public struct DeadLetter: Sendable {
     public var detail: String?
     public var createdAt: Timestamp
     public var attempts: [DeliveryAttempt]
-    public var notification: StoredNotification
+    /// The stored notification; nil only for `unreadable`, whose event could not be read.
+    public var notification: StoredNotification?
 
     /// The id is derived from the event and destination, so writing the same dead letter
     /// twice (a crash between the write and its progress record) replaces rather than doubles it.
@@ -45,6 +49,19 @@ public struct DeadLetter: Sendable {
         self.notification = notification
     }
 
+    /// A letter for an event whose journal record could not be read: what is known of it.
+    public init(unreadableEventId eventId: String, destination: String, detail: String, attempts: [DeliveryAttempt],
+                createdAt: Timestamp) {
+        id = Self.id(eventId: eventId, destination: destination)
+        self.eventId = eventId
+        self.destination = destination
+        reason = .unreadable
+        self.detail = detail
+        self.createdAt = createdAt
+        self.attempts = attempts
+        notification = nil
+    }
+
     /// The last error an attempt saw, or the detail.
     public var lastError: String? { attempts.last?.error ?? detail }
 
@@ -57,27 +74,32 @@ public struct DeadLetter: Sendable {
             "detail": .string(detail),
             "createdAt": .string(createdAt.iso8601),
             "attempts": .array(attempts.map(\.json)),
-            "event": .object(notification.event.json),
-            "appleBody": .string(String(decoding: notification.body, as: UTF8.self)),
+            "event": notification.map { .object($0.event.json) } ?? .null,
+            "appleBody": .string(notification.map { String(decoding: $0.body, as: UTF8.self) }),
         ]
     }
 
     init?(json: JSONValue) {
         guard let id = json["id"]?.stringValue, let eventId = json["eventId"]?.stringValue,
               let reason = json["reason"]?.stringValue.flatMap(Reason.init(rawValue:)),
-              let createdAt = json["createdAt"]?.stringValue.flatMap(Timestamp.init(iso8601:)),
-              let eventObject = json["event"]?.objectValue,
-              let event = try? NormalizedEvent(storedJSON: JSONValue.object(eventObject).serializedBytes())
+              let createdAt = json["createdAt"]?.stringValue.flatMap(Timestamp.init(iso8601:))
         else { return nil }
-        let receivedAt = (json["event"]?["receivedAt"]?.stringValue).flatMap(Timestamp.init(iso8601:)) ?? createdAt
-        let destination = json["destination"]?.stringValue
         self.id = id
         self.eventId = eventId
-        self.destination = destination
         self.reason = reason
         detail = json["detail"]?.stringValue
         self.createdAt = createdAt
         attempts = json["attempts"]?.arrayValue?.compactMap(DeliveryAttempt.init(json:)) ?? []
+        let destination = json["destination"]?.stringValue
+        self.destination = destination
+        if reason == .unreadable {
+            notification = nil
+            return
+        }
+        guard let eventObject = json["event"]?.objectValue,
+              let event = try? NormalizedEvent(storedJSON: JSONValue.object(eventObject).serializedBytes())
+        else { return nil }
+        let receivedAt = (json["event"]?["receivedAt"]?.stringValue).flatMap(Timestamp.init(iso8601:)) ?? createdAt
         notification = StoredNotification(
             event: event, disposition: reason == .quarantined ? .quarantine(reason: detail ?? "quarantined") : .accept,
             destinations: destination.map { [$0] } ?? [], body: Array((json["appleBody"]?.stringValue ?? "").utf8),

@@ -153,20 +153,51 @@ extension DeliveryEngine {
     }
 
     /// Dead-letters a waiting job, reading a parked one's event back first (a dead letter
-    /// holds the whole event). A read that fails is tried again: the event is unfinished, so
-    /// its journal segment stays.
+    /// holds the whole event). A read that fails is tried again (the event is unfinished, so
+    /// its journal segment stays), up to `DestinationQueue.maxFailedReadBacks` times in a row;
+    /// then the letter is `unreadable`.
     func deadLetter(_ job: WaitingJob, reason: DeadLetter.Reason, detail: String) {
         switch job {
         case .whole(let job):
             deadLetter(job, reason: reason, detail: detail)
         case .parked(let parked):
             reader.read(parked.position) { [self] event in
-                guard let event else {
-                    let later = DispatchTimeInterval.milliseconds(Int(DestinationQueue.readBackRetryDelay))
-                    queue.asyncAfter(deadline: .now() + later) { self.deadLetter(job, reason: reason, detail: detail) }
+                guard let event, event.id == parked.eventId else {
+                    var again = parked
+                    again.failedReads += 1
+                    guard again.failedReads < DestinationQueue.maxFailedReadBacks else { return deadLetterUnreadable(again) }
+                    let later = DispatchTimeInterval.milliseconds(Int(readBackRetryDelay.wholeMilliseconds))
+                    let retry = again
+                    queue.asyncAfter(deadline: .now() + later) { self.deadLetter(.parked(retry), reason: reason, detail: detail) }
                     return
                 }
                 deadLetter(parked.restored(event, body: []), reason: reason, detail: detail)
+            }
+        }
+    }
+
+    /// A parked job whose event the journal could not give back, again and again: a letter
+    /// with what is known (event id, destination, attempts), so the operator sees it and the
+    /// journal segment can be retired, instead of a read retried forever.
+    func deadLetterUnreadable(_ parked: ParkedJob) {
+        let detail = "the journal record of this event (segment \(parked.position.segment), offset \(parked.position.offset)) "
+            + "could not be read \(parked.failedReads) times in a row; the event cannot be delivered or replayed"
+        let letter = DeadLetter(unreadableEventId: parked.eventId, destination: parked.destination, detail: detail,
+                                attempts: parked.attempts, createdAt: clock.now())
+        deadLetters.write(letter) { [self] result in
+            switch result {
+            case .success:
+                observer.deadLettered(destination: parked.destination, reason: .unreadable)
+                logger.error("dead-lettered an event the journal cannot give back", [
+                    ("event.id", parked.eventId), ("destination", parked.destination), ("detail", detail),
+                ])
+                let record = DeliveryProgress.deadLettered(destination: parked.destination, deadLetterId: letter.id)
+                journal.appendProgress(id: parked.eventId, payload: record.encoded()) { _ in
+                    self.finish(parked.eventId, key: parked.destination)
+                }
+            case .failure(let error):
+                logger.error("dead letter not written; retrying", [("event.id", parked.eventId), ("error", "\(error)")])
+                queue.asyncAfter(deadline: .now() + .seconds(5)) { self.deadLetterUnreadable(parked) }
             }
         }
     }

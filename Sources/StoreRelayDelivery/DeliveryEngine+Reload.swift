@@ -44,7 +44,8 @@ extension DeliveryEngine {
         group.wait()
         for definition in configuration.destinations where queues[definition.name] == nil {
             queues[definition.name] = try Self.makeQueue(definition, client: client, wholeJobLimit: wholeJobsPerDestination,
-                                                         clock: clock, logger: logger, events: reference.events)
+                                                         clock: clock, logger: logger, events: reference.events,
+                                                         readBackRetryDelay: readBackRetryDelay)
         }
         topology.withLock {
             $0 = Topology(queues: queues, order: configuration.destinations.map(\.name), routes: configuration.routes)

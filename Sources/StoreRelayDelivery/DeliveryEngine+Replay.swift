@@ -9,6 +9,8 @@ public enum ReplayResult: Sendable, Equatable {
     case noRoute
     /// Already being replayed.
     case alreadyReplaying
+    /// An `unreadable` letter: its event could not be read, so there is nothing to send.
+    case unreadable
 }
 
 extension DeliveryEngine {
@@ -18,12 +20,13 @@ extension DeliveryEngine {
     /// are routed again with the current configuration.
     public func replay(deadLetterId id: String) -> ReplayResult {
         guard let letter = deadLetters.letter(id: id) else { return .notFound }
+        guard let stored = letter.notification else { return .unreadable }
         let topology = topology.current
         var names: [String]
         if let destination = letter.destination, letter.reason != .unrouted, topology.queues[destination] != nil {
             names = [destination]
         } else {
-            let event = letter.notification.event
+            let event = stored.event
             names = topology.routes.destinations(environment: event.environment, bundleId: event.bundleId ?? "",
                                                  type: event.type, subtype: event.subtype)
                 .filter { topology.queues[$0] != nil }
@@ -35,7 +38,7 @@ extension DeliveryEngine {
             return true
         }
         guard claimed else { return .alreadyReplaying }
-        var notification = letter.notification
+        var notification = stored
         notification.disposition = .accept
         notification.destinations = names
         ledger.withLock { $0.record(notification, position: nil, destinations: names) }

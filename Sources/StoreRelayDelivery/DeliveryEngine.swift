@@ -34,6 +34,8 @@ public final class DeliveryEngine: Sendable {
     let reader: ParkedEventReader
     /// Waiting jobs each destination keeps whole; beyond it they wait in the journal.
     let wholeJobsPerDestination: Int
+    /// How long a parked event the journal could not give back waits before the next read.
+    let readBackRetryDelay: Duration
     /// Dead letters being replayed, with the destinations still to finish.
     let replaying = Locked<[String: (remaining: Set<String>, rewritten: Set<String>)]>([:])
     let client: HTTPClient
@@ -49,8 +51,9 @@ public final class DeliveryEngine: Sendable {
     public init(
         configuration: GatewayConfiguration, journal: Journal, deadLetters: DeadLetterStore,
         clock: any TimeSource = WallClock(), logger: Logger, observer: any DeliveryObserver = NoDeliveryObserver(),
-        wholeJobsPerDestination: Int = 256
+        wholeJobsPerDestination: Int = 256, readBackRetryDelay: Duration = .seconds(5)
     ) throws {
+        self.readBackRetryDelay = readBackRetryDelay
         var clientConfiguration = HTTPClientConfiguration()
         clientConfiguration.logger = logger
         client = HTTPClient(configuration: clientConfiguration)
@@ -66,7 +69,7 @@ public final class DeliveryEngine: Sendable {
         for destination in configuration.destinations {
             queues[destination.name] = try Self.makeQueue(
                 destination, client: client, wholeJobLimit: wholeJobsPerDestination, clock: clock, logger: logger,
-                events: reference.events)
+                events: reference.events, readBackRetryDelay: readBackRetryDelay)
         }
         topology = Locked(Topology(queues: queues, order: configuration.destinations.map(\.name), routes: configuration.routes))
         reference.engine = self
@@ -116,7 +119,7 @@ public final class DeliveryEngine: Sendable {
 
     static func makeQueue(
         _ destination: DestinationConfiguration, client: HTTPClient, wholeJobLimit: Int, clock: any TimeSource, logger: Logger,
-        events: DestinationQueue.Events
+        events: DestinationQueue.Events, readBackRetryDelay: Duration
     ) throws -> DestinationQueue {
         switch destination.kind {
         case .webhook(let options):
@@ -125,7 +128,8 @@ public final class DeliveryEngine: Sendable {
                 maxAttempts: options.maxAttempts, maxAge: options.maxAge,
                 schedule: RetrySchedule(initial: options.backoffInitial, maximum: options.backoffMaximum))
             return DestinationQueue(definition: destination, kind: "webhook", driver: driver, limits: limits,
-                                    wholeJobLimit: wholeJobLimit, clock: clock, events: events)
+                                    wholeJobLimit: wholeJobLimit, clock: clock, events: events,
+                                    readBackRetryDelay: readBackRetryDelay)
         case .file(let options):
             var queueOptions = FileQueueOptions(
                 rotateSize: options.rotateSize, rotateAge: options.rotateInterval,
@@ -137,7 +141,8 @@ public final class DeliveryEngine: Sendable {
                 maxAttempts: Int.max, maxAge: .seconds(365 * 86400),
                 schedule: RetrySchedule(initial: .milliseconds(100), maximum: .seconds(30)))
             return DestinationQueue(definition: destination, kind: "file", driver: FileQueueDriver(queue: fileQueue, clock: clock),
-                                    limits: limits, wholeJobLimit: wholeJobLimit, clock: clock, events: events)
+                                    limits: limits, wholeJobLimit: wholeJobLimit, clock: clock, events: events,
+                                    readBackRetryDelay: readBackRetryDelay)
         }
     }
 }
@@ -159,6 +164,7 @@ final class EngineReference: @unchecked Sendable {
                     // A position names one record; anything else there is a bug, not an event to send.
                     completion(event?.id == parked.eventId ? event : nil)
                 }
-            })
+            },
+            unreadable: { [self] parked in engine?.deadLetterUnreadable(parked) })
     }
 }

@@ -36,6 +36,8 @@ struct ParkedJob: Sendable {
     var due: Timestamp
     var attemptsBeforeBudget: Int
     var budgetStart: Timestamp
+    /// Reads of its event that failed in a row (see `DestinationQueue.maxFailedReadBacks`).
+    var failedReads = 0
 
     /// Nil for a job that cannot be parked (a replay: nothing to read it back from).
     init?(_ job: DeliveryJob) {

@@ -38,12 +38,17 @@ final class DestinationQueue: @unchecked Sendable {
         var deadLettered: @Sendable (DeliveryJob, DeadLetter.Reason, String) -> Void
         /// Reads a parked job's event back from the journal; nil when it cannot.
         var readBack: @Sendable (ParkedJob, @escaping @Sendable (StoredNotification?) -> Void) -> Void
+        /// A parked job whose event could not be read `maxFailedReadBacks` times.
+        var unreadable: @Sendable (ParkedJob) -> Void
     }
 
-    /// A parked event the journal could not give back is tried again this much later, without
-    /// spending an attempt (the failure is logged each time); so is one a removed destination
-    /// must dead-letter.
-    static let readBackRetryDelay: Int64 = 5_000
+    /// A parked event the journal could not give back is tried again `readBackRetryDelay`
+    /// later, without spending an attempt (the failure is logged each time); after this many
+    /// failures in a row it is dead-lettered `unreadable` rather than tried forever.
+    static let maxFailedReadBacks = 12
+
+    /// The pause before reading a parked event again (5 s; tests shorten it).
+    let readBackRetryDelay: Duration
 
     let name: String
     let kind: String
@@ -72,7 +77,8 @@ final class DestinationQueue: @unchecked Sendable {
     private var retiredCompletion: (@Sendable () -> Void)?
 
     init(definition: DestinationConfiguration, kind: String, driver: any DeliveryDriver, limits: DeliveryLimits,
-         wholeJobLimit: Int, clock: any TimeSource, events: Events) {
+         wholeJobLimit: Int, clock: any TimeSource, events: Events, readBackRetryDelay: Duration = .seconds(5)) {
+        self.readBackRetryDelay = readBackRetryDelay
         self.definition = definition
         self.name = definition.name
         self.kind = kind
@@ -208,8 +214,15 @@ final class DestinationQueue: @unchecked Sendable {
             if let handOff { handOff(.whole(job)) } else { waiting.putBack(job) }
         } else {
             var later = parked
-            later.due = Timestamp(milliseconds: clock.now().milliseconds + Self.readBackRetryDelay)
-            if let handOff { handOff(.parked(later)) } else { waiting.add(later) }
+            later.failedReads += 1
+            later.due = clock.now().advanced(by: readBackRetryDelay)
+            if later.failedReads >= Self.maxFailedReadBacks {
+                events.unreadable(later)
+            } else if let handOff {
+                handOff(.parked(later))
+            } else {
+                waiting.add(later)
+            }
         }
         pump()
     }

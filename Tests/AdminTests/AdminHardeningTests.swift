@@ -45,7 +45,7 @@ import StoreRelayTestSupport
     }
 
     @Test func failedLoginsAreLoggedWithTheAddress() throws {
-        let sink = LineSink()
+        let sink = MemorySink()
         let throttle = LoginThrottle(clock: WallClock())
         let logger = Logger(label: "test", level: .info, sink: sink)
         let handler = AdminHandler(
@@ -55,7 +55,7 @@ import StoreRelayTestSupport
         request.remoteAddress = "192.0.2.7:4711"
         request.remoteHost = "192.0.2.7"
         #expect(handler.respond(to: request).status == 401)
-        let logged = try #require(sink.lines.current.first { $0.contains("admin authentication failed") })
+        let logged = try #require(sink.lines.first { $0.contains("admin authentication failed") })
         #expect(logged.contains("192.0.2.7:4711"))
         #expect(logged.contains("login form"))
         #expect(!logged.contains("nope"))
@@ -92,12 +92,6 @@ import StoreRelayTestSupport
         let id = try #require(cookie.split(separator: ";").first?.split(separator: "=", maxSplits: 1).last)
         let page = try admin.curl("/", headers: ["Cookie: __Host-storerelay_session=\(id)", "X-Forwarded-Proto: https"])
         #expect(page.status == 200)
-    }
-
-    /// Log lines kept in memory.
-    final class LineSink: LogSink {
-        let lines = Locked<[String]>([])
-        func write(line: String) { lines.withLock { $0.append(line) } }
     }
 
     @Test func theThrottleForgetsQuietAddressesBeyondItsBound() {

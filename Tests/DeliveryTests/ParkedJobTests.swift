@@ -14,13 +14,14 @@ private final class ParkingHarness: Sendable {
     let engine: DeliveryEngine
 
     /// Opens `directory` again when given (a restart), a fresh one otherwise.
-    init(routes: String, whole: Int, directory: URL? = nil) throws {
+    init(routes: String, whole: Int, directory: URL? = nil, readBackRetryDelay: Duration = .seconds(5)) throws {
         self.directory = try directory ?? TestPaths.makeTemporaryDirectory("storerelay-parking")
         journal = try Journal.open(directory: self.directory.appendingPathComponent("journal").path, logger: .disabled)
         let deadLetters = try DeadLetterStore.open(directory: self.directory.appendingPathComponent("dead-letters").path,
                                                    logger: .disabled)
         engine = try DeliveryEngine(configuration: try Self.configuration(routes), journal: journal,
-                                    deadLetters: deadLetters, logger: .disabled, wholeJobsPerDestination: whole)
+                                    deadLetters: deadLetters, logger: .disabled, wholeJobsPerDestination: whole,
+                                    readBackRetryDelay: readBackRetryDelay)
     }
 
     /// Resumes what the journal holds, as the gateway does at start-up.
@@ -139,6 +140,40 @@ private let refusingURL = "http://127.0.0.1:1/down"
         #expect(second.engine.reader.journalReads > 100)
     }
 
+    /// A parked event whose journal record is gone (a segment removed underneath the
+    /// gateway) is dead-lettered `unreadable` after a bounded number of reads, instead of
+    /// being read again forever (issue 13, point 4); the letter survives a reopen of the
+    /// store and cannot be replayed.
+    @Test func aParkedEventTheJournalCannotGiveBackIsDeadLetteredUnreadable() throws {
+        let harness = try ParkingHarness(routes: """
+            destination hook webhook \(refusingURL) {
+                backoff 50ms 50ms
+                max-attempts 100000
+            }
+            """, whole: 2, readBackRetryDelay: .milliseconds(20))
+        defer { harness.stop() }
+        _ = try harness.accept(8, destinations: ["hook"])
+        #expect(eventually { (harness.engine.status.first?.parked ?? 0) >= 4 })
+        for segment in harness.journal.segments {
+            try FileManager.default.removeItem(atPath: harness.directory.appendingPathComponent("journal")
+                .appendingPathComponent(String(format: "%020llu.log", segment)).path)
+        }
+        #expect(eventually(30) { harness.engine.deadLetters.list(reason: .unreadable).items.count >= 4 })
+        let letters = harness.engine.deadLetters.list(reason: .unreadable).items
+        for letter in letters {
+            #expect(letter.notification == nil)
+            #expect(letter.destination == "hook")
+            #expect(letter.json["event"] == .null)
+            #expect(letter.detail?.contains("could not be read \(DestinationQueue.maxFailedReadBacks) times") == true)
+            #expect(harness.engine.replay(deadLetterId: letter.id) == .unreadable)
+        }
+        let reopened = try DeadLetterStore.open(directory: harness.directory.appendingPathComponent("dead-letters").path,
+                                                logger: .disabled)
+        #expect(reopened.list(reason: .unreadable).items.count == letters.count)
+        // Nothing else was dead-lettered: jobs kept whole carry their event and are retried.
+        #expect(harness.engine.deadLetters.count == letters.count)
+    }
+
     /// An unfinished event is read back from the journal for the admin API, with its
     /// attempts so far.
     @Test func unfinishedEventsAreReadBackForTheAdminAPI() throws {
@@ -182,7 +217,7 @@ private let refusingURL = "http://127.0.0.1:1/down"
         for notification in accepted {
             let letter = try #require(letters.first { $0.eventId == notification.id })
             #expect(letter.reason == .unrouted && letter.destination == "down")
-            #expect(letter.notification.body == notification.body && letter.notification.event == notification.event)
+            #expect(letter.notification?.body == notification.body && letter.notification?.event == notification.event)
         }
     }
 
@@ -202,7 +237,7 @@ private let refusingURL = "http://127.0.0.1:1/down"
         #expect(letters.count == 6)
         #expect(letters.allSatisfy { $0.reason == .exhausted })
         #expect(Set(letters.map(\.eventId)) == Set(accepted.map(\.id)))
-        #expect(letters.allSatisfy { $0.notification.body == accepted[0].body })
+        #expect(letters.allSatisfy { $0.notification?.body == accepted[0].body })
     }
 }
 

@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 import StoreRelayStorage
 import StoreRelayCore
@@ -127,6 +128,33 @@ import StoreRelayCore
         #expect(reopened.activeSegment == segments.last)
         #expect(await reopened.append(id: "evt-0", "again").isDuplicate)
         reopened.close()
+    }
+
+    /// A file the journal did not write, under the name of the segment it is about to
+    /// create (a restore, a stray copy), is moved aside with a log line, never written into
+    /// or over, and the journal goes on (issue 13, point 4).
+    @Test func aForeignFileUnderTheNextSegmentsNameIsMovedAside() async throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let sink = MemorySink()
+        let journal = try open(dir.journal, testOptions(segmentSizeLimit: 200), sink: sink)
+        #expect(await journal.append(id: "evt-1", payload: Array(repeating: 1, count: 120)).position != nil)
+        let next = segmentPath(dir.journal, journal.activeSegment + 1)
+        let foreign = Array("not a journal segment of ours\n".utf8)
+        try writeBytes(next, foreign)
+
+        // This batch does not fit the active segment: the journal must rotate into `next`.
+        let outcome = await journal.append(id: "evt-2", payload: Array(repeating: 2, count: 120))
+        #expect(outcome.position != nil, "the journal stopped writing at a foreign file")
+        let names = try FileManager.default.contentsOfDirectory(atPath: dir.journal)
+        let aside = try #require(names.first { $0.contains(".foreign-") })
+        #expect(readBytes(dir.journal + "/" + aside) == foreign)
+        #expect(sink.lines.contains { $0.contains("moved it aside") && $0.contains(aside) })
+        journal.close()
+
+        let reopened = try open(dir.journal, testOptions(segmentSizeLimit: 200))
+        defer { reopened.close() }
+        #expect(reopened.recoveredRecords.map(\.id) == ["evt-1", "evt-2"])
     }
 
     @Test func damageInAnEarlierSegmentIsCorruptionNotATornTail() async throws {

@@ -81,6 +81,8 @@ struct AdminAPI: Sendable {
             return .error(.conflict, message: "Dead letter \(id) still matches no route; fix routes.conf first.")
         case .alreadyReplaying:
             return .error(.conflict, message: "Dead letter \(id) is already being replayed.")
+        case .unreadable:
+            return .error(.conflict, message: "Dead letter \(id) cannot be replayed: its event could not be read from the journal.")
         }
     }
 

@@ -110,6 +110,7 @@ extension AdminHandler {
             case .notFound: notice = "missing"
             case .noRoute: notice = "noroute"
             case .alreadyReplaying: notice = "busy"
+            case .unreadable: notice = "unreadable"
             }
         case .uiPurge:
             notice = backend.deadLetters.delete(id: id) ? "purged-1" : "missing"
@@ -131,6 +132,7 @@ extension AdminHandler {
         case "missing": return "That dead letter no longer exists."
         case "noroute": return "That dead letter still matches no route; fix routes.conf first."
         case "busy": return "That dead letter is already being replayed."
+        case "unreadable": return "That dead letter's event could not be read from the journal; it cannot be replayed."
         case "invalid": return "That is not a dead-letter id."
         default: return nil
         }

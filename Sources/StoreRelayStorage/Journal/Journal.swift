@@ -87,7 +87,7 @@ public final class Journal: Sendable {
             admit(record, digest, at: RecordPosition(segment: segment, offset: record.offset))
         }
 
-        let writer = try SegmentWriter(directory: directory, sizeLimit: options.segmentSizeLimit, logger: logger,
+        let writer = try SegmentWriter(directory: directory, sizeLimit: options.segmentSizeLimit, logger: logger, clock: options.clock,
                                        continuing: recovery.continuing, lastSequence: recovery.highestSequence)
         var segments = recovery.segments
         var rewrite: [(record: DecodedRecord, digest: EventIDDigest?)] = []

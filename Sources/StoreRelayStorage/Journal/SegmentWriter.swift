@@ -36,6 +36,8 @@ final class SegmentWriter {
     let directory: String
     private let sizeLimit: Int
     private let logger: Logger
+    /// Names what a foreign file is moved aside to.
+    private let clock: any TimeSource
     /// The active segment, or the last one used when `fd` is closed.
     private(set) var sequence: UInt64
     private var fd: Int32 = -1
@@ -50,11 +52,12 @@ final class SegmentWriter {
 
     /// Continues `continuing` (a segment already truncated to its last good record) or, when
     /// nil, creates segment `lastSequence + 1` on the first write.
-    init(directory: String, sizeLimit: Int, logger: Logger,
+    init(directory: String, sizeLimit: Int, logger: Logger, clock: any TimeSource = WallClock(),
          continuing: (sequence: UInt64, length: Int)?, lastSequence: UInt64) throws(StorageError) {
         self.directory = directory
         self.sizeLimit = sizeLimit
         self.logger = logger
+        self.clock = clock
         if let continuing {
             fd = try JournalFiles.openFile(SegmentName.path(continuing.sequence, in: directory), O_WRONLY)
             sequence = continuing.sequence
@@ -123,7 +126,16 @@ final class SegmentWriter {
     private func rotate() throws(StorageError) {
         let next = sequence + 1
         let newPath = SegmentName.path(next, in: directory)
-        let newFD = try JournalFiles.openFile(newPath, O_WRONLY | O_CREAT | O_EXCL)
+        let newFD: Int32
+        do {
+            newFD = try JournalFiles.openFile(newPath, O_WRONLY | O_CREAT | O_EXCL)
+        } catch where error.errno == EEXIST {
+            // Only this process writes here (the directory's lock), and recovery saw every
+            // segment: whatever holds the name came from elsewhere (a restore, a stray copy).
+            // Never write into it or over it: keep it under another name, and take the name.
+            try moveAsideForeignFile(at: newPath)
+            newFD = try JournalFiles.openFile(newPath, O_WRONLY | O_CREAT | O_EXCL)
+        }
         do throws(StorageError) {
             try JournalFiles.writeAll(redirectFD >= 0 ? redirectFD : newFD, RecordFrame.segmentHeader(sequence: next), at: 0, path: newPath)
             try JournalFiles.syncData(newFD, path: newPath)
@@ -140,6 +152,14 @@ final class SegmentWriter {
         length = RecordFrame.segmentHeaderSize
         mustRotate = false
         logger.debug("journal segment created", [("journal.segment", newPath)])
+    }
+
+    private func moveAsideForeignFile(at path: String) throws(StorageError) {
+        let aside = path + ".foreign-\(clock.now().milliseconds)"
+        try JournalFiles.renameFile(path, aside)
+        try JournalFiles.syncDirectory(directory)
+        logger.error("journal found a file it did not write under the next segment's name; moved it aside",
+                     [("journal.file", path), ("journal.moved_to", aside)])
     }
 
     /// Test seam: sends batch bytes to `target` (nil: back to the segment).
