@@ -108,6 +108,11 @@ extension ConfigParser {
                 try ConfigValue.integer(text, in: 1...1_000_000)
             }
             if head.text == "max-connections" { maxConnections = limit } else { maxConnectionsPerAddress = limit }
+        case "recent-events":
+            guard once(head), arity(head, arguments, 1...1, "recent-events N") else { return }
+            recentEvents = value(arguments[0], "recent-events") { text throws(ConfigValueError) in
+                try ConfigValue.integer(text, in: 0...1_000_000)
+            }
         case "shutdown-grace":
             guard once(head), arity(head, arguments, 1...1, "shutdown-grace DURATION") else { return }
             shutdownGrace = value(arguments[0], "shutdown-grace") { text throws(ConfigValueError) in

@@ -42,6 +42,7 @@ extension ConfigParser {
             maxConnectionsPerAddress: maxConnectionsPerAddress ?? GatewayConfiguration.Defaults.maxConnectionsPerAddress,
             dedupeWindow: dedupeWindow ?? GatewayConfiguration.Defaults.dedupeWindow,
             shutdownGrace: shutdownGrace ?? GatewayConfiguration.Defaults.shutdownGrace,
+            recentEvents: recentEvents ?? GatewayConfiguration.Defaults.recentEvents,
             trustRoots: trustRoots,
             environments: accepted,
             apps: apps,

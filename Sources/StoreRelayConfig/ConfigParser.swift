@@ -16,6 +16,8 @@ import StoreRelayCore
 ///   remembered; a notification signed longer ago is quarantined as stale.
 /// - `shutdown-grace DURATION` (default 10s): on SIGTERM, how long deliveries in flight may
 ///   take to finish before the process exits.
+/// - `recent-events N` (default 2000): finished events the admin API remembers with their
+///   delivery state; an older one still answers with its dead letters.
 ///
 /// Directives take their arguments on one line; `app` and `destination` may end their line
 /// with `{` to open a block of options, one per line, closed by `}` alone on a line. Blocks do
@@ -61,7 +63,7 @@ struct ConfigParser {
 
     static let directives = [
         "listen", "path", "tls", "admin", "admin-token", "data", "max-body", "read-timeout",
-        "idle-timeout", "max-connections", "max-connections-per-address", "dedupe-window", "shutdown-grace", "trust-root", "environments", "app", "shared-secret", "destination", "route",
+        "idle-timeout", "max-connections", "max-connections-per-address", "dedupe-window", "shutdown-grace", "recent-events", "trust-root", "environments", "app", "shared-secret", "destination", "route",
     ]
 
     let file: String
@@ -85,6 +87,7 @@ struct ConfigParser {
     var maxConnectionsPerAddress: Int?
     var dedupeWindow: Duration?
     var shutdownGrace: Duration?
+    var recentEvents: Int?
     var trustRoots: [String] = []
     var environments: [AppStoreEnvironment]?
     var apps: [AppConfiguration] = []

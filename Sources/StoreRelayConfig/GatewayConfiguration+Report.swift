@@ -11,7 +11,7 @@ extension GatewayConfiguration {
         out.append("  admin   \(admin)  token \(adminToken == nil ? "generated at start into \(dataDirectory)/admin.token" : "<set>")")
         out.append("  max-body \(ConfigFormat.size(maxBodySize)), read-timeout \(ConfigFormat.duration(readTimeout)), idle-timeout \(ConfigFormat.duration(idleTimeout))")
         out.append("  max-connections \(maxConnections), max-connections-per-address \(maxConnectionsPerAddress)")
-        out.append("  dedupe-window \(ConfigFormat.duration(dedupeWindow)), shutdown-grace \(ConfigFormat.duration(shutdownGrace))")
+        out.append("  dedupe-window \(ConfigFormat.duration(dedupeWindow)), shutdown-grace \(ConfigFormat.duration(shutdownGrace)), recent-events \(recentEvents)")
         out.append("")
         out.append("Paths")
         let width = paths.map(\.path.count).max() ?? 0

@@ -22,6 +22,7 @@ public struct GatewayConfiguration: Sendable {
         public static let minimumDedupeWindow: Duration = .seconds(7 * 86_400)
         public static let shutdownGrace: Duration = .seconds(10)
         public static let maximumShutdownGrace: Duration = .seconds(600)
+        public static let recentEvents = 2_000
         public static let environments: [AppStoreEnvironment] = [.production, .sandbox]
     }
 
@@ -60,6 +61,9 @@ public struct GatewayConfiguration: Sendable {
     /// On SIGTERM, how long deliveries in flight may take to finish (`shutdown-grace`);
     /// default 10s. What is unfinished then resumes from the journal at the next start.
     public var shutdownGrace: Duration
+    /// Finished events the admin API remembers with their delivery state (`recent-events`);
+    /// default 2000, a few KB each. Older ones answer from their dead letters, if any.
+    public var recentEvents: Int
     /// Extra trusted root certificate files (`trust-root`), in file order; Apple Root CA - G3
     /// is always trusted in addition.
     public var trustRoots: [String]
@@ -89,6 +93,7 @@ public struct GatewayConfiguration: Sendable {
         maxConnectionsPerAddress: Int = Defaults.maxConnectionsPerAddress,
         dedupeWindow: Duration = Defaults.dedupeWindow,
         shutdownGrace: Duration = Defaults.shutdownGrace,
+        recentEvents: Int = Defaults.recentEvents,
         trustRoots: [String] = [],
         environments: [AppStoreEnvironment] = Defaults.environments,
         apps: [AppConfiguration] = [],
@@ -110,6 +115,7 @@ public struct GatewayConfiguration: Sendable {
         self.maxConnectionsPerAddress = maxConnectionsPerAddress
         self.dedupeWindow = dedupeWindow
         self.shutdownGrace = shutdownGrace
+        self.recentEvents = recentEvents
         self.trustRoots = trustRoots
         self.environments = environments
         self.apps = apps

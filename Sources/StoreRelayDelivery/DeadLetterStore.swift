@@ -10,7 +10,8 @@ import StoreRelayCore
 /// written atomically (temporary file, fsync, rename, directory fsync) before the delivery
 /// that produced it is forgotten.
 ///
-/// An in-memory index (id, time, destination, reason) answers listings; the files hold the
+/// An in-memory index (id, event id, time, destination, reason) answers listings and finds
+/// an event's letters; the files hold the
 /// rest. File I/O runs on the store's own serial queue, never on a caller's.
 public final class DeadLetterStore: Sendable {
     /// Dead letters are the gateway's own (0600 in a 0700 directory): unlike a file queue,
@@ -25,17 +26,36 @@ public final class DeadLetterStore: Sendable {
 
     struct Entry: Sendable, Hashable {
         var id: String
+        var eventId: String
         var createdAt: Int64
         var destination: String?
         var reason: DeadLetter.Reason
     }
 
     public let directory: String
-    private let index: Locked<[String: Entry]>
+    private let index: Locked<Index>
     private let queue = DispatchQueue(label: "storerelay.dead-letters")
     private let logger: Logger
 
-    private init(directory: String, index: [String: Entry], logger: Logger) {
+    /// The letters by id, and their ids by event id (an event has one letter per destination).
+    private struct Index: Sendable {
+        var letters: [String: Entry] = [:]
+        var byEvent: [String: Set<String>] = [:]
+
+        mutating func insert(_ entry: Entry) {
+            letters[entry.id] = entry
+            byEvent[entry.eventId, default: []].insert(entry.id)
+        }
+
+        mutating func remove(_ id: String) -> Entry? {
+            guard let entry = letters.removeValue(forKey: id) else { return nil }
+            byEvent[entry.eventId]?.remove(id)
+            if byEvent[entry.eventId]?.isEmpty == true { byEvent[entry.eventId] = nil }
+            return entry
+        }
+    }
+
+    private init(directory: String, index: Index, logger: Logger) {
         self.directory = directory
         self.index = Locked(index)
         self.logger = logger
@@ -48,7 +68,7 @@ public final class DeadLetterStore: Sendable {
         try Files.requireDirectory(directory)
         // A directory made by an earlier version (0750) is closed to the group too.
         try Files.setMode(directory, FilePolicy.directoryMode)
-        var index: [String: Entry] = [:]
+        var index = Index()
         for name in try Files.listDirectory(directory) {
             let path = directory + "/" + name
             if name.hasSuffix(".tmp") { try? Files.removeFile(path); continue }
@@ -60,7 +80,7 @@ public final class DeadLetterStore: Sendable {
                 logger.error("unreadable dead letter left in place", [("path", path)])
                 continue
             }
-            index[letter.id] = Entry(letter)
+            index.insert(Entry(letter))
         }
         return DeadLetterStore(directory: directory, index: index, logger: logger)
     }
@@ -70,7 +90,7 @@ public final class DeadLetterStore: Sendable {
         queue.async { [self] in
             do {
                 try Files.replaceFileDurably(path(of: letter.id), letter.json.serializedBytes())
-                index.withLock { $0[letter.id] = Entry(letter) }
+                index.withLock { $0.insert(Entry(letter)) }
                 completion(.success(()))
             } catch {
                 completion(.failure(error))
@@ -80,7 +100,7 @@ public final class DeadLetterStore: Sendable {
 
     /// The dead letter `id`, or nil (also for ids that are not of our making).
     public func letter(id: String) -> DeadLetter? {
-        guard Self.isValidID(id), index.withLock({ $0[id] }) != nil,
+        guard Self.isValidID(id), index.withLock({ $0.letters[id] }) != nil,
               let data = try? Files.readAll(path(of: id)),
               let json = try? JSONValue.parse(data, maxDepth: StoredNotification.storedDepth)
         else { return nil }
@@ -90,7 +110,7 @@ public final class DeadLetterStore: Sendable {
     /// Removes dead letter `id`; true when it existed.
     @discardableResult
     public func delete(id: String) -> Bool {
-        guard Self.isValidID(id), index.withLock({ $0.removeValue(forKey: id) }) != nil else { return false }
+        guard Self.isValidID(id), index.withLock({ $0.remove(id) }) != nil else { return false }
         queue.sync {
             try? Files.removeFile(path(of: id))
             try? Files.syncDirectory(directory)  // best effort: the letter is gone from the index
@@ -103,7 +123,7 @@ public final class DeadLetterStore: Sendable {
     public func list(destination: String? = nil, reason: DeadLetter.Reason? = nil, limit: Int = 100,
                      cursor: String? = nil) -> (items: [DeadLetter], nextCursor: String?) {
         let after = cursor.flatMap(Self.decodeCursor)
-        let entries = index.current.values
+        let entries = index.current.letters.values
             .filter { destination == nil || $0.destination == destination }
             .filter { reason == nil || $0.reason == reason }
             .filter { entry in after.map { (entry.createdAt, entry.id) < ($0.createdAt, $0.id) } ?? true }
@@ -116,10 +136,16 @@ public final class DeadLetterStore: Sendable {
 
     /// How many dead letters there are, by destination (`nil` key: unrouted and quarantined).
     public var countsByDestination: [String?: Int] {
-        index.current.values.reduce(into: [:]) { $0[$1.destination, default: 0] += 1 }
+        index.current.letters.values.reduce(into: [:]) { $0[$1.destination, default: 0] += 1 }
     }
 
-    public var count: Int { index.current.count }
+    public var count: Int { index.current.letters.count }
+
+    /// The dead letters of event `eventId`, one per destination that gave up on it.
+    public func letters(forEvent eventId: String) -> [DeadLetter] {
+        let ids = index.withLock { $0.byEvent[eventId] ?? [] }
+        return ids.sorted().compactMap { letter(id: $0) }
+    }
 
     /// Ids are `dl-` and 32 hex digits: anything else never reaches the file system.
     public static func isValidID(_ id: String) -> Bool {
@@ -144,6 +170,7 @@ public final class DeadLetterStore: Sendable {
 
 extension DeadLetterStore.Entry {
     init(_ letter: DeadLetter) {
-        self.init(id: letter.id, createdAt: letter.createdAt.milliseconds, destination: letter.destination, reason: letter.reason)
+        self.init(id: letter.id, eventId: letter.eventId, createdAt: letter.createdAt.milliseconds,
+                  destination: letter.destination, reason: letter.reason)
     }
 }

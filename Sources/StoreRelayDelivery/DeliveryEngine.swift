@@ -29,7 +29,7 @@ public final class DeliveryEngine: Sendable {
     /// Delayed work (retirement, dead-letter retries, reloads) runs here.
     let queue = DispatchQueue(label: "storerelay.delivery")
     let tracker = Locked(EventTracker())
-    let ledger = Locked(EventLedger())
+    let ledger: Locked<EventLedger>
     /// Reads parked and unfinished events back from the journal.
     let reader: ParkedEventReader
     /// Waiting jobs each destination keeps whole; beyond it they wait in the journal.
@@ -54,6 +54,7 @@ public final class DeliveryEngine: Sendable {
         wholeJobsPerDestination: Int = 256, readBackRetryDelay: Duration = .seconds(5)
     ) throws {
         self.readBackRetryDelay = readBackRetryDelay
+        ledger = Locked(EventLedger(capacity: configuration.recentEvents))
         var clientConfiguration = HTTPClientConfiguration()
         clientConfiguration.logger = logger
         client = HTTPClient(configuration: clientConfiguration)
@@ -92,7 +93,7 @@ public final class DeliveryEngine: Sendable {
     /// Where the deliveries of event `id` stand, while the engine remembers it. An unfinished
     /// event is read back from the journal, which blocks: call it off the accepting pool.
     public func state(ofEvent id: String) -> EventDeliveryState? {
-        guard let entry = ledger.withLock({ $0.entry(of: id) }) else { return nil }
+        guard let entry = ledger.withLock({ $0.entry(of: id) }) else { return stateFromDeadLetters(ofEvent: id) }
         if let summary = entry.summary { return EventDeliveryState(notification: summary, deliveries: entry.deliveries) }
         if let position = entry.position, let event = reader.readNow(position), event.id == id {
             return EventDeliveryState(notification: event, deliveries: entry.deliveries)
@@ -100,6 +101,18 @@ public final class DeliveryEngine: Sendable {
         // It finished (and its segment may be gone) between the two looks: the ledger has it now.
         guard let entry = ledger.withLock({ $0.entry(of: id) }), let summary = entry.summary else { return nil }
         return EventDeliveryState(notification: summary, deliveries: entry.deliveries)
+    }
+
+    /// An event the ledger no longer remembers (older than the window of recent events): what
+    /// its dead letters tell, if it has any.
+    private func stateFromDeadLetters(ofEvent id: String) -> EventDeliveryState? {
+        let letters = deadLetters.letters(forEvent: id)
+        guard let notification = letters.lazy.compactMap(\.notification).first else { return nil }
+        let deliveries = letters.map { letter in
+            EventDeliveryState.Delivery(destination: letter.destination ?? "", phase: .deadLettered, attempts: letter.attempts,
+                                        nextAttempt: nil, deadLetterId: letter.id)
+        }
+        return EventDeliveryState(notification: notification, deliveries: deliveries, allDeliveriesKnown: false)
     }
 
     /// Stops every destination; unfinished deliveries resume from the journal on the next start.

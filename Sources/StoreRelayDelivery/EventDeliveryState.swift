@@ -29,6 +29,15 @@ public struct EventDeliveryState: Sendable {
 
     public var notification: StoredNotification
     public var deliveries: [Delivery]
+    /// False when the event is older than the window of recent events and only its dead
+    /// letters are known: deliveries that succeeded are not listed then.
+    public var allDeliveriesKnown = true
+
+    public init(notification: StoredNotification, deliveries: [Delivery], allDeliveriesKnown: Bool = true) {
+        self.notification = notification
+        self.deliveries = deliveries
+        self.allDeliveriesKnown = allDeliveriesKnown
+    }
 
     public var json: JSONValue {
         var disposition: JSONValue = "accepted"
@@ -44,6 +53,7 @@ public struct EventDeliveryState: Sendable {
             "quarantineReason": reason,
             "event": .object(notification.event.json),
             "deliveries": .array(deliveries.map(\.json)),
+            "deliveriesKnown": .string(allDeliveriesKnown ? "all" : "dead-lettered only"),
         ]
     }
 }

@@ -19,6 +19,7 @@ import StoreRelayCore
         #expect(c.maxConnectionsPerAddress == 256)
         #expect(c.dedupeWindow == .seconds(30 * 86_400))
         #expect(c.shutdownGrace == .seconds(10))
+        #expect(c.recentEvents == 2_000)
         #expect(c.trustRoots.isEmpty)
         #expect(c.environments == [.production, .sandbox])
         #expect(c.apps.isEmpty)
@@ -33,6 +34,14 @@ import StoreRelayCore
         expectError("admin-token \(String(repeating: "x", count: 31))\n", .invalidValue, line: 1, column: 13,
                     containing: "31 characters; use at least 32 (for example: openssl rand -hex 32)")
         #expect(try parsed("admin-token \(String(repeating: "x", count: 32))\n").adminToken?.value.count == 32)
+    }
+
+    @Test func recentEvents() throws {
+        #expect(try parsed("recent-events 50000\n").recentEvents == 50_000)
+        #expect(try parsed("recent-events 0\n").recentEvents == 0)
+        #expect(try parsed("recent-events 7\n").checkReport().contains("recent-events 7"))
+        expectError("recent-events many\n", .invalidValue, line: 1, column: 15)
+        expectError("recent-events 1000001\n", .invalidValue, line: 1, column: 15)
     }
 
     @Test func shutdownGrace() throws {

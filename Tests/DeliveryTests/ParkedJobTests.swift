@@ -174,6 +174,49 @@ private let refusingURL = "http://127.0.0.1:1/down"
         #expect(harness.engine.deadLetters.count == letters.count)
     }
 
+    /// The window of recent events is `recent-events` long; an event that has left it still
+    /// answers from its dead letters (issue 13, point 4), one that was simply delivered does
+    /// not.
+    @Test func anEventOlderThanTheWindowAnswersWithItsDeadLetters() throws {
+        let sink = try WebhookSink()
+        let harness = try ParkingHarness(routes: """
+            recent-events 3
+            destination ok webhook \(sink.url("/ok"))
+            destination bad webhook \(sink.url("/bad"))
+            """, whole: 10)
+        defer { harness.stop() }
+        let first = try harness.accept(1, destinations: ["ok", "bad"])[0]
+        #expect(eventually { harness.engine.deadLetters.count == 1 && harness.engine.unfinishedEvents == 0 })
+        let recent = try #require(harness.engine.state(ofEvent: first.id))
+        #expect(recent.allDeliveriesKnown && recent.deliveries.count == 2)
+
+        // Later events push it out of the window of three.
+        for n in 1...4 {
+            var event = try sampleNotification(id: "later-\(n)", destinations: ["ok"])
+            event.receivedAt = .now()
+            let later = event
+            let done = DispatchSemaphore(value: 0)
+            harness.journal.append(id: later.id, payload: later.encoded()) { outcome in
+                if case .stored(let position) = outcome { harness.engine.submit(later, position: position) }
+                done.signal()
+            }
+            done.wait()
+        }
+        #expect(eventually { harness.engine.unfinishedEvents == 0 && sink.requests(path: "/ok").count == 5 })
+        let old = try #require(harness.engine.state(ofEvent: first.id), "an old event with a dead letter must still answer")
+        #expect(!old.allDeliveriesKnown)
+        #expect(old.json["deliveriesKnown"] == "dead-lettered only")
+        #expect(old.deliveries.map(\.destination) == ["bad"])
+        #expect(old.deliveries.first?.phase == .deadLettered)
+        #expect(old.deliveries.first?.deadLetterId == harness.engine.deadLetters.letters(forEvent: first.id).first?.id)
+        #expect(old.notification.event == first.event)
+        // Of the four later ones (delivered in any order), the three that finished last are
+        // remembered whole; the other, delivered and out of the window, is forgotten.
+        let known = (1...4).compactMap { harness.engine.state(ofEvent: "later-\($0)") }
+        #expect(known.count == 3)
+        #expect(known.allSatisfy { $0.allDeliveriesKnown })
+    }
+
     /// An unfinished event is read back from the journal for the admin API, with its
     /// attempts so far.
     @Test func unfinishedEventsAreReadBackForTheAdminAPI() throws {

@@ -57,6 +57,7 @@ extension Gateway {
         if old.maxConnections != new.maxConnections { changed.append("max-connections") }
         if old.maxConnectionsPerAddress != new.maxConnectionsPerAddress { changed.append("max-connections-per-address") }
         if old.dedupeWindow != new.dedupeWindow { changed.append("dedupe-window") }
+        if old.recentEvents != new.recentEvents { changed.append("recent-events") }
         return changed
     }
 }
