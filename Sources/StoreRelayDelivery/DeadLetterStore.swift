@@ -66,8 +66,13 @@ public final class DeadLetterStore: Sendable {
     public static func open(directory: String, logger: Logger) throws -> DeadLetterStore {
         try Files.createDirectory(directory)
         try Files.requireDirectory(directory)
-        // A directory made by an earlier version (0750) is closed to the group too.
-        try Files.setMode(directory, FilePolicy.directoryMode)
+        // A directory made by an earlier version (0750) is closed to the group too; one owned
+        // by someone else (a volume prepared by root) stays as it is, with a warning.
+        do {
+            try Files.setMode(directory, FilePolicy.directoryMode)
+        } catch {
+            logger.warning("dead-letters directory mode left as it is", [("path", directory), ("error", "\(error)")])
+        }
         var index = Index()
         for name in try Files.listDirectory(directory) {
             let path = directory + "/" + name

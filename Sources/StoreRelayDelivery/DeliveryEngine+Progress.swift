@@ -116,10 +116,12 @@ extension DeliveryEngine {
         // Replays are not in the journal's bookkeeping: their dead letter stays until they succeed.
         guard job.replayOf == nil else { return }
         let record = DeliveryProgress.attempted(destination: job.destination, attempt: attempt, next: job.due)
-        journal.appendProgress(id: job.eventId, payload: record.encoded()) { [logger] outcome in
+        bookkeeping.enter()
+        journal.appendProgress(id: job.eventId, payload: record.encoded()) { [logger, bookkeeping] outcome in
             if case .failed(let error) = outcome {
                 logger.warning("delivery progress not stored", [("event.id", job.eventId), ("error", "\(error)")])
             }
+            bookkeeping.leave()
         }
     }
 
@@ -137,9 +139,11 @@ extension DeliveryEngine {
         if let replayed = job.replayOf {
             return finishReplay(replayed, destination: job.destination, rewrittenAs: nil)
         }
+        bookkeeping.enter()
         journal.appendProgress(id: job.eventId, payload: DeliveryProgress.delivered(destination: job.destination).encoded()) { _ in
             // Even if the mark is not stored, the delivery happened: at worst it repeats after a crash.
             self.finish(job.eventId, key: job.destination)
+            self.bookkeeping.leave()
         }
     }
 
@@ -184,6 +188,7 @@ extension DeliveryEngine {
             + "could not be read \(parked.failedReads) times in a row; the event cannot be delivered or replayed"
         let letter = DeadLetter(unreadableEventId: parked.eventId, destination: parked.destination, detail: detail,
                                 attempts: parked.attempts, createdAt: clock.now())
+        bookkeeping.enter()
         deadLetters.write(letter) { [self] result in
             switch result {
             case .success:
@@ -194,10 +199,12 @@ extension DeliveryEngine {
                 let record = DeliveryProgress.deadLettered(destination: parked.destination, deadLetterId: letter.id)
                 journal.appendProgress(id: parked.eventId, payload: record.encoded()) { _ in
                     self.finish(parked.eventId, key: parked.destination)
+                    self.bookkeeping.leave()
                 }
             case .failure(let error):
                 logger.error("dead letter not written; retrying", [("event.id", parked.eventId), ("error", "\(error)")])
                 queue.asyncAfter(deadline: .now() + .seconds(5)) { self.deadLetterUnreadable(parked) }
+                bookkeeping.leave()
             }
         }
     }
@@ -208,6 +215,7 @@ extension DeliveryEngine {
                          detail: String, attempts: [DeliveryAttempt], replayOf: String?) {
         let letter = DeadLetter(notification: notification, destination: destination, reason: reason, detail: detail,
                                 attempts: attempts, createdAt: clock.now())
+        bookkeeping.enter()
         deadLetters.write(letter) { [self] result in
             switch result {
             case .success:
@@ -225,11 +233,13 @@ extension DeliveryEngine {
                     } }
                 }
                 if let replayOf {
-                    return finishReplay(replayOf, destination: key, rewrittenAs: letter.id)
+                    finishReplay(replayOf, destination: key, rewrittenAs: letter.id)
+                    return bookkeeping.leave()
                 }
                 let record = DeliveryProgress.deadLettered(destination: key, deadLetterId: letter.id)
                 journal.appendProgress(id: notification.id, payload: record.encoded()) { _ in
                     self.finish(notification.id, key: key)
+                    self.bookkeeping.leave()
                 }
             case .failure(let error):
                 logger.error("dead letter not written; retrying", [("event.id", notification.id), ("error", "\(error)")])
@@ -237,6 +247,7 @@ extension DeliveryEngine {
                     self.writeDeadLetter(notification, key: key, destination: destination, reason: reason,
                                          detail: detail, attempts: attempts, replayOf: replayOf)
                 }
+                bookkeeping.leave()
             }
         }
     }

@@ -36,6 +36,9 @@ public final class DeliveryEngine: Sendable {
     let wholeJobsPerDestination: Int
     /// How long a parked event the journal could not give back waits before the next read.
     let readBackRetryDelay: Duration
+    /// Outcomes being written down (progress records, dead letters): a stop waits for them,
+    /// within its grace, before the journal closes.
+    let bookkeeping = DispatchGroup()
     /// Dead letters being replayed, with the destinations still to finish.
     let replaying = Locked<[String: (remaining: Set<String>, rewritten: Set<String>)]>([:])
     let client: HTTPClient
@@ -117,14 +120,20 @@ public final class DeliveryEngine: Sendable {
 
     /// Stops every destination; unfinished deliveries resume from the journal on the next start.
     public func stop(grace: Duration = .zero, completion: @escaping @Sendable () -> Void) {
+        let deadline = DispatchTime.now().advanced(by: grace)
         let group = DispatchGroup()
         for queue in topology.current.queues.values {
             group.enter()
             queue.stop(grace: grace) { group.leave() }
         }
-        group.notify(queue: queue) { [client] in
-            client.shutdown()
-            completion()
+        group.notify(queue: queue) { [client, bookkeeping] in
+            // The outcomes recorded during the grace are written before the journal closes
+            // (waiting blocks: not on a pool that deliveries need).
+            DispatchQueue.global(qos: .utility).async {
+                _ = bookkeeping.wait(timeout: deadline)
+                client.shutdown()
+                completion()
+            }
         }
     }
 

@@ -51,15 +51,19 @@ enum ServeCommand: CommandDescribing {
             return ExitCode.failure
         }
         ProcessSetup.prepare(logger: logger)
-        // Signals are handled from before the gateway starts: a SIGHUP or SIGTERM in the
-        // moment after `listening` is logged must not kill the process with the default
-        // action. What arrives before the gateway runs is carried out once it does.
+        // Signals are handled from before the gateway starts: a SIGHUP in the moment after
+        // `listening` is logged must not kill the process with the default action. A stop
+        // before the gateway runs exits at once (the journal is made to survive that); a
+        // reload waits for it.
         let configOption = parsed.option("config")
         let running = RunningGateway()
         ProcessSetup.handleSignals(logger: logger, stop: {
-            running.whenStarted(stop: true) { gateway in gateway.stop { exit(ExitCode.ok) } }
+            running.stop(beforeStart: {
+                logger.info("stopped before the gateway was running")
+                exit(ExitCode.ok)
+            }) { gateway in gateway.stop { exit(ExitCode.ok) } }
         }, reload: {
-            running.whenStarted(stop: false) { gateway in
+            running.reload { gateway in
                 // Parsed and validated first: on any error the old configuration stays.
                 do {
                     let reloaded = try ConfigurationLoader.load(option: configOption)
@@ -82,31 +86,35 @@ enum ServeCommand: CommandDescribing {
     }
 }
 
-/// The gateway the signal handlers act on, once it runs; until then the actions asked for
-/// wait (a stop, and a reload, each at most once) and run as soon as it does.
+/// The gateway the signal handlers act on, once it runs. Reloads run one at a time, on one
+/// queue, including one asked for before the gateway ran (it waits for the start).
 final class RunningGateway: Sendable {
     private struct State {
         var gateway: Gateway?
-        var waiting: [(isStop: Bool, action: @Sendable (Gateway) -> Void)] = []
+        var reloadWaiting: (@Sendable (Gateway) -> Void)?
     }
     private let state = Locked(State())
+    private let reloads = DispatchQueue(label: "storerelay.reload.apply")
 
-    func whenStarted(stop isStop: Bool, _ action: @escaping @Sendable (Gateway) -> Void) {
+    /// Stops the running gateway; before it runs, `beforeStart` instead.
+    func stop(beforeStart: @Sendable () -> Void, _ action: @Sendable (Gateway) -> Void) {
+        if let gateway = state.current.gateway { action(gateway) } else { beforeStart() }
+    }
+
+    func reload(_ action: @escaping @Sendable (Gateway) -> Void) {
         let gateway = state.withLock { state -> Gateway? in
-            if let gateway = state.gateway { return gateway }
-            if !state.waiting.contains(where: { $0.isStop == isStop }) { state.waiting.append((isStop, action)) }
-            return nil
+            if state.gateway == nil { state.reloadWaiting = action }
+            return state.gateway
         }
-        gateway.map(action)
+        if let gateway { reloads.async { action(gateway) } }
     }
 
     func start(_ gateway: Gateway) {
         let waiting = state.withLock { state in
             state.gateway = gateway
-            defer { state.waiting = [] }
-            return state.waiting
+            defer { state.reloadWaiting = nil }
+            return state.reloadWaiting
         }
-        // A reload asked for before a stop runs first; a stop ends it all anyway.
-        for (_, action) in waiting.sorted(by: { !$0.isStop && $1.isStop }) { action(gateway) }
+        if let waiting { reloads.async { waiting(gateway) } }
     }
 }

@@ -16,12 +16,12 @@ final class AdminHarness {
 
     var baseURL: String { "http://127.0.0.1:\(port)" }
 
-    init(token: String = "test-admin-token-0123456789") throws {
+    init(token: String = "test-admin-token-0123456789", clock: any TimeSource = WallClock()) throws {
         backend = try FakeBackend()
         self.token = token
         let text = metricsText
         server = AdminServer(backend: backend, token: token, configuration: HTTPServerConfiguration(address: "127.0.0.1:0"),
-                             metrics: { text })
+                             metrics: { text }, clock: clock)
         port = try server.start()
     }
 

@@ -73,7 +73,7 @@ import StoreRelayCore
 
     @Test func sessionsExpireAndAreBounded() {
         let clock = ManualClock()
-        let sessions = AdminSessions(clock: clock, lifetime: .seconds(60), maxSessions: 3)
+        let sessions = AdminSessions(clock: clock, lifetime: .seconds(60), secret: "admin-token", maxSessions: 3)
         let first = sessions.create()
         #expect(sessions.session(id: first.id) == first)
         #expect(first.id != first.csrfToken && first.id.count == 64)
@@ -95,7 +95,7 @@ import StoreRelayCore
         let directory = try TestPaths.makeTemporaryDirectory("storerelay-sessions").path
         let file = directory + "/admin.sessions"
         let clock = ManualClock()
-        let before = AdminSessions(clock: clock, lifetime: .seconds(60), file: file)
+        let before = AdminSessions(clock: clock, lifetime: .seconds(60), secret: "admin-token", file: file)
         let kept = before.create()
         clock.advance(by: .seconds(30))
         let later = before.create()
@@ -106,15 +106,19 @@ import StoreRelayCore
         let mode = try #require(FileManager.default.attributesOfItem(atPath: file)[.posixPermissions] as? Int)
         #expect(mode == 0o600)
 
-        let after = AdminSessions(clock: clock, lifetime: .seconds(60), file: file)
+        let after = AdminSessions(clock: clock, lifetime: .seconds(60), secret: "admin-token", file: file)
         #expect(after.session(id: kept.id) == kept)
         #expect(after.session(id: later.id) == later)
         #expect(after.session(id: gone.id) == nil)
         clock.advance(by: .seconds(31))
-        #expect(AdminSessions(clock: clock, lifetime: .seconds(60), file: file).session(id: kept.id) == nil, "expired meanwhile")
+        #expect(AdminSessions(clock: clock, lifetime: .seconds(60), secret: "admin-token", file: file).session(id: kept.id) == nil, "expired meanwhile")
+
+        // A new admin token (rotated after a leak) ends every session.
+        let rotated = AdminSessions(clock: clock, lifetime: .seconds(60), secret: "rotated-token", file: file)
+        #expect(rotated.session(id: later.id) == nil)
 
         // A damaged file costs the sessions, not the start.
         try "not json".write(toFile: file, atomically: true, encoding: .utf8)
-        #expect(AdminSessions(clock: clock, lifetime: .seconds(60), file: file).session(id: later.id) == nil)
+        #expect(AdminSessions(clock: clock, lifetime: .seconds(60), secret: "admin-token", file: file).session(id: later.id) == nil)
     }
 }

@@ -14,6 +14,18 @@ struct ConnectionFloodTests {
         try signer.authority.rootPEM.write(to: directory.appendingPathComponent("test-root.pem"), atomically: true, encoding: .utf8)
         // The default read timeout (10 s) and limits: only the idle timeout is what it was.
         let config = Gateway.config("trust-root ./test-root.pem").replacingOccurrences(of: "read-timeout 2s\n", with: "")
+        // 1,030 sockets here and as many in the gateway: raise this process's soft limit
+        // (the gateway raises its own, and inherits this one).
+        var limit = rlimit()
+        getrlimit(RLIMIT_NOFILE_RESOURCE, &limit)
+        if limit.rlim_cur < 4_096 {
+            limit.rlim_cur = min(4_096, limit.rlim_max)
+            setrlimit(RLIMIT_NOFILE_RESOURCE, &limit)
+        }
+        guard limit.rlim_cur >= 1_200 else {
+            print("ConnectionFloodTests: skipped, the descriptor limit (\(limit.rlim_cur)) is below 1,200")
+            return
+        }
         let gateway = try Gateway(config: config, directory: directory)
         var flood: [RawHTTPClient] = []
         for _ in 0..<1_030 { flood.append(try RawHTTPClient(port: gateway.port, timeout: 10)) }
@@ -24,9 +36,17 @@ struct ConnectionFloodTests {
         let answer = try gateway.post(json: try signer.body(type: "DID_RENEW"))
         #expect(answer.json?["status"]?.stringValue == "accepted", "\(answer.body)")
         let elapsed = Date().timeIntervalSince(started)
-        #expect(elapsed < 2, "healthz and a notification took \(elapsed) s behind the flood")
+        // Both wait in no queue behind the flood; a generous bound for a loaded machine (the
+        // unfixed gateway did not answer /healthz at all while the flood lasted).
+        #expect(elapsed < 5, "healthz and a notification took \(elapsed) s behind the flood")
         // The flood holds at most its per-address share, and most of it was shed.
         let shed = flood.prefix(700).filter { $0.waitForClose(within: 0.01) }.count
         #expect(shed >= 600, "only \(shed) of the oldest 700 flood connections were closed")
     }
 }
+
+#if canImport(Glibc)
+private let RLIMIT_NOFILE_RESOURCE = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
+#else
+private let RLIMIT_NOFILE_RESOURCE = RLIMIT_NOFILE
+#endif

@@ -86,6 +86,40 @@ import StoreRelayCore
         #expect(readText(segment(dir.queue, 3, ".jsonl")) == "{\"id\":\"third\"}\n")
     }
 
+    /// A consumer who plants a link named as a closed segment must not get the gateway to
+    /// read what it points to and publish it compressed (a key, the admin token).
+    @Test func compressionNeverReadsThroughALink() async throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let secret = dir.path + "/admin.token"
+        try writeText(secret, "s3cret-admin-token\n")
+        try FileManager.default.createDirectory(atPath: dir.queue, withIntermediateDirectories: true)
+        let planted = segment(dir.queue, 99, ".jsonl")
+        try FileManager.default.createSymbolicLink(atPath: planted, withDestinationPath: secret)
+        let sink = MemorySink()
+        let queue = try openQueue(dir.queue, testOptions(compression: .gzip), sink: sink)
+        try await queue.close()  // waits for the compression recovery asked for
+        #expect(!fileExists(segment(dir.queue, 99, ".jsonl.gz")), "the link's target was published compressed")
+        #expect((try? FileManager.default.destinationOfSymbolicLink(atPath: planted)) == secret, "the link was touched")
+        #expect(readText(secret) == "s3cret-admin-token\n")
+        #expect(sink.lines.contains { $0.contains("not a regular file") })
+    }
+
+    /// A name or `.sequence` near `UInt64.max` is nobody's segment of ours: counting on from
+    /// it would overflow and stop the gateway at every start.
+    @Test func absurdSequencesAreIgnored() async throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        try FileManager.default.createDirectory(atPath: dir.queue, withIntermediateDirectories: true)
+        try writeText(dir.queue + "/18446744073709551615.jsonl", "planted\n")
+        try writeText(dir.queue + "/.sequence", "18446744073709551615\n")
+        let queue = try openQueue(dir.queue)
+        try await queue.append("{\"id\":\"fine\"}")
+        #expect(queue.openSequence == 1)
+        try await queue.close()
+        #expect(readText(segment(dir.queue, 1, ".jsonl")) == "{\"id\":\"fine\"}\n")
+    }
+
     @Test func aDirectoryThatCannotExistFailsToOpenWithItsPath() throws {
         let dir = try TemporaryDirectory()
         defer { dir.remove() }

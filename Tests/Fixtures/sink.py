@@ -11,6 +11,7 @@ with Python's hmac, and answers per path so one sink plays every kind of downstr
   /bad           400
   /hang          never answers (holds the connection until the client gives up)
   /slow/MS       200 after MS milliseconds (a delivery still in flight when the gateway stops)
+  /slow/MS/CODE  CODE after MS milliseconds
 
 Every request is appended as one JSON line to --log: path, headers, body, and whether the
 signature verified. The chosen port is printed on stdout as soon as the socket listens.
@@ -66,7 +67,10 @@ class Handler(BaseHTTPRequestHandler):
         elif self.path == "/bad":
             status = 400
         elif self.path.startswith("/slow/"):
-            time.sleep(int(self.path.split("/")[2]) / 1000)
+            parts = self.path.split("/")
+            time.sleep(int(parts[2]) / 1000)
+            if len(parts) > 3:
+                status = int(parts[3])
         elif self.path == "/hang":
             time.sleep(30)
             return

@@ -52,6 +52,21 @@ struct JSONParserTests {
         #expect(error?.reason.hasPrefix("duplicate member name") == true, "\(text)")
     }
 
+    /// Large objects check names through a set (a scan would be quadratic): duplicates are
+    /// still found wherever they are, and distinct names all kept in order.
+    @Test func largeObjectsStillRefuseDuplicates() throws {
+        let names = (0..<2_000).map { "k\($0)" }
+        let distinct = "{" + names.map { "\"\($0)\":1" }.joined(separator: ",") + "}"
+        #expect(try JSONValue.parse(distinct).objectValue?.keys == names)
+        for duplicate in ["k3", "k17", "k1999"] {
+            let text = "{" + (names + [duplicate]).map { "\"\($0)\":1" }.joined(separator: ",") + "}"
+            let error = #expect(throws: JSONError.self) { try JSONValue.parse(text) }
+            #expect(error?.reason == "duplicate member name \"\(duplicate)\"")
+        }
+        let early = "{" + (names.prefix(20) + ["k5"]).map { "\"\($0)\":1" }.joined(separator: ",") + "}"
+        #expect(throws: JSONError.self) { try JSONValue.parse(early) }
+    }
+
     @Test func equalNamesInDifferentObjectsAreNoDuplicates() throws {
         let value = try JSONValue.parse(#"{"a":{"a":1},"b":[{"a":2},{"a":3}]}"#)
         #expect(value["a"]?["a"]?.int64Value == 1)

@@ -33,6 +33,11 @@ public struct JSONObject: Sendable, Hashable, Sequence {
         }
     }
 
+    /// Appends a member the parser already knows to be new.
+    mutating func appendUnchecked(_ key: String, _ value: JSONValue) {
+        members.append((key, value))
+    }
+
     /// Appends a member the parser read; false (and nothing changed) when `key` is there already.
     mutating func appendIfNew(_ key: String, _ value: JSONValue) -> Bool {
         guard !members.contains(where: { $0.key == key }) else { return false }

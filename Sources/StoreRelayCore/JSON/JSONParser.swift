@@ -12,6 +12,9 @@
 /// an explicit `index < bytes.count` instead.
 struct JSONParser {
     static let defaultMaxDepth = 64
+    /// Up to this many members an object's names are checked for duplicates by a scan (App
+    /// Store objects have a few dozen at most); beyond it, through a set.
+    static let namesScannedLinearly = 16
 
     let bytes: UnsafeBufferPointer<UInt8>
     var index = 0
@@ -65,6 +68,9 @@ struct JSONParser {
         guard depth <= maxDepth else { throw error("nesting deeper than \(maxDepth)") }
         index += 1
         var object = JSONObject()
+        // Names seen, once an object is large: a linear scan per member would make a hostile
+        // body of 100,000 distinct names cost seconds of CPU before any signature is checked.
+        var seen: Set<String>?
         skipWhitespace()
         if peek() == UInt8(ascii: "}") { index += 1; return object }
         while true {
@@ -76,7 +82,16 @@ struct JSONParser {
             guard peek() == UInt8(ascii: ":") else { throw error("expected ':'") }
             index += 1
             skipWhitespace()
-            guard object.appendIfNew(key, try parseValue(depth: depth)) else {
+            let value = try parseValue(depth: depth)
+            let isNew: Bool
+            if seen == nil && object.count >= Self.namesScannedLinearly { seen = Set(object.keys) }
+            if seen != nil {
+                isNew = seen!.insert(key).inserted
+                if isNew { object.appendUnchecked(key, value) }
+            } else {
+                isNew = object.appendIfNew(key, value)
+            }
+            guard isNew else {
                 // The name as JSON (escaped, at most 64 characters): it ends up in logs and answers.
                 let name = JSONValue.string(String(key.prefix(64))).serializedBytes()
                 throw JSONError(offset: keyOffset, reason: "duplicate member name \(String(decoding: name, as: UTF8.self))")

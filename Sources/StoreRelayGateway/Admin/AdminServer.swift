@@ -36,7 +36,8 @@ public final class AdminServer: Sendable {
         precondition(!token.isEmpty, "the admin token must not be empty")
         let handler = AdminHandler(
             backend: backend, token: token, metrics: metrics, metricsContentType: metricsContentType,
-            sessions: AdminSessions(clock: clock, lifetime: sessionLifetime, file: sessionsFile, logger: logger), throttle: LoginThrottle(clock: clock),
+            sessions: AdminSessions(clock: clock, lifetime: sessionLifetime, secret: token, file: sessionsFile, logger: logger),
+            throttle: LoginThrottle(clock: clock),
             clock: clock, logger: logger)
         self.handler = handler
         let work = DispatchQueue(label: "storerelay.admin")

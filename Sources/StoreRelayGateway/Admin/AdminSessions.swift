@@ -7,8 +7,9 @@ import StoreRelayCore
 ///
 /// With a `file`, sessions survive a restart: they are written there (0600, through a
 /// temporary file and a rename) at each login and logout, and read back at start with the
-/// expired ones dropped. The file holds the SHA-256 of each session id, never the id itself,
-/// so reading it does not let anyone in.
+/// expired ones dropped. The file holds an HMAC of each session id keyed with the admin
+/// token, never the id itself: reading it lets no one in, and a new admin token (rotated
+/// after a leak) ends every session, as a restart used to.
 final class AdminSessions: Sendable {
     struct Session: Sendable, Equatable {
         var id: String
@@ -28,8 +29,10 @@ final class AdminSessions: Sendable {
         var expiresAt: Timestamp
     }
 
-    /// Sessions by the hex SHA-256 of their id.
+    /// Sessions by `key(id)`.
     private let sessions: Locked<[String: Stored]>
+    /// The admin token: the key of `key(id)`.
+    private let secret: [UInt8]
     private let clock: any TimeSource
     private let lifetime: Duration
     /// Bounds memory if something logs in in a loop; the oldest sessions go first.
@@ -37,7 +40,9 @@ final class AdminSessions: Sendable {
     private let file: String?
     private let logger: Logger
 
-    init(clock: any TimeSource, lifetime: Duration, maxSessions: Int = 256, file: String? = nil, logger: Logger = .disabled) {
+    init(clock: any TimeSource, lifetime: Duration, secret: String, maxSessions: Int = 256, file: String? = nil,
+         logger: Logger = .disabled) {
+        self.secret = Array(secret.utf8)
         self.clock = clock
         self.lifetime = lifetime
         self.maxSessions = maxSessions
@@ -56,7 +61,7 @@ final class AdminSessions: Sendable {
             while sessions.count >= maxSessions, let oldest = sessions.min(by: { $0.value.expiresAt < $1.value.expiresAt }) {
                 sessions[oldest.key] = nil
             }
-            sessions[Self.key(session.id)] = Stored(csrfToken: session.csrfToken, expiresAt: session.expiresAt)
+            sessions[key(session.id)] = Stored(csrfToken: session.csrfToken, expiresAt: session.expiresAt)
             return sessions
         }
         save(snapshot)
@@ -66,7 +71,7 @@ final class AdminSessions: Sendable {
     /// The live session with cookie value `id`; an expired one is forgotten.
     func session(id: String) -> Session? {
         let now = clock.now()
-        let key = Self.key(id)
+        let key = key(id)
         return sessions.withLock { sessions in
             guard let stored = sessions[key] else { return nil }
             guard stored.expiresAt > now else {
@@ -79,7 +84,7 @@ final class AdminSessions: Sendable {
 
     func remove(id: String) {
         let snapshot = sessions.withLock { sessions in
-            sessions[Self.key(id)] = nil
+            sessions[key(id)] = nil
             return sessions
         }
         save(snapshot)
@@ -88,21 +93,24 @@ final class AdminSessions: Sendable {
     /// Seconds until expiry, for the cookie's `Max-Age`.
     var lifetimeSeconds: Int64 { lifetime.components.seconds }
 
-    private static func key(_ id: String) -> String { SHA256.hexHash(Array(id.utf8)) }
+    private func key(_ id: String) -> String {
+        SHA256.hex(HMACSHA256.authenticationCode(for: Array(id.utf8), key: secret))
+    }
 
     // MARK: The file
 
-    /// `{"sessions":[{"idSHA256":..,"csrf":..,"expiresAtMs":..}]}`. A session that cannot be
-    /// saved still works until the restart; the failure is logged.
+    /// `{"sessions":[{"idHMAC":..,"csrf":..,"expiresAtMs":..}]}`. When the file cannot be
+    /// written, the sessions in memory still work, and the failure is logged: at the next
+    /// restart the file's older content applies (a logout not saved is undone then).
     private func save(_ snapshot: [String: Stored]) {
         guard let file else { return }
         let entries: [JSONValue] = snapshot.sorted { $0.key < $1.key }.map { key, stored in
-            ["idSHA256": .string(key), "csrf": .string(stored.csrfToken), "expiresAtMs": .integer(stored.expiresAt.milliseconds)]
+            ["idHMAC": .string(key), "csrf": .string(stored.csrfToken), "expiresAtMs": .integer(stored.expiresAt.milliseconds)]
         }
         do {
             try PrivateFiles.replaceFileDurably(file, (["sessions": .array(entries)] as JSONValue).serializedBytes())
         } catch {
-            logger.error("admin sessions not saved; they end at the next restart", [("path", file), ("error", "\(error)")])
+            logger.error("admin sessions not saved; a restart brings back the file's older ones", [("path", file), ("error", "\(error)")])
         }
     }
 
@@ -116,7 +124,7 @@ final class AdminSessions: Sendable {
         }
         var sessions: [String: Stored] = [:]
         for entry in entries {
-            guard let key = entry["idSHA256"]?.stringValue, key.utf8.count == 64,
+            guard let key = entry["idHMAC"]?.stringValue, key.utf8.count == 64,
                   let csrf = entry["csrf"]?.stringValue, let expires = entry["expiresAtMs"]?.int64Value,
                   expires > now.milliseconds
             else { continue }

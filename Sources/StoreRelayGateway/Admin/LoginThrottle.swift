@@ -58,6 +58,9 @@ final class LoginThrottle: Sendable {
         }
     }
 
+    /// Addresses remembered now (for tests of the bound).
+    var addressCount: Int { records.withLock { $0.count } }
+
     func recordSuccess(from address: String) {
         _ = records.withLock { $0.removeValue(forKey: address) }
     }

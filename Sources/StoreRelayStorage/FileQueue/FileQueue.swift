@@ -105,6 +105,10 @@ public final class FileQueue: Sendable {
         return { sequence in
             queue.async {
                 let outcome = Result { () throws(StorageError) in try compressor.compress(sequence) }
+                if case .success(.notOurs) = outcome {
+                    logger.error("file queue left alone a closed segment's name that is not a regular file (a link?)",
+                                 [("filequeue.segment", QueueSegmentName(sequence, .closed).path(in: directory))])
+                }
                 if case .failure(let error) = outcome {
                     logger.error("file queue could not compress a closed segment; it stays uncompressed",
                                  [("filequeue.segment", QueueSegmentName(sequence, .closed).path(in: directory)),
@@ -113,7 +117,7 @@ public final class FileQueue: Sendable {
                 state.withLock { s in
                     switch outcome {
                     case .success(.compressed): s.stats.segmentsCompressed += 1
-                    case .success(.alreadyTaken): break
+                    case .success(.alreadyTaken), .success(.notOurs): break
                     case .failure: s.stats.compressionFailures += 1
                     }
                 }

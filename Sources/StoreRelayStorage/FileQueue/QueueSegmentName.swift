@@ -46,11 +46,16 @@ struct QueueSegmentName: Hashable, Sendable {
         guard utf8.count > Self.digits else { return nil }
         let digits = utf8.prefix(Self.digits)
         guard digits.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
-              let sequence = UInt64(String(decoding: digits, as: UTF8.self)) else { return nil }
+              let sequence = UInt64(String(decoding: digits, as: UTF8.self)), sequence <= Self.maximumSequence
+        else { return nil }
         let suffix = String(decoding: utf8.dropFirst(Self.digits), as: UTF8.self)
         guard let kind = Kind.allCases.first(where: { $0.suffix == suffix }) else { return nil }
         self.init(sequence, kind)
     }
+
+    /// The largest sequence taken as ours: a name (or `.sequence` content) near `UInt64.max`
+    /// is someone else's file, and counting on from it would overflow.
+    static let maximumSequence: UInt64 = UInt64.max / 2
 
     init(_ sequence: UInt64, _ kind: Kind) {
         self.sequence = sequence

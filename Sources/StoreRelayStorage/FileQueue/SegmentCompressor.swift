@@ -20,6 +20,9 @@ struct SegmentCompressor: Sendable {
         case compressed
         /// The closed segment was already gone: a consumer read and deleted it first.
         case alreadyTaken
+        /// Something other than a regular file holds the segment's name (a link a consumer
+        /// planted, say): never read through it, never publish what it points to.
+        case notOurs
     }
 
     func compress(_ sequence: UInt64) throws(StorageError) -> Outcome {
@@ -28,11 +31,14 @@ struct SegmentCompressor: Sendable {
         let target = QueueSegmentName(sequence, .compressed).path(in: directory)
         let input: Int32
         do {
-            input = try QueueFiles.openFile(source, O_RDONLY)
+            input = try QueueFiles.openFile(source, O_RDONLY | O_NOFOLLOW | O_NONBLOCK)
         } catch where error.errno == ENOENT {
             return .alreadyTaken
+        } catch where error.errno == ELOOP {
+            return .notOurs
         }
         defer { close(input) }
+        guard try QueueFiles.status(input, path: source).isRegular else { return .notOurs }
         // A leftover (or planted) `.gz.tmp` is removed, never written through.
         try QueueFiles.removeFile(temporary)
         let output = try QueueFiles.openFile(temporary, O_WRONLY | O_CREAT | O_EXCL)

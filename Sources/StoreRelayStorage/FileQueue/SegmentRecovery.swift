@@ -54,7 +54,8 @@ struct SegmentRecovery {
         guard names.contains(QueueSegmentName.sequenceFile),
               let bytes = try? QueueFiles.readPrefix(directory + "/" + QueueSegmentName.sequenceFile, limit: 4096) else { return 0 }
         let text = String(decoding: bytes, as: UTF8.self).trimmingSuffix(while: { $0 == "\n" })
-        return UInt64(text) ?? 0
+        guard let sequence = UInt64(text), sequence <= QueueSegmentName.maximumSequence else { return 0 }
+        return sequence
     }
 
     private mutating func remove(_ name: String) throws(StorageError) {
