@@ -213,8 +213,10 @@ extension DeliveryEngine {
     /// retried, so the event is never forgotten before its dead letter exists.
     func writeDeadLetter(_ notification: StoredNotification, key: String, destination: String?, reason: DeadLetter.Reason,
                          detail: String, attempts: [DeliveryAttempt], replayOf: String?) {
-        let letter = DeadLetter(notification: notification, destination: destination, reason: reason, detail: detail,
-                                attempts: attempts, createdAt: clock.now())
+        var written = DeadLetter(notification: notification, destination: destination, reason: reason, detail: detail,
+                                 attempts: attempts, createdAt: clock.now())
+        written.replayedBy = replayOf.flatMap(replayIntent(of:))
+        let letter = written
         bookkeeping.enter()
         deadLetters.write(letter) { [self] result in
             switch result {

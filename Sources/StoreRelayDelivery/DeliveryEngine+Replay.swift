@@ -13,12 +13,24 @@ public enum ReplayResult: Sendable, Equatable {
     case unreadable
 }
 
+/// A dead letter being replayed: the destinations still to finish, the letters that a failed
+/// replay wrote, and the bulk replay it belongs to, if any.
+struct ReplayingLetter: Sendable {
+    var remaining: Set<String>
+    var rewritten: Set<String> = []
+    var intent: String?
+}
+
 extension DeliveryEngine {
     /// Re-queues dead letter `id` with a fresh attempt budget. It leaves the store only when
     /// the replayed delivery succeeds; if the replay fails too, the letter is rewritten with
     /// every attempt. Unrouted and quarantined letters (and those whose destination is gone)
     /// are routed again with the current configuration.
     public func replay(deadLetterId id: String) -> ReplayResult {
+        replay(deadLetterId: id, intent: nil)
+    }
+
+    func replay(deadLetterId id: String, intent: String?) -> ReplayResult {
         guard let letter = deadLetters.letter(id: id) else { return .notFound }
         guard let stored = letter.notification else { return .unreadable }
         let topology = topology.current
@@ -34,7 +46,7 @@ extension DeliveryEngine {
         guard !names.isEmpty else { return .noRoute }
         let claimed = replaying.withLock { replaying -> Bool in
             guard replaying[id] == nil else { return false }
-            replaying[id] = (Set(names), [])
+            replaying[id] = ReplayingLetter(remaining: Set(names), intent: intent)
             return true
         }
         guard claimed else { return .alreadyReplaying }
@@ -57,38 +69,107 @@ extension DeliveryEngine {
     }
 
     /// Replays every dead letter matching the filters; returns how many were queued again.
+    /// The letters taken are recorded first (`ReplayIntentStore`), so a crash in the middle
+    /// neither loses the replay nor carries it out twice: the next start resumes it.
     public func replayAll(destination: String?, reason: DeadLetter.Reason?) -> Int {
-        var count = 0
+        var ids: [String] = []
         var cursor: String?
         repeat {
             let page = deadLetters.list(destination: destination, reason: reason, limit: 500, cursor: cursor)
-            for letter in page.items {
-                if case .replayed = replay(deadLetterId: letter.id) { count += 1 }
-            }
+            ids += page.items.map(\.id)
             cursor = page.nextCursor
         } while cursor != nil
+        guard !ids.isEmpty else { return 0 }
+        let intent = ReplayIntentStore.Intent(id: ReplayIntentStore.newID(), createdAt: clock.now(), letters: ids)
+        do {
+            try intents.record(intent)
+        } catch {
+            // Replaying is still better than refusing: only a crash midway would lose it.
+            logger.error("bulk replay not recorded; a crash would end it", [("error", "\(error)")])
+        }
+        logger.info("bulk replay started", [("replay.id", intent.id), ("letters", String(ids.count))])
+        return run(intent, letters: ids)
+    }
+
+    /// Resumes the bulk replays a previous run recorded and did not finish: each letter still
+    /// there that this replay has not already written again is replayed once more.
+    public func resumeReplays() {
+        for intent in intents.unfinished() {
+            let letters = intent.letters.filter { id in
+                guard let letter = deadLetters.letter(id: id) else { return false }  // delivered meanwhile
+                return letter.replayedBy != intent.id
+            }
+            logger.info("bulk replay resumed", [("replay.id", intent.id), ("letters", String(letters.count)),
+                                                ("already.done", String(intent.letters.count - letters.count))])
+            _ = run(intent, letters: letters)
+        }
+    }
+
+    /// Replays `letters` as part of `intent`; the intent is forgotten once each is done.
+    private func run(_ intent: ReplayIntentStore.Intent, letters: [String]) -> Int {
+        intentsWaiting.withLock { $0[intent.id] = Set(letters) }
+        if letters.isEmpty { finishIntentIfDone(intent.id) }
+        var count = 0
+        for id in letters {
+            if case .replayed = replay(deadLetterId: id, intent: intent.id) {
+                count += 1
+            } else {
+                letterDone(id, intent: intent.id)
+            }
+        }
         return count
+    }
+
+    private func letterDone(_ id: String, intent: String) {
+        intentsWaiting.withLock { $0[intent]?.remove(id) }
+        finishIntentIfDone(intent)
+    }
+
+    private func finishIntentIfDone(_ intent: String) {
+        let done = intentsWaiting.withLock { waiting -> Bool in
+            guard waiting[intent]?.isEmpty == true else { return false }
+            waiting[intent] = nil
+            return true
+        }
+        guard done else { return }
+        queue.async { [intents, logger] in
+            intents.remove(intent)
+            logger.info("bulk replay finished", [("replay.id", intent)])
+        }
+    }
+
+    /// The bulk replay dead letter `id` is part of, while it is being replayed.
+    func replayIntent(of id: String) -> String? {
+        replaying.withLock { $0[id]?.intent }
     }
 
     /// One replayed delivery finished: delivered (`rewrittenAs` nil) or dead-lettered again.
     /// When all have, the original letter goes unless a new failure rewrote it in place.
     func finishReplay(_ id: String, destination: String, rewrittenAs newId: String?) {
-        let done = replaying.withLock { replaying -> Set<String>? in
+        let done = replaying.withLock { replaying -> ReplayingLetter? in
             guard var entry = replaying[id] else { return nil }
             entry.remaining.remove(destination)
             if let newId { entry.rewritten.insert(newId) }
             if entry.remaining.isEmpty {
                 replaying[id] = nil
-                return entry.rewritten
+                return entry
             }
             replaying[id] = entry
             return nil
         }
-        guard let rewritten = done, !rewritten.contains(id) else { return }
-        // Deleting syncs the directory: not on the delivery pool this runs on.
-        queue.async { [deadLetters, logger] in
+        guard let done else { return }
+        // Rewritten in place: the letter now says which replay wrote it (`replayedBy`).
+        if done.rewritten.contains(id) {
+            if let intent = done.intent { letterDone(id, intent: intent) }
+            return
+        }
+        // Deleting syncs the directory: not on the delivery pool this runs on. The bulk
+        // replay counts the letter done only once it is gone, so a crash between the two
+        // replays it again rather than forgetting it.
+        queue.async { [self] in
             deadLetters.delete(id: id)
             logger.info("replayed dead letter resolved", [("deadLetter.id", id)])
+            if let intent = done.intent { letterDone(id, intent: intent) }
         }
     }
 }

@@ -40,7 +40,10 @@ public final class DeliveryEngine: Sendable {
     /// within its grace, before the journal closes.
     let bookkeeping = DispatchGroup()
     /// Dead letters being replayed, with the destinations still to finish.
-    let replaying = Locked<[String: (remaining: Set<String>, rewritten: Set<String>)]>([:])
+    let replaying = Locked<[String: ReplayingLetter]>([:])
+    /// Bulk replays recorded on disk, and the letters each still waits for.
+    let intents: ReplayIntentStore
+    let intentsWaiting = Locked<[String: Set<String>]>([:])
     let client: HTTPClient
     /// Lets destination queues, including those a reload builds, reach the engine without a
     /// retain cycle.
@@ -54,8 +57,9 @@ public final class DeliveryEngine: Sendable {
     public init(
         configuration: GatewayConfiguration, journal: Journal, deadLetters: DeadLetterStore,
         clock: any TimeSource = WallClock(), logger: Logger, observer: any DeliveryObserver = NoDeliveryObserver(),
-        wholeJobsPerDestination: Int = 256, readBackRetryDelay: Duration = .seconds(5)
+        wholeJobsPerDestination: Int = 256, readBackRetryDelay: Duration = .seconds(5), replayDirectory: String? = nil
     ) throws {
+        intents = try ReplayIntentStore(directory: replayDirectory, logger: logger)
         self.readBackRetryDelay = readBackRetryDelay
         ledger = Locked(EventLedger(capacity: configuration.recentEvents))
         var clientConfiguration = HTTPClientConfiguration()

@@ -14,14 +14,16 @@ private final class ParkingHarness: Sendable {
     let engine: DeliveryEngine
 
     /// Opens `directory` again when given (a restart), a fresh one otherwise.
-    init(routes: String, whole: Int, directory: URL? = nil, readBackRetryDelay: Duration = .seconds(5)) throws {
+    init(routes: String, whole: Int, directory: URL? = nil, readBackRetryDelay: Duration = .seconds(5),
+         keepReplays: Bool = false) throws {
         self.directory = try directory ?? TestPaths.makeTemporaryDirectory("storerelay-parking")
         journal = try Journal.open(directory: self.directory.appendingPathComponent("journal").path, logger: .disabled)
         let deadLetters = try DeadLetterStore.open(directory: self.directory.appendingPathComponent("dead-letters").path,
                                                    logger: .disabled)
         engine = try DeliveryEngine(configuration: try Self.configuration(routes), journal: journal,
                                     deadLetters: deadLetters, logger: .disabled, wholeJobsPerDestination: whole,
-                                    readBackRetryDelay: readBackRetryDelay)
+                                    readBackRetryDelay: readBackRetryDelay,
+                                    replayDirectory: keepReplays ? self.directory.appendingPathComponent("replays").path : nil)
     }
 
     /// Resumes what the journal holds, as the gateway does at start-up.
@@ -215,6 +217,42 @@ private let refusingURL = "http://127.0.0.1:1/down"
         let known = (1...4).compactMap { harness.engine.state(ofEvent: "later-\($0)") }
         #expect(known.count == 3)
         #expect(known.allSatisfy { $0.allDeliveriesKnown })
+    }
+
+    /// A bulk replay resumed after a crash takes only what it has not done yet: a letter its
+    /// failed replay wrote again (`replayedBy` this replay) is not replayed a second time, a
+    /// letter gone (delivered) is skipped, and the rest is replayed; then the record goes.
+    @Test func aResumedBulkReplayTakesOnlyWhatItHasNotDone() throws {
+        let sink = try WebhookSink()
+        let harness = try ParkingHarness(routes: "destination hook webhook \(sink.url("/ok"))\nroute * * * -> hook",
+                                         whole: 10, keepReplays: true)
+        defer { harness.stop() }
+        let store = harness.engine.deadLetters
+        func write(_ letter: DeadLetter) {
+            let done = DispatchSemaphore(value: 0)
+            store.write(letter) { _ in done.signal() }
+            done.wait()
+        }
+        let intent = "replay-0123456789abcdef"
+        var alreadyDone = DeadLetter(notification: try sampleNotification(id: "done-again", destinations: ["hook"]),
+                                     destination: "hook", reason: .exhausted, detail: "failed again", attempts: [],
+                                     createdAt: .now())
+        alreadyDone.replayedBy = intent
+        let waiting = DeadLetter(notification: try sampleNotification(id: "still-waiting", destinations: ["hook"]),
+                                 destination: "hook", reason: .exhausted, detail: "not replayed yet", attempts: [],
+                                 createdAt: .now())
+        write(alreadyDone)
+        write(waiting)
+        let gone = DeadLetter.id(eventId: "delivered-meanwhile", destination: "hook")
+        let replays = harness.directory.appendingPathComponent("replays")
+        try #"{"id":"\#(intent)","createdAt":"2026-11-25T06:00:00.000Z","letters":["\#(alreadyDone.id)","\#(waiting.id)","\#(gone)"]}"#
+            .write(to: replays.appendingPathComponent(intent + ".json"), atomically: true, encoding: .utf8)
+
+        harness.engine.resumeReplays()
+        #expect(eventually { store.letter(id: waiting.id) == nil })
+        #expect(sink.requests.compactMap { $0["headers"]?["webhook-id"]?.stringValue } == ["still-waiting"])
+        #expect(store.letter(id: alreadyDone.id) != nil, "a letter the replay already wrote again was taken twice")
+        #expect(eventually { ((try? FileManager.default.contentsOfDirectory(atPath: replays.path)) ?? []).isEmpty })
     }
 
     /// An unfinished event is read back from the journal for the admin API, with its

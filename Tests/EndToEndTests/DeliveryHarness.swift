@@ -15,6 +15,23 @@ extension Gateway {
         }
     }
 
+    /// How many dead letters are on disk, without reading them (cheap to poll by the thousand).
+    var deadLetterFileCount: Int {
+        let dir = directory.appendingPathComponent("data/dead-letters")
+        return ((try? FileManager.default.contentsOfDirectory(atPath: dir.path)) ?? []).filter { $0.hasSuffix(".json") }.count
+    }
+
+    /// Waits until the number of dead letters on disk satisfies `predicate`.
+    @discardableResult
+    func waitForDeadLetterCount(timeout: Double = 20, _ predicate: (Int) -> Bool) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if predicate(deadLetterFileCount) { return true }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        return predicate(deadLetterFileCount)
+    }
+
     /// Waits until the dead letters satisfy `predicate`.
     @discardableResult
     func waitForDeadLetters(timeout: Double = 20, _ predicate: ([JSONValue]) -> Bool) -> Bool {

@@ -55,13 +55,15 @@ public final class Gateway: Sendable {
         do {
             let deadLetters = try DeadLetterStore.open(directory: configuration.dataDirectory + "/dead-letters", logger: logger)
             delivery = try DeliveryEngine(configuration: configuration, journal: journal, deadLetters: deadLetters,
-                                          clock: clock, logger: logger, observer: metrics)
+                                          clock: clock, logger: logger, observer: metrics,
+                                          replayDirectory: configuration.dataDirectory + "/replays")
         } catch {
             journal.close()
             throw GatewayError("cannot open the destinations: \(error)")
         }
         do {
             try delivery.resume(from: journal.recovered)
+            delivery.resumeReplays()
         } catch {
             delivery.stop {}
             journal.close()
