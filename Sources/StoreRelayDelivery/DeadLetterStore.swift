@@ -30,6 +30,11 @@ public final class DeadLetterStore: Sendable {
         var createdAt: Int64
         var destination: String?
         var reason: DeadLetter.Reason
+        /// What an operator searches by, from the letter's event (nil when it has none).
+        var type: String?
+        var bundleId: String?
+        var originalTransactionId: String?
+        var transactionId: String?
     }
 
     public let directory: String
@@ -127,10 +132,14 @@ public final class DeadLetterStore: Sendable {
     /// string from a previous page); also the cursor of the next page, if any.
     public func list(destination: String? = nil, reason: DeadLetter.Reason? = nil, limit: Int = 100,
                      cursor: String? = nil) -> (items: [DeadLetter], nextCursor: String?) {
+        list(DeadLetterQuery(destination: destination, reason: reason), limit: limit, cursor: cursor)
+    }
+
+    /// Dead letters matching `query`, newest first, paged as above.
+    public func list(_ query: DeadLetterQuery, limit: Int = 100, cursor: String? = nil) -> (items: [DeadLetter], nextCursor: String?) {
         let after = cursor.flatMap(Self.decodeCursor)
         let entries = index.current.letters.values
-            .filter { destination == nil || $0.destination == destination }
-            .filter { reason == nil || $0.reason == reason }
+            .filter(query.matches)
             .filter { entry in after.map { (entry.createdAt, entry.id) < ($0.createdAt, $0.id) } ?? true }
             .sorted { ($0.createdAt, $0.id) > ($1.createdAt, $1.id) }
         let page = entries.prefix(max(0, limit))
@@ -175,7 +184,11 @@ public final class DeadLetterStore: Sendable {
 
 extension DeadLetterStore.Entry {
     init(_ letter: DeadLetter) {
+        let event = letter.notification?.event.json
         self.init(id: letter.id, eventId: letter.eventId, createdAt: letter.createdAt.milliseconds,
-                  destination: letter.destination, reason: letter.reason)
+                  destination: letter.destination, reason: letter.reason, type: event?["type"]?.stringValue,
+                  bundleId: event?["app"]?["bundleId"]?.stringValue,
+                  originalTransactionId: event?["subscription"]?["originalTransactionId"]?.stringValue,
+                  transactionId: event?["transaction"]?["transactionId"]?.stringValue)
     }
 }

@@ -110,6 +110,22 @@ public final class DeliveryEngine: Sendable {
         return EventDeliveryState(notification: summary, deliveries: entry.deliveries)
     }
 
+    /// The events of one subscription the gateway can say something about: those in the window
+    /// of recent events (and unfinished ones), and older ones that have dead letters; newest
+    /// first, at most `limit`.
+    public func events(ofSubscription originalTransactionId: String, limit: Int = 100) -> [EventDeliveryState] {
+        var ids = ledger.withLock { $0.events(ofSubscription: originalTransactionId) }
+        var cursor: String?
+        repeat {
+            let page = deadLetters.list(DeadLetterQuery(originalTransactionId: originalTransactionId), limit: 500, cursor: cursor)
+            ids.formUnion(page.items.map(\.eventId))
+            cursor = page.nextCursor
+        } while cursor != nil
+        let states = ids.compactMap { state(ofEvent: $0) }
+            .sorted { ($0.notification.receivedAt.milliseconds, $0.notification.id) > ($1.notification.receivedAt.milliseconds, $1.notification.id) }
+        return Array(states.prefix(limit))
+    }
+
     /// An event the ledger no longer remembers (older than the window of recent events): what
     /// its dead letters tell, if it has any.
     private func stateFromDeadLetters(ofEvent id: String) -> EventDeliveryState? {

@@ -14,11 +14,15 @@ struct EventLedger: Sendable {
         /// Where the event is in the journal, while it is unfinished.
         var position: RecordPosition?
         var deliveries: [EventDeliveryState.Delivery]
+        /// The subscription's original transaction id, for `events(ofSubscription:)`.
+        var subscription: String?
 
         var isFinished: Bool { !deliveries.contains { $0.phase == .pending } }
     }
 
     private var events: [String: Entry] = [:]
+    /// Event ids by original transaction id, for every event the ledger remembers.
+    private var bySubscription: [String: Set<String>] = [:]
     /// Ids of finished events in the order they finished, for forgetting the oldest. An id
     /// may appear twice (replayed, finished again); only a finished event is ever forgotten.
     private var finishedOrder: [String] = []
@@ -29,10 +33,19 @@ struct EventLedger: Sendable {
 
     func entry(of id: String) -> Entry? { events[id] }
 
+    /// The ids of the remembered events of one subscription.
+    func events(ofSubscription originalTransactionId: String) -> Set<String> {
+        bySubscription[originalTransactionId] ?? []
+    }
+
     /// Starts (or, for a replay, extends) the entry of `notification`, stored at `position`
     /// in the journal when it is there.
     mutating func record(_ notification: StoredNotification, position: RecordPosition?, destinations: [String]) {
         var entry = events[notification.id] ?? Entry(deliveries: [])
+        if entry.subscription == nil, let subscription = notification.event.originalTransactionId {
+            entry.subscription = subscription
+            bySubscription[subscription, default: []].insert(notification.id)
+        }
         if let position {
             entry.position = position
         } else if entry.summary == nil {
@@ -72,7 +85,13 @@ struct EventLedger: Sendable {
         while finishedOrder.count - finishedStart > capacity {
             let oldest = finishedOrder[finishedStart]
             finishedStart += 1
-            if events[oldest]?.isFinished == true { events[oldest] = nil }
+            if let forgotten = events[oldest], forgotten.isFinished {
+                events[oldest] = nil
+                if let subscription = forgotten.subscription {
+                    bySubscription[subscription]?.remove(oldest)
+                    if bySubscription[subscription]?.isEmpty == true { bySubscription[subscription] = nil }
+                }
+            }
         }
         if finishedStart > 4096 && finishedStart * 2 > finishedOrder.count {
             finishedOrder.removeFirst(finishedStart)

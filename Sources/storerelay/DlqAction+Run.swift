@@ -6,7 +6,7 @@ extension DlqAction {
     func run(_ client: DlqClient) throws(DlqFailure) -> Int32 {
         switch self {
         case .list(let filters, let limit, let json):
-            let listing = try client.listAll(destination: filters.destination, reason: filters.reason, limit: limit)
+            let listing = try client.listAll(filters, limit: limit)
             if json {
                 writeStandardOutput(PrettyJSON.render(.array(listing.items)))
             } else {
@@ -36,7 +36,7 @@ extension DlqAction {
                 return "purged \(id)"
             }
         case .replayAll(let filters, let confirmed, let dryRun):
-            let matching = try client.listAll(destination: filters.destination, reason: filters.reason, limit: nil).items
+            let matching = try client.listAll(filters, limit: nil).items
             guard try confirm(count: matching.count, verb: "replay", filters: filters, confirmed: confirmed, dryRun: dryRun) else {
                 return dryRun || matching.isEmpty ? ExitCode.ok : ExitCode.usage
             }
@@ -48,7 +48,7 @@ extension DlqAction {
             writeStandardOutput("replayed \(count) dead letter\(count == 1 ? "" : "s")")
             return ExitCode.ok
         case .purgeAll(let filters, let olderThan, let confirmed, let dryRun):
-            var matching = try client.listAll(destination: filters.destination, reason: filters.reason, limit: nil).items
+            var matching = try client.listAll(filters, limit: nil).items
             if let olderThan {
                 let cutoff = Timestamp.now().milliseconds - olderThan
                 matching = matching.filter { record in

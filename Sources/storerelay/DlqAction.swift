@@ -6,7 +6,16 @@ enum DlqAction {
     struct Filters {
         var destination: String?
         var reason: String?
+        /// `list` only: the search filters, as the API's query names and values.
+        var search: [(String, String)] = []
     }
+
+    /// `list`'s search options and the API query names they become.
+    static let searchOptions: [(option: String, query: String)] = [
+        ("event-id", "eventId"), ("original-transaction-id", "originalTransactionId"),
+        ("transaction-id", "transactionId"), ("bundle-id", "bundleId"), ("type", "type"),
+        ("since", "since"), ("until", "until"),
+    ]
 
     case list(Filters, limit: Int, json: Bool)
     case show(id: String)
@@ -15,10 +24,11 @@ enum DlqAction {
     case purge(ids: [String])
     case purgeAll(Filters, olderThanMilliseconds: Int64?, confirmed: Bool, dryRun: Bool)
 
-    static let reasons = ["exhausted", "rejected", "unrouted", "quarantined"]
+    static let reasons = ["exhausted", "rejected", "unrouted", "quarantined", "unreadable"]
 
     init(subcommand: String, operands: [String], parsed: ParsedArguments) throws(DlqFailure) {
-        let filters = Filters(destination: parsed.option("destination"), reason: parsed.option("reason"))
+        var filters = Filters(destination: parsed.option("destination"), reason: parsed.option("reason"))
+        filters.search = Self.searchOptions.compactMap { option, query in parsed.option(option).map { (query, $0) } }
         if let reason = filters.reason, !Self.reasons.contains(reason) {
             throw .usage("--reason must be one of \(Self.reasons.joined(separator: ", ")), not '\(reason)'")
         }
@@ -40,11 +50,12 @@ enum DlqAction {
             }
             self = .list(filters, limit: limit, json: parsed.flag("json"))
         case "show":
-            try refuse(["all", "yes", "dry-run", "older-than", "limit", "json", "destination", "reason"], "show")
+            try refuse(["all", "yes", "dry-run", "older-than", "limit", "json", "destination", "reason"]
+                       + Self.searchOptions.map(\.option), "show")
             guard operands.count == 1 else { throw .usage("show takes exactly one dead-letter id") }
             self = .show(id: operands[0])
         case "replay", "purge":
-            try refuse(["limit", "json"], subcommand)
+            try refuse(["limit", "json"] + Self.searchOptions.map(\.option), subcommand)
             if subcommand == "replay" { try refuse(["older-than"], "replay") }
             if all {
                 guard operands.isEmpty else { throw .usage("give dead-letter ids or --all, not both") }
@@ -73,17 +84,6 @@ enum DlqAction {
 
     /// `500ms`, `45s`, `90m`, `12h`, `30d`, `2w`.
     static func milliseconds(_ text: String) -> Int64? {
-        let units: [(String, Int64)] = [("ms", 1), ("s", 1000), ("m", 60_000), ("h", 3_600_000), ("d", 86_400_000), ("w", 604_800_000)]
-        for (suffix, scale) in units where text.hasSuffix(suffix) {
-            let digits = text.dropLast(suffix.count)
-            guard !digits.isEmpty, digits.allSatisfy(\.isASCIIDigit), let value = Int64(digits),
-                  value <= Int64.max / scale else { continue }
-            return value * scale
-        }
-        return nil
+        Duration(compact: text)?.wholeMilliseconds
     }
-}
-
-extension Character {
-    fileprivate var isASCIIDigit: Bool { ("0"..."9").contains(self) }
 }

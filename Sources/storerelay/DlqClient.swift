@@ -67,14 +67,15 @@ struct DlqClient {
 
     /// Every dead letter matching the filters, newest first, following cursors, at most `limit`
     /// (nil: all); also whether more remained.
-    func listAll(destination: String?, reason: String?, limit: Int?) throws(DlqFailure) -> (items: [JSONValue], more: Bool) {
+    func listAll(_ filters: DlqAction.Filters, limit: Int?) throws(DlqFailure) -> (items: [JSONValue], more: Bool) {
         var items: [JSONValue] = []
         var cursor: String?
         repeat {
             let pageSize = min(500, limit.map { $0 - items.count } ?? 500)
             var query: [(String, String)] = [("limit", String(pageSize))]
-            if let destination { query.append(("destination", destination)) }
-            if let reason { query.append(("reason", reason)) }
+            if let destination = filters.destination { query.append(("destination", destination)) }
+            if let reason = filters.reason { query.append(("reason", reason)) }
+            query += filters.search
             if let cursor { query.append(("cursor", cursor)) }
             let answer = try send("GET", "/api/dead-letters?" + FormEncoding.encode(query))
             guard answer.status == 200, let page = answer.json?["items"]?.arrayValue else {

@@ -35,13 +35,19 @@ enum DlqCommand: CommandDescribing {
           --destination D    only dead letters for destination D
           --reason R         only exhausted, rejected, unrouted or quarantined ones
           --limit N          list at most N (default 100)
+          --event-id ID, --original-transaction-id ID, --transaction-id ID, --bundle-id B,
+          --type T           list only dead letters of that notification, subscription,
+                             transaction, app or notification type
+          --since T, --until T  list only those made from / before T: an ISO-8601 time
+                             (2026-11-20T10:15:30Z) or an age back from now (24h, 7d)
           --json             list as a JSON array of dead-letter records
 
         Exit status: 0 done, 1 failure (server unreachable, token refused, not found), 2 usage.
         """
 
     static let spec = ArgumentSpec(
-        valueOptions: ["admin", "token", "config", "destination", "reason", "limit", "older-than"],
+        valueOptions: Set(["admin", "token", "config", "destination", "reason", "limit", "older-than"]
+            + DlqAction.searchOptions.map(\.option)),
         flags: ["json", "all", "yes", "dry-run"], maxPositionals: Int.max)
 
     static func run(_ arguments: [String]) -> Int32 {

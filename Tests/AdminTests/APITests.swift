@@ -91,6 +91,63 @@ import StoreRelayTestSupport
 }
 
 @Suite struct DeadLetterAPITests {
+    /// What the operator has in hand finds the letters (issue 13, point 1): an event id, a
+    /// subscription's original transaction id, a transaction id, a bundle id, a type, and a
+    /// time range given as ISO-8601 times or ages.
+    @Test func searchByWhatTheOperatorHasInHand() throws {
+        let admin = try AdminHarness()
+        let now = Timestamp.now().milliseconds
+        let old = try admin.backend.add(eventId: "11111111-aaaa-4aaa-8aaa-000000000001", type: "DID_RENEW",
+                                        createdAt: Timestamp(milliseconds: now - 3 * 86_400_000),
+                                        originalTransactionId: "1000000000000001", transactionId: "1000000000000011")
+        let recent = try admin.backend.add(eventId: "22222222-bbbb-4bbb-8bbb-000000000002", type: "REFUND", subtype: nil,
+                                           createdAt: Timestamp(milliseconds: now - 3_600_000),
+                                           originalTransactionId: "1000000000000002", transactionId: "1000000000000022",
+                                           bundleId: "com.acme.other")
+        func ids(_ query: String) throws -> [String] {
+            let answer = try admin.curl("/api/dead-letters?" + query, headers: [admin.bearer])
+            #expect(answer.status == 200, "\(query): \(answer.body)")
+            return answer.json?["items"]?.arrayValue?.compactMap { $0["id"]?.stringValue } ?? []
+        }
+        #expect(try ids("eventId=11111111-aaaa-4aaa-8aaa-000000000001") == [old.id])
+        #expect(try ids("originalTransactionId=1000000000000002") == [recent.id])
+        #expect(try ids("transactionId=1000000000000011") == [old.id])
+        #expect(try ids("bundleId=com.acme.other") == [recent.id])
+        #expect(try ids("type=REFUND") == [recent.id])
+        #expect(try ids("since=24h") == [recent.id])
+        #expect(try ids("until=24h") == [old.id])
+        let iso = Timestamp(milliseconds: now - 86_400_000).iso8601
+        #expect(try ids("since=" + iso + "&type=DID_RENEW").isEmpty)
+        #expect(try ids("eventId=no-such-event").isEmpty)
+        for query in ["since=yesterday", "until=2026-13-01T00:00:00Z", "eventId=" + String(repeating: "x", count: 129)] {
+            let answer = try admin.curl("/api/dead-letters?" + query, headers: [admin.bearer])
+            #expect(answer.status == 400, "\(query)")
+        }
+    }
+
+    /// `GET /api/events?originalTransactionId=` lists one subscription's events.
+    @Test func eventsOfOneSubscription() throws {
+        let admin = try AdminHarness()
+        for (index, subscription) in ["3000000000000001", "3000000000000001", "3000000000000002"].enumerated() {
+            let id = "33333333-cccc-4ccc-8ccc-00000000000\(index)"
+            let notification = try FakeBackend.notification(id: id, productId: "p", type: "DID_RENEW", subtype: nil,
+                                                            destination: "billing", originalTransactionId: subscription)
+            admin.backend.update {
+                $0.events[id] = EventDeliveryState(notification: notification, deliveries: [
+                    .init(destination: "billing", phase: .delivered, attempts: [], nextAttempt: nil, deadLetterId: nil),
+                ])
+            }
+        }
+        let answer = try admin.curl("/api/events?originalTransactionId=3000000000000001", headers: [admin.bearer])
+        #expect(answer.status == 200)
+        let items = answer.json?["items"]?.arrayValue ?? []
+        #expect(items.compactMap { $0["id"]?.stringValue } == ["33333333-cccc-4ccc-8ccc-000000000000", "33333333-cccc-4ccc-8ccc-000000000001"])
+        #expect(items.first?["deliveries"]?.arrayValue?.first?["state"] == "delivered")
+        #expect(try admin.curl("/api/events", headers: [admin.bearer]).status == 400)
+        #expect(try admin.curl("/api/events?originalTransactionId=", headers: [admin.bearer]).status == 400)
+        #expect(try admin.curl("/api/events?originalTransactionId=1").status == 401)
+    }
+
     @Test func listPagesFiltersAndRejectsBadParameters() throws {
         let admin = try AdminHarness()
         var ids: [String] = []

@@ -30,6 +30,11 @@ final class FakeBackend: AdminBackend {
     var isReady: Bool { state.current.ready }
     func event(id: String) -> EventDeliveryState? { state.current.events[id] }
 
+    func events(ofSubscription originalTransactionId: String) -> [EventDeliveryState] {
+        state.current.events.values.filter { $0.notification.event.originalTransactionId == originalTransactionId }
+            .sorted { $0.notification.id < $1.notification.id }
+    }
+
     func replay(deadLetterId: String) -> ReplayOutcome {
         if let forced = state.current.outcomes[deadLetterId] { return forced }
         guard let letter = deadLetters.letter(id: deadLetterId) else { return .notFound }
@@ -54,10 +59,13 @@ final class FakeBackend: AdminBackend {
     func add(eventId: String = UUID().uuidString.lowercased(), destination: String? = "billing",
              reason: DeadLetter.Reason = .exhausted, productId: String = "com.acme.journal.monthly",
              type: String = "DID_RENEW", subtype: String? = "BILLING_RECOVERY",
-             error: String = "HTTP 503 from billing", createdAt: Timestamp = .now()) throws -> DeadLetter {
+             error: String = "HTTP 503 from billing", createdAt: Timestamp = .now(),
+             originalTransactionId: String = "2000000123456789", transactionId: String = "2000000999999999",
+             bundleId: String = "com.acme.journal") throws -> DeadLetter {
         let letter = DeadLetter(
             notification: try Self.notification(id: eventId, productId: productId, type: type, subtype: subtype,
-                                                destination: destination),
+                                                destination: destination, originalTransactionId: originalTransactionId,
+                                                transactionId: transactionId, bundleId: bundleId),
             destination: destination, reason: reason, detail: "gave up",
             attempts: [DeliveryAttempt(at: createdAt, status: 503, error: error, durationMs: 12),
                        DeliveryAttempt(at: createdAt, status: 503, error: error, durationMs: 9)],
@@ -74,14 +82,17 @@ final class FakeBackend: AdminBackend {
     }
 
     static func notification(id: String, productId: String, type: String, subtype: String?,
-                             destination: String?) throws -> StoredNotification {
+                             destination: String?, originalTransactionId: String = "2000000123456789",
+                             transactionId: String = "2000000999999999",
+                             bundleId: String = "com.acme.journal") throws -> StoredNotification {
         let event: JSONValue = [
             "id": .string(id), "source": "appstore", "version": "2.0", "environment": "sandbox",
             "type": .string(type), "subtype": .string(subtype), "legacyType": nil,
             "signedDate": "2026-11-20T10:15:30.123Z", "receivedAt": "2026-11-20T10:15:30.456Z",
-            "app": ["bundleId": "com.acme.journal", "appAppleId": 1234567890, "bundleVersion": "42"],
-            "subscription": ["originalTransactionId": "2000000123456789", "productId": .string(productId), "status": 1],
-            "transaction": ["productId": .string(productId), "originalTransactionId": "2000000123456789"],
+            "app": ["bundleId": .string(bundleId), "appAppleId": 1234567890, "bundleVersion": "42"],
+            "subscription": ["originalTransactionId": .string(originalTransactionId), "productId": .string(productId), "status": 1],
+            "transaction": ["productId": .string(productId), "originalTransactionId": .string(originalTransactionId),
+                            "transactionId": .string(transactionId)],
             "renewal": nil, "summary": nil, "externalPurchaseToken": nil, "appTransaction": nil,
             "consumptionRequestReason": nil, "raw": nil,
         ]

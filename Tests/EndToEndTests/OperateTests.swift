@@ -22,6 +22,54 @@ struct OperateTests {
         return (gateway, adminPort, token)
     }
 
+    /// Finding a notification by what the operator has in hand (issue 13, point 1): a
+    /// subscription's events with each delivery's state, and its dead letters through the API
+    /// and `storerelay dlq list`.
+    @Test func aSubscriptionsEventsAndDeadLettersAreFoundByItsIds() throws {
+        let sink = try WebhookSink(secret: testSigningSecret)
+        let (gateway, adminPort, token) = try self.gateway("""
+            \(webhookDestination("ok", sink.url("/ok")))
+            \(webhookDestination("refusing", sink.url("/bad")))
+            route * * * -> ok, refusing
+            """)
+        let ids = (0..<3).map { _ in UUID().uuidString.lowercased() }
+        for id in ids { #expect(try gateway.post(json: try signer.body(uuid: id)).status == 200) }
+        #expect(gateway.waitForDeadLetters { $0.count == 3 })
+        let admin = "http://127.0.0.1:\(adminPort)"
+        let auth = ["Authorization: Bearer \(token)"]
+
+        // NotificationSigner's transactions all belong to subscription 2000000000000001.
+        let events = try Curl.get(admin + "/api/events?originalTransactionId=2000000000000001", headers: auth)
+        #expect(events.status == 200)
+        let items = events.json?["items"]?.arrayValue ?? []
+        #expect(Set(items.compactMap { $0["id"]?.stringValue }) == Set(ids))
+        for item in items {
+            let states = Dictionary(uniqueKeysWithValues: (item["deliveries"]?.arrayValue ?? []).compactMap { delivery in
+                delivery["destination"]?.stringValue.map { ($0, delivery["state"]?.stringValue ?? "") }
+            })
+            #expect(states == ["ok": "delivered", "refusing": "dead-lettered"])
+        }
+        let none = try Curl.get(admin + "/api/events?originalTransactionId=999", headers: auth)
+        #expect(none.json?["items"]?.arrayValue?.isEmpty == true)
+
+        let byEvent = try Curl.get(admin + "/api/dead-letters?eventId=" + ids[1], headers: auth)
+        #expect(byEvent.json?["items"]?.arrayValue?.compactMap { $0["eventId"]?.stringValue } == [ids[1]])
+
+        let cli = try CommandRunner.storerelay(["dlq", "list", "--admin", admin, "--token", token, "--json",
+                                                "--event-id", ids[2], "--since", "1h"])
+        #expect(cli.status == 0, "\(cli.stderr)")
+        let listed = try JSONValue.parse(cli.stdout).arrayValue ?? []
+        #expect(listed.compactMap { $0["eventId"]?.stringValue } == [ids[2]])
+        let table = try CommandRunner.storerelay(["dlq", "list", "--admin", admin, "--token", token,
+                                                  "--original-transaction-id", "2000000000000001", "--type", "DID_RENEW"])
+        #expect(table.stdout.contains("3 dead letters"), "\(table.stdout)")
+        let refused = try CommandRunner.storerelay(["dlq", "list", "--admin", admin, "--token", token, "--since", "soon"])
+        #expect(refused.status == 1 && refused.stderr.contains("since takes a time"), "\(refused.stderr)")
+        let misplaced = try CommandRunner.storerelay(["dlq", "replay", "--all", "--event-id", ids[0], "--admin", admin,
+                                                      "--token", token])
+        #expect(misplaced.status == 2 && misplaced.stderr.contains("--event-id does not apply"), "\(misplaced.stderr)")
+    }
+
     /// A page login survives a restart of the gateway (issue 13, point 2): the session is
     /// kept in data/admin.sessions, 0600, holding no session id.
     @Test func aPageLoginSurvivesARestart() throws {

@@ -22,6 +22,20 @@ extension Duration {
         return overflowAgain ? .max : total
     }
 
+    /// One number and one unit, as an operator types an age: `500ms`, `45s`, `90m`, `12h`,
+    /// `30d`, `2w`. nil for anything else, or for an age too long to express.
+    public init?(compact text: String) {
+        let units: [(String, Int64)] = [("ms", 1), ("s", 1000), ("m", 60_000), ("h", 3_600_000), ("d", 86_400_000), ("w", 604_800_000)]
+        for (suffix, scale) in units where text.hasSuffix(suffix) {
+            let digits = text.dropLast(suffix.count)
+            guard !digits.isEmpty, digits.allSatisfy({ ("0"..."9").contains($0) }), let value = Int64(digits),
+                  value <= Int64.max / scale else { continue }
+            self = .milliseconds(value * scale)
+            return
+        }
+        return nil
+    }
+
     /// Dispatch's interval, rounded down to nanoseconds; `.never` when too long to express.
     public var dispatchInterval: DispatchTimeInterval {
         let nanoseconds = wholeNanoseconds

@@ -44,6 +44,19 @@ struct AdminAPI: Sendable {
         return .json(state.json.serialized())
     }
 
+    /// `GET /api/events?originalTransactionId=…`: the recent events of one subscription with
+    /// each delivery's state (and older ones that have dead letters).
+    func listEvents(query: String?) -> HTTPResponse {
+        let values = FormEncoding.decode(query ?? "")
+        guard let subscription = values.first(where: { $0.name == "originalTransactionId" })?.value, !subscription.isEmpty,
+              subscription.utf8.count <= 128
+        else {
+            return .error(.badRequest, message: "GET /api/events needs ?originalTransactionId=<the subscription's original transaction id>.")
+        }
+        let items = backend.events(ofSubscription: subscription).map(\.json)
+        return .json((["items": .array(items)] as JSONValue).serialized())
+    }
+
     func listDeadLetters(query: String?) -> HTTPResponse {
         let filters: DeadLetterFilters
         do {
@@ -51,8 +64,7 @@ struct AdminAPI: Sendable {
         } catch {
             return .error(.badRequest, message: error.message)
         }
-        let page = backend.deadLetters.list(destination: filters.destination, reason: filters.reason,
-                                            limit: filters.limit, cursor: filters.cursor)
+        let page = backend.deadLetters.list(filters.query, limit: filters.limit, cursor: filters.cursor)
         let body: JSONValue = ["items": .array(page.items.map(\.json)), "nextCursor": .string(page.nextCursor)]
         return .json(body.serialized())
     }

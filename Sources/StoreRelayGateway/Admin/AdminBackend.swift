@@ -9,6 +9,8 @@ public protocol AdminBackend: Sendable {
     /// One event and its delivery state per destination, while the gateway still knows it
     /// (unfinished events, and a bounded window of recently finished ones); nil otherwise.
     func event(id: String) -> EventDeliveryState?
+    /// The events of one subscription (by original transaction id) still known, newest first.
+    func events(ofSubscription originalTransactionId: String) -> [EventDeliveryState]
     /// The dead-letter store (list, read, delete).
     var deadLetters: DeadLetterStore { get }
     /// Re-queues one dead letter with a fresh attempt budget; it leaves the store when the

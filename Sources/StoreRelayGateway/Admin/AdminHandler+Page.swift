@@ -82,8 +82,7 @@ extension AdminHandler {
         } catch {
             return html(400, AdminPage.message(title: "Bad filter", text: error.message))
         }
-        let listing = backend.deadLetters.list(destination: filters.destination, reason: filters.reason,
-                                               limit: filters.limit, cursor: filters.cursor)
+        let listing = backend.deadLetters.list(filters.query, limit: filters.limit, cursor: filters.cursor)
         let model = AdminPage.Model(
             ready: backend.isReady, destinations: backend.destinationStatuses,
             deadLetterCounts: backend.deadLetters.countsByDestination, letters: listing.items.map(\.json),

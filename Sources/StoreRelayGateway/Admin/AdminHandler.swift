@@ -55,6 +55,7 @@ struct AdminHandler: Sendable {
         switch route {
         case .status: api.status()
         case .event(let id): api.event(id: id)
+        case .listEvents: api.listEvents(query: request.query)
         case .listDeadLetters: api.listDeadLetters(query: request.query)
         case .deadLetter(let id): api.deadLetter(id: id)
         case .deleteDeadLetter(let id): api.delete(id: id)

@@ -8,6 +8,7 @@ enum AdminRoute: Equatable {
     case metrics
     case status
     case event(id: String)
+    case listEvents
     case listDeadLetters
     case replayMatching
     case deadLetter(id: String)
@@ -49,6 +50,7 @@ enum AdminRoute: Equatable {
         case "/ui/purge": return [("POST", .uiPurge)]
         case "/ui/replay-all": return [("POST", .uiReplayAll)]
         case "/api/status": return [("GET", .status)]
+        case "/api/events": return [("GET", .listEvents)]
         case "/api/dead-letters": return [("GET", .listDeadLetters)]
         case "/api/dead-letters/replay": return [("POST", .replayMatching)]
         default: break

@@ -9,6 +9,10 @@ extension Gateway: AdminBackend {
 
     public func event(id: String) -> EventDeliveryState? { delivery.state(ofEvent: id) }
 
+    public func events(ofSubscription originalTransactionId: String) -> [EventDeliveryState] {
+        delivery.events(ofSubscription: originalTransactionId)
+    }
+
     public var deadLetters: DeadLetterStore { delivery.deadLetters }
 
     public func replay(deadLetterId: String) -> ReplayOutcome { delivery.replay(deadLetterId: deadLetterId) }

@@ -24,6 +24,8 @@ public struct NormalizedEvent: Sendable, Hashable {
     public let legacyType: String?
     /// `app.bundleId`, nil only when Apple sent none.
     public let bundleId: String?
+    /// `subscription.originalTransactionId`: what an operator looks a subscription up by.
+    public let originalTransactionId: String?
     /// Whether the gateway verified the notification (`verified` in the event): false for
     /// Xcode / LocalTesting data accepted unverified by opt-in; nil for an event stored by a
     /// StoreRelay that did not record it.
@@ -47,6 +49,7 @@ public struct NormalizedEvent: Sendable, Hashable {
         subtype = document.subtype
         legacyType = document.legacyType
         bundleId = document.bundleId.stringValue
+        originalTransactionId = document.originalTransactionId.stringValue
         verified = document.verified
         serialized = JSONValue.object(document.object()).serializedBytes()
     }
@@ -55,6 +58,7 @@ public struct NormalizedEvent: Sendable, Hashable {
          legacyType: String?, bundleId: String?, verified: Bool?, json: JSONObject) {
         self.id = id
         self.verified = verified
+        originalTransactionId = json["subscription"]?["originalTransactionId"]?.stringValue
         self.environment = environment
         self.type = type
         self.subtype = subtype
