@@ -12,6 +12,9 @@ public struct DeadLetterQuery: Sendable, Equatable {
     public var transactionId: String?
     public var bundleId: String?
     public var type: String?
+    /// Whatever the operator pasted into the page's search box: matches a letter whose id,
+    /// event id, original transaction id, transaction id, bundle id or type it equals.
+    public var text: String?
     /// Letters created at or after this time.
     public var since: Timestamp?
     /// Letters created before this time.
@@ -36,6 +39,10 @@ public struct DeadLetterQuery: Sendable, Equatable {
         return same(destination, entry.destination) && (reason == nil || reason == entry.reason)
             && same(eventId, entry.eventId) && same(originalTransactionId, entry.originalTransactionId)
             && same(transactionId, entry.transactionId) && same(bundleId, entry.bundleId) && same(type, entry.type)
+            && text.map { text in
+                [entry.id, entry.eventId, entry.originalTransactionId, entry.transactionId, entry.bundleId, entry.type]
+                    .contains { $0 == text }
+            } ?? true
             && since.map { entry.createdAt >= $0.milliseconds } ?? true
             && until.map { entry.createdAt < $0.milliseconds } ?? true
     }

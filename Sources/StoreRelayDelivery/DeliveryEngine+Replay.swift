@@ -72,10 +72,15 @@ extension DeliveryEngine {
     /// The letters taken are recorded first (`ReplayIntentStore`), so a crash in the middle
     /// neither loses the replay nor carries it out twice: the next start resumes it.
     public func replayAll(destination: String?, reason: DeadLetter.Reason?) -> Int {
+        replayAll(DeadLetterQuery(destination: destination, reason: reason))
+    }
+
+    /// Replays every dead letter matching `query` (a search on the page), as above.
+    public func replayAll(_ query: DeadLetterQuery) -> Int {
         var ids: [String] = []
         var cursor: String?
         repeat {
-            let page = deadLetters.list(destination: destination, reason: reason, limit: 500, cursor: cursor)
+            let page = deadLetters.list(query, limit: 500, cursor: cursor)
             ids += page.items.map(\.id)
             cursor = page.nextCursor
         } while cursor != nil

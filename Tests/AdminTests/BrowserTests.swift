@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+@testable import StoreRelayDelivery
 import StoreRelayTestSupport
 
 /// Headless Chromium through the page, driven by chromedriver (Tests/Fixtures/browser_replay.py).
@@ -19,5 +20,28 @@ import StoreRelayTestSupport
         #expect(result.stdout.contains("ok: logged in, replayed \(letter.id)"))
         #expect(admin.backend.replayed == [letter.id])
         #expect(admin.backend.deadLetters.letter(id: other.id) != nil, "only the clicked row was replayed")
+    }
+
+    /// Issue 13, point 1: search by the event id, open the event's view, replay from there.
+    @Test(.enabled(if: available, "Chromium and chromedriver are not installed (apt-get install chromium chromium-driver): browser test skipped"))
+    func searchAnEventOpenItsViewAndReplayFromThere() throws {
+        let admin = try AdminHarness()
+        let eventId = "7e1b4c2a-5d6f-4a8b-9c0d-1e2f3a4b5c6d"
+        let letter = try admin.backend.add(eventId: eventId, destination: "billing")
+        let other = try admin.backend.add(destination: "billing")
+        let notification = try FakeBackend.notification(id: eventId, productId: "p", type: "DID_RENEW", subtype: nil,
+                                                        destination: "billing")
+        admin.backend.update {
+            $0.events[eventId] = EventDeliveryState(notification: notification, deliveries: [
+                .init(destination: "billing", phase: .deadLettered, attempts: letter.attempts, nextAttempt: nil,
+                      deadLetterId: letter.id),
+            ])
+        }
+        let script = TestPaths.packageRoot.appendingPathComponent("Tests/Fixtures/browser_replay.py").path
+        let result = try CommandRunner.run("python3", [script, admin.baseURL, admin.token, letter.id, eventId])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("ok: searched \(eventId), opened its view, replayed \(letter.id)"))
+        #expect(admin.backend.replayed == [letter.id])
+        #expect(admin.backend.deadLetters.letter(id: other.id) != nil)
     }
 }

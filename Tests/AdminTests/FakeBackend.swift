@@ -43,9 +43,9 @@ final class FakeBackend: AdminBackend {
         return .replayed(destinations: letter.destination.map { [$0] } ?? ["ledger"])
     }
 
-    func replayAll(destination: String?, reason: DeadLetter.Reason?) -> Int {
-        state.withLock { $0.replayAllCalls.append((destination, reason)) }
-        let matching = deadLetters.list(destination: destination, reason: reason, limit: Int.max).items
+    func replayAll(_ query: DeadLetterQuery) -> Int {
+        state.withLock { $0.replayAllCalls.append((query.destination, query.reason)) }
+        let matching = deadLetters.list(query, limit: Int.max).items
         for letter in matching { _ = replay(deadLetterId: letter.id) }
         return matching.count
     }

@@ -1,4 +1,5 @@
 import Foundation
+@testable import StoreRelayDelivery
 import Testing
 import StoreRelayCore
 import StoreRelayTestSupport
@@ -179,5 +180,50 @@ func csrfToken(in page: String) -> String? {
         let purge = try admin.curl("/ui/purge", method: "POST", headers: [admin.bearer], body: "id=\(letter.id)")
         #expect(purge.status == 303)
         #expect(admin.backend.deadLetters.count == 0)
+    }
+
+    /// The page finds a notification by what the operator has in hand (issue 13, point 1):
+    /// the search box, the event id linking to its view, and "replay all matching" narrowed
+    /// by the search, never widened by filters that do not parse.
+    @Test func searchEventViewAndNarrowedReplayAll() throws {
+        let admin = try AdminHarness()
+        let eventId = "8f2c5d3b-6e7a-4b9c-8d1e-2f3a4b5c6d7e"
+        let wanted = try admin.backend.add(eventId: eventId, originalTransactionId: "4000000000000001")
+        let other = try admin.backend.add(originalTransactionId: "4000000000000002")
+        for query in ["q=" + eventId, "q=4000000000000001", "q=" + wanted.id] {
+            let page = try admin.curl("/?" + query, headers: [admin.bearer])
+            #expect(page.status == 200)
+            #expect(page.body.contains(wanted.id) && !page.body.contains(other.id), "\(query)")
+        }
+        let listed = try admin.curl("/?q=" + eventId, headers: [admin.bearer])
+        #expect(listed.body.contains("<a href=\"/events/\(eventId)\"><code class=\"id\">\(eventId)</code></a>"))
+        #expect(listed.body.contains(#"name="q""#) && listed.body.contains(#"value="\#(eventId)""#))
+
+        // The event's view, and a replay from it coming back to it.
+        let notification = try FakeBackend.notification(id: eventId, productId: "p", type: "DID_RENEW", subtype: nil,
+                                                        destination: "billing")
+        admin.backend.update {
+            $0.events[eventId] = EventDeliveryState(notification: notification, deliveries: [
+                .init(destination: "billing", phase: .deadLettered, attempts: wanted.attempts, nextAttempt: nil,
+                      deadLetterId: wanted.id),
+            ])
+        }
+        let view = try admin.curl("/events/" + eventId, headers: [admin.bearer])
+        #expect(view.status == 200)
+        #expect(view.body.contains("Normalized event") && view.body.contains("HTTP 503") && view.body.contains(wanted.id))
+        #expect(try admin.curl("/events/no-such-event", headers: [admin.bearer]).status == 404)
+        #expect(try admin.curl("/events/" + eventId).headers["location"] == "/login")
+        let replayed = try admin.curl("/ui/replay", method: "POST", headers: [admin.bearer], body: "id=\(wanted.id)&event=\(eventId)")
+        #expect(replayed.status == 303 && replayed.headers["location"] == "/events/\(eventId)?done=replayed-1")
+
+        // Replay all matching: the search narrows it; filters that do not parse stop it.
+        let third = try admin.backend.add(originalTransactionId: "4000000000000003")
+        let refused = try admin.curl("/ui/replay-all", method: "POST", headers: [admin.bearer], body: "since=yesterday")
+        #expect(refused.headers["location"]?.contains("done=badfilter") == true)
+        #expect(admin.backend.deadLetters.count == 2)
+        let narrowed = try admin.curl("/ui/replay-all", method: "POST", headers: [admin.bearer], body: "q=4000000000000003")
+        #expect(narrowed.headers["location"]?.contains("done=replayed-1") == true)
+        #expect(admin.backend.deadLetters.letter(id: third.id) == nil)
+        #expect(admin.backend.deadLetters.letter(id: other.id) != nil)
     }
 }

@@ -2,11 +2,13 @@
 """Drives headless Chromium through the StoreRelay admin page with the WebDriver HTTP API
 (chromedriver), using only the standard library:
 
-    browser_replay.py BASE_URL TOKEN DEAD_LETTER_ID
+    browser_replay.py BASE_URL TOKEN DEAD_LETTER_ID [EVENT_ID]
 
 Opens the page (and is sent to the login form), logs in with the token, finds the dead
 letter's row, clicks its Replay button, and checks that the page then says it was replayed
-and no longer lists it. Also checks the session cookie is HttpOnly and SameSite=Strict and the
+and no longer lists it. With EVENT_ID it instead types the event id into the search box,
+checks that only that event's letter is listed, opens the event's view from its id, and
+replays the letter from there, landing back on the event's view. Also checks the session cookie is HttpOnly and SameSite=Strict and the
 token never appears in a URL. Exit 0 on success; 1 with the reason on stderr; 77 when
 Chromium or chromedriver is missing.
 """
@@ -84,11 +86,38 @@ class WebDriver:
         fail("timed out waiting for " + what + "; at " + str(self.s("GET", "/url")))
 
 
+def search(driver, base, token, letter_id, event_id):
+    """Search by event id, open the event's view, replay from there."""
+    box = driver.find("//input[@name='q']")
+    driver.s("POST", "/element/%s/value" % box, {"text": event_id})
+    driver.s("POST", "/element/%s/click" % driver.find("//form[contains(@class,'filters')]//button"), {})
+    driver.wait_for(lambda: "q=" + event_id in driver.s("GET", "/url"), "the search results")
+    source = driver.s("GET", "/source")
+    if letter_id not in source:
+        fail("the searched event's dead letter is not listed")
+    if source.count("/events/") != 1:
+        fail("the search listed more than the one event")
+    driver.s("POST", "/element/%s/click" % driver.find("//a[@href='/events/%s']" % event_id), {})
+    driver.wait_for(lambda: driver.s("GET", "/url").endswith("/events/" + event_id), "the event's view")
+    source = driver.s("GET", "/source")
+    if "Normalized event" not in source or "dead-lettered" not in source:
+        fail("the event's view lacks the event or its delivery state")
+    button = driver.find("//form[@action='/ui/replay'][input[@name='id' and @value='%s']]/button" % letter_id)
+    driver.s("POST", "/element/%s/click" % button, {})
+    driver.wait_for(lambda: "/events/%s?done=replayed-1" % event_id in driver.s("GET", "/url"), "the event's view after replay")
+    if "Replayed 1 dead letter." not in driver.s("GET", "/source"):
+        fail("no replay notice on the event's view")
+    if token in driver.s("GET", "/url"):
+        fail("the token appeared in a URL")
+    print("ok: searched %s, opened its view, replayed %s" % (event_id, letter_id))
+
+
 def main():
-    if len(sys.argv) != 4:
+    if len(sys.argv) not in (4, 5):
         sys.stderr.write(__doc__)
         sys.exit(2)
-    base, token, letter_id = sys.argv[1:]
+    base, token, letter_id = sys.argv[1:4]
+    event_id = sys.argv[4] if len(sys.argv) == 5 else None
     chromium = find_binary("chromium", "chromium-browser", "google-chrome")
     driver_binary = find_binary("chromedriver")
     if not chromium or not driver_binary:
@@ -127,6 +156,9 @@ def main():
         if token in session.get("value", ""):
             fail("the cookie holds the token")
 
+        if event_id:
+            search(driver, base, token, letter_id, event_id)
+            return
         button = driver.find("//form[@action='/ui/replay'][input[@name='id' and @value='%s']]/button" % letter_id)
         driver.s("POST", "/element/%s/click" % button, {})
         driver.wait_for(lambda: "done=replayed-1" in driver.s("GET", "/url"), "the redirect after replay")

@@ -117,7 +117,7 @@ struct AdminAPI: Sendable {
             reason = parsed
         default: return .error(.badRequest, message: "\"reason\" must be a string or null.")
         }
-        let count = backend.replayAll(destination: destination, reason: reason)
+        let count = backend.replayAll(DeadLetterQuery(destination: destination, reason: reason))
         return .json((["replayed": .integer(Int64(count))] as JSONValue).serialized())
     }
 

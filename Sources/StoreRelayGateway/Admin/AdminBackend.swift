@@ -18,7 +18,7 @@ public protocol AdminBackend: Sendable {
     /// current configuration.
     func replay(deadLetterId: String) -> ReplayOutcome
     /// Replays every dead letter matching the filters; returns how many were replayed.
-    func replayAll(destination: String?, reason: DeadLetter.Reason?) -> Int
+    func replayAll(_ query: DeadLetterQuery) -> Int
     /// Readiness: journal writable and configuration loaded.
     var isReady: Bool { get }
 }

@@ -47,6 +47,12 @@ extension AdminHandler {
             return page(request, csrfToken: session.csrfToken)
         case (.page, .bearer):
             return page(request, csrfToken: nil)
+        case (.eventPage, .anonymous):
+            return redirect("/login")
+        case (.eventPage(let id), .session(let session)):
+            return eventPage(id, request, csrfToken: session.csrfToken)
+        case (.eventPage(let id), .bearer):
+            return eventPage(id, request, csrfToken: nil)
         case (_, .anonymous):
             return html(401, AdminPage.message(title: "Not logged in", text: "Log in with the admin token first."))
         case (_, .session(let session)):
@@ -91,12 +97,25 @@ extension AdminHandler {
         return html(200, AdminPage.render(model))
     }
 
+    private func eventPage(_ id: String, _ request: HTTPRequest, csrfToken: String?) -> HTTPResponse {
+        guard AdminRoute.isValidEventID(id) else {
+            return html(400, AdminPage.message(title: "Not an event id", text: "An event id is 1 to 64 letters, digits and dashes."))
+        }
+        guard let state = backend.event(id: id) else {
+            return html(404, AdminPage.message(title: "Event not found",
+                                               text: "No event \(id) is known: it is older than the window of recent events and has no dead letters."))
+        }
+        return html(200, AdminPage.event(AdminPage.EventModel(
+            state: state, csrfToken: csrfToken, notice: Self.notice(FormEncoding.value("done", in: request.query)), now: clock.now())))
+    }
+
     /// Runs a page action, then sends the browser back to the page it came from.
     private func act(_ route: AdminRoute, form: [(name: String, value: String)]) -> HTTPResponse {
         func field(_ name: String) -> String? { form.first { $0.name == name }?.value }
-        var filters = DeadLetterFilters(limit: AdminAPI.defaultPageSize)
-        filters.destination = field("destination").flatMap { $0.isEmpty ? nil : $0 }
-        filters.reason = field("reason").flatMap(DeadLetterFilters.reason)
+        // The view the form came from: its filters and search, as the page's links carry them.
+        let parsed = try? DeadLetterFilters(query: FormEncoding.encode(form.map { ($0.name, $0.value) }),
+                                            defaultLimit: AdminAPI.defaultPageSize, maxLimit: AdminAPI.maxPageSize)
+        let filters = parsed ?? DeadLetterFilters(limit: AdminAPI.defaultPageSize)
         let cursor = field("cursor").flatMap { DeadLetterFilters.isWellFormedCursor($0) ? $0 : nil }
         let id = field("id") ?? ""
         let notice: String
@@ -113,10 +132,18 @@ extension AdminHandler {
             }
         case .uiPurge:
             notice = backend.deadLetters.delete(id: id) ? "purged-1" : "missing"
+        case .uiReplayAll where parsed == nil:
+            // Filters that do not parse must never widen a bulk replay to everything.
+            notice = "badfilter"
         default:
-            notice = "replayed-\(backend.replayAll(destination: filters.destination, reason: filters.reason))"
+            // Exactly what the page showed: the search narrows the replay too.
+            notice = "replayed-\(backend.replayAll(filters.query))"
         }
         logger.info("admin page action", [("admin.action", "\(route)"), ("admin.result", notice)])
+        // A replay from an event's view goes back to that view.
+        if let event = field("event"), AdminRoute.isValidEventID(event) {
+            return redirect("/events/\(event)?" + FormEncoding.encode([("done", notice)]))
+        }
         return redirect("/?" + AdminPage.filterQuery(filters, cursor: cursor, notice: notice))
     }
 
@@ -133,6 +160,7 @@ extension AdminHandler {
         case "busy": return "That dead letter is already being replayed."
         case "unreadable": return "That dead letter's event could not be read from the journal; it cannot be replayed."
         case "invalid": return "That is not a dead-letter id."
+        case "badfilter": return "Those filters are not valid; nothing was replayed."
         default: return nil
         }
     }

@@ -7,13 +7,14 @@ extension AdminPage {
     static func deadLettersSection(_ model: Model) -> String {
         let total = model.deadLetterCounts.values.reduce(0, +)
         var out = "<h2>Dead letters <span class=\"muted\">(\(total) in all)</span></h2>\n" + filterForm(model)
-        out += "<table><tr><th>Id</th><th>Age</th><th>Destination</th><th>Reason</th><th>Type</th><th>Env</th>"
-            + "<th>Bundle id</th><th>Product id</th><th>Original transaction</th><th>Attempts</th><th>Last error</th><th></th></tr>\n"
+        out += "<table><tr><th>Event id</th><th>Dead letter</th><th>Age</th><th>Destination</th><th>Reason</th><th>Type</th>"
+            + "<th>Env</th><th>Bundle id</th><th>Product id</th><th>Original transaction</th><th>Attempts</th><th>Last error</th>"
+            + "<th></th></tr>\n"
         for record in model.letters {
             out += row(DeadLetterSummary(record: record), model)
         }
         if model.letters.isEmpty {
-            out += "<tr><td colspan=\"12\" class=\"muted\">No dead letters match.</td></tr>\n"
+            out += "<tr><td colspan=\"13\" class=\"muted\">No dead letters match.</td></tr>\n"
         }
         out += "</table>\n<p>"
         if let next = model.nextCursor {
@@ -40,12 +41,19 @@ extension AdminPage {
         for reason in DeadLetter.Reason.allCases {
             out += option(reason.rawValue, reason.rawValue, selected: model.filters.reason == reason)
         }
-        return out + "</select></label><button>Filter</button></form>\n"
+        out += "</select></label>"
+        out += "<label>Search<br><input type=\"search\" name=\"q\" size=\"40\" value=\"\(h(model.filters.query.text ?? ""))\" "
+            + "placeholder=\"event id, original transaction id, transaction id, bundle id or type\"></label>"
+        out += "<label>Since<br><input name=\"since\" size=\"12\" value=\"\(h(model.filters.sinceText ?? ""))\" placeholder=\"24h or ISO-8601\"></label>"
+        out += "<label>Until<br><input name=\"until\" size=\"12\" value=\"\(h(model.filters.untilText ?? ""))\" placeholder=\"1h or ISO-8601\"></label>"
+        return out + "<button>Filter</button></form>\n"
     }
 
     private static func row(_ letter: DeadLetterSummary, _ model: Model) -> String {
         let created = letter.createdAt?.iso8601 ?? ""
         let cells = [
+            // The whole id, selectable in one click, and the way to the event's own view.
+            "<a href=\"/events/\(h(letter.eventId))\"><code class=\"id\">\(h(letter.eventId))</code></a>",
             "<code>\(h(letter.id))</code>",
             "<span title=\"\(h(created))\">\(h(letter.age(now: model.now)))</span>",
             letter.destination.map(h) ?? "<span class=\"muted\">none</span>",
@@ -72,6 +80,7 @@ extension AdminPage {
         var out = hidden("csrf", model.csrfToken ?? "")
         if let destination = model.filters.destination { out += hidden("destination", destination) }
         if let reason = model.filters.reason { out += hidden("reason", reason.rawValue) }
+        for (name, value) in model.filters.searchPairs { out += hidden(name, value) }
         if cursor, let value = model.filters.cursor { out += hidden("cursor", value) }
         return out
     }
@@ -81,6 +90,7 @@ extension AdminPage {
         var pairs: [(String, String)] = []
         if let destination = filters.destination { pairs.append(("destination", destination)) }
         if let reason = filters.reason { pairs.append(("reason", reason.rawValue)) }
+        pairs += filters.searchPairs
         if let cursor { pairs.append(("cursor", cursor)) }
         if let notice { pairs.append(("done", notice)) }
         return FormEncoding.encode(pairs)

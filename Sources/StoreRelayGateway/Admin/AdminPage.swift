@@ -28,6 +28,7 @@ enum AdminPage {
         .ok{color:#17702a}.bad{color:#b00020}.muted{color:#777}.err{max-width:22rem;overflow-wrap:anywhere}
         .notice{background:#eef6ee;border:1px solid #9c9;padding:.4rem .6rem;margin:.8rem 0}
         form.inline{display:inline;margin:0}form.filters{display:flex;gap:.6rem;align-items:end;flex-wrap:wrap}
+        code.id{user-select:all}pre{background:#f7f7f7;border:1px solid #ddd;padding:.6rem;overflow:auto;max-height:32rem}
         button{cursor:pointer}button.danger{color:#b00020}
         """
 

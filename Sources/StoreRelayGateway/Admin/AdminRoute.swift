@@ -15,6 +15,7 @@ enum AdminRoute: Equatable {
     case deleteDeadLetter(id: String)
     case replayDeadLetter(id: String)
     case page
+    case eventPage(id: String)
     case loginForm
     case login
     case logout
@@ -56,6 +57,9 @@ enum AdminRoute: Equatable {
         default: break
         }
         let segments = path.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        if segments.count == 3, segments[0].isEmpty, segments[1] == "events", !segments[2].isEmpty {
+            return [("GET", .eventPage(id: segments[2]))]
+        }
         guard segments.count >= 4, segments[0].isEmpty, segments[1] == "api", !segments[3].isEmpty else { return [] }
         let id = segments[3]
         switch (segments[2], segments.count) {
@@ -82,7 +86,7 @@ enum AdminRoute: Equatable {
     /// Whether the route is the HTML page's (session cookie accepted) rather than the API's.
     var isPage: Bool {
         switch self {
-        case .page, .loginForm, .login, .logout, .uiReplay, .uiPurge, .uiReplayAll: true
+        case .page, .eventPage, .loginForm, .login, .logout, .uiReplay, .uiPurge, .uiReplayAll: true
         default: false
         }
     }

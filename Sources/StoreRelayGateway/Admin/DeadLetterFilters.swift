@@ -10,8 +10,9 @@ struct DeadLetterFilters: Equatable {
         let message: String
     }
 
-    /// The search fields, by their query names, as the page's form and the CLI send them.
-    static let searchFields = ["eventId", "originalTransactionId", "transactionId", "bundleId", "type"]
+    /// The search fields, by their query names, as the page's form and the CLI send them;
+    /// `q` is the page's one search box, matching any of the others (or a dead-letter id).
+    static let searchFields = ["eventId", "originalTransactionId", "transactionId", "bundleId", "type", "q"]
 
     var query: DeadLetterQuery
     var limit: Int
@@ -56,7 +57,8 @@ struct DeadLetterFilters: Equatable {
             case "originalTransactionId": query.originalTransactionId = value
             case "transactionId": query.transactionId = value
             case "bundleId": query.bundleId = value
-            default: query.type = value
+            case "type": query.type = value
+            default: query.text = value.trimmingSpaces
             }
         }
         sinceText = values["since"]
@@ -83,7 +85,7 @@ struct DeadLetterFilters: Equatable {
         var pairs: [(String, String)] = []
         for (name, value) in [("eventId", query.eventId), ("originalTransactionId", query.originalTransactionId),
                               ("transactionId", query.transactionId), ("bundleId", query.bundleId), ("type", query.type),
-                              ("since", sinceText), ("until", untilText)] {
+                              ("q", query.text), ("since", sinceText), ("until", untilText)] {
             if let value { pairs.append((name, value)) }
         }
         return pairs

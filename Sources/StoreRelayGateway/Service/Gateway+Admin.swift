@@ -17,8 +17,8 @@ extension Gateway: AdminBackend {
 
     public func replay(deadLetterId: String) -> ReplayOutcome { delivery.replay(deadLetterId: deadLetterId) }
 
-    public func replayAll(destination: String?, reason: DeadLetter.Reason?) -> Int {
-        delivery.replayAll(destination: destination, reason: reason)
+    public func replayAll(_ query: DeadLetterQuery) -> Int {
+        delivery.replayAll(query)
     }
 
     public var isReady: Bool { journal.isWritable }
