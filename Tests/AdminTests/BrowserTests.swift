@@ -1,6 +1,5 @@
 import Foundation
 import Testing
-@testable import StoreRelayDelivery
 import StoreRelayTestSupport
 
 /// Headless Chromium through the page, driven by chromedriver (Tests/Fixtures/browser_replay.py).
@@ -29,14 +28,7 @@ import StoreRelayTestSupport
         let eventId = "7e1b4c2a-5d6f-4a8b-9c0d-1e2f3a4b5c6d"
         let letter = try admin.backend.add(eventId: eventId, destination: "billing")
         let other = try admin.backend.add(destination: "billing")
-        let notification = try FakeBackend.notification(id: eventId, productId: "p", type: "DID_RENEW", subtype: nil,
-                                                        destination: "billing")
-        admin.backend.update {
-            $0.events[eventId] = EventDeliveryState(notification: notification, deliveries: [
-                .init(destination: "billing", phase: .deadLettered, attempts: letter.attempts, nextAttempt: nil,
-                      deadLetterId: letter.id),
-            ])
-        }
+        try admin.backend.recordDeadLettered(letter)
         let script = TestPaths.packageRoot.appendingPathComponent("Tests/Fixtures/browser_replay.py").path
         let result = try CommandRunner.run("python3", [script, admin.baseURL, admin.token, letter.id, eventId])
         #expect(result.status == 0, "\(result.stderr)")

@@ -51,6 +51,18 @@ final class FakeBackend: AdminBackend {
     }
 
     func update(_ body: (inout State) -> Void) { state.withLock(body) }
+
+    /// Makes `letter` the one delivery of its event, dead-lettered, as the engine would know it.
+    func recordDeadLettered(_ letter: DeadLetter) throws {
+        let notification = try Self.notification(id: letter.eventId, productId: "p", type: "DID_RENEW", subtype: nil,
+                                                 destination: letter.destination)
+        update {
+            $0.events[letter.eventId] = EventDeliveryState(notification: notification, deliveries: [
+                .init(destination: letter.destination ?? "", phase: .deadLettered, attempts: letter.attempts, nextAttempt: nil,
+                      deadLetterId: letter.id),
+            ])
+        }
+    }
     var replayed: [String] { state.current.replayed }
     var replayAllCalls: [(String?, DeadLetter.Reason?)] { state.current.replayAllCalls }
 

@@ -1,5 +1,4 @@
 import Foundation
-@testable import StoreRelayDelivery
 import Testing
 import StoreRelayCore
 import StoreRelayTestSupport
@@ -200,14 +199,7 @@ func csrfToken(in page: String) -> String? {
         #expect(listed.body.contains(#"name="q""#) && listed.body.contains(#"value="\#(eventId)""#))
 
         // The event's view, and a replay from it coming back to it.
-        let notification = try FakeBackend.notification(id: eventId, productId: "p", type: "DID_RENEW", subtype: nil,
-                                                        destination: "billing")
-        admin.backend.update {
-            $0.events[eventId] = EventDeliveryState(notification: notification, deliveries: [
-                .init(destination: "billing", phase: .deadLettered, attempts: wanted.attempts, nextAttempt: nil,
-                      deadLetterId: wanted.id),
-            ])
-        }
+        try admin.backend.recordDeadLettered(wanted)
         let view = try admin.curl("/events/" + eventId, headers: [admin.bearer])
         #expect(view.status == 200)
         #expect(view.body.contains("Normalized event") && view.body.contains("HTTP 503") && view.body.contains(wanted.id))

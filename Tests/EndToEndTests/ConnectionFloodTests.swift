@@ -10,8 +10,7 @@ import StoreRelayTestSupport
 struct ConnectionFloodTests {
     @Test func aFloodOfIdleConnectionsFromOneAddressDoesNotBlockANotification() throws {
         let signer = try NotificationSigner(authority: TestCertificateAuthority())
-        let directory = try TestPaths.makeTemporaryDirectory("storerelay-flood")
-        try signer.authority.rootPEM.write(to: directory.appendingPathComponent("test-root.pem"), atomically: true, encoding: .utf8)
+        let directory = try Gateway.directory(trusting: signer.authority, "storerelay-flood")
         // The default read timeout (10 s) and limits: only the idle timeout is what it was.
         let config = Gateway.config("trust-root ./test-root.pem").replacingOccurrences(of: "read-timeout 2s\n", with: "")
         // 1,030 sockets here and as many in the gateway: raise this process's soft limit

@@ -11,8 +11,7 @@ struct DurableReplayTests {
     @Test func killNineInTheMiddleOfAThousandLetterReplayLosesAndRepeatsNothing() throws {
         let signer = try NotificationSigner(authority: TestCertificateAuthority())
         let sink = try WebhookSink(secret: testSigningSecret)
-        let directory = try TestPaths.makeTemporaryDirectory("storerelay-replay")
-        try signer.authority.rootPEM.write(to: directory.appendingPathComponent("test-root.pem"), atomically: true, encoding: .utf8)
+        let directory = try Gateway.directory(trusting: signer.authority, "storerelay-replay")
         func config(routed: Bool) -> String {
             Gateway.bareConfig("""
                 trust-root ./test-root.pem

@@ -19,6 +19,14 @@ struct Gateway {
             """)
     }
 
+    /// A fresh directory for a gateway whose configuration says `trust-root ./test-root.pem`:
+    /// `authority`'s root is written there.
+    static func directory(trusting authority: TestCertificateAuthority, _ prefix: String) throws -> URL {
+        let directory = try TestPaths.makeTemporaryDirectory(prefix)
+        try authority.rootPEM.write(to: directory.appendingPathComponent("test-root.pem"), atomically: true, encoding: .utf8)
+        return directory
+    }
+
     /// Listener, path and data only: `body` declares every destination and route. The
     /// dedupe window is ten years because Apple's real notifications in ../shared/vectors
     /// were signed years ago: with the default window they would be quarantined as stale

@@ -22,8 +22,7 @@ struct LifecycleTests {
     @Test func sigtermDrainsDeliveriesInFlightWithinTheGrace() throws {
         let signer = try NotificationSigner(authority: TestCertificateAuthority())
         let sink = try WebhookSink(secret: testSigningSecret)
-        let directory = try TestPaths.makeTemporaryDirectory("storerelay-drain")
-        try signer.authority.rootPEM.write(to: directory.appendingPathComponent("test-root.pem"), atomically: true, encoding: .utf8)
+        let directory = try Gateway.directory(trusting: signer.authority, "storerelay-drain")
         let config = Gateway.bareConfig("""
             trust-root ./test-root.pem
             shutdown-grace 20s
@@ -64,8 +63,7 @@ struct LifecycleTests {
     @Test func withoutGraceADeliveryInFlightResumesAfterTheRestart() throws {
         let signer = try NotificationSigner(authority: TestCertificateAuthority())
         let sink = try WebhookSink(secret: testSigningSecret)
-        let directory = try TestPaths.makeTemporaryDirectory("storerelay-drain-none")
-        try signer.authority.rootPEM.write(to: directory.appendingPathComponent("test-root.pem"), atomically: true, encoding: .utf8)
+        let directory = try Gateway.directory(trusting: signer.authority, "storerelay-drain-none")
         let config = Gateway.bareConfig("""
             trust-root ./test-root.pem
             shutdown-grace 0s

@@ -14,8 +14,7 @@ struct VerifiedBytesTests {
     init() throws { signer = try NotificationSigner(authority: TestCertificateAuthority()) }
 
     private func gateway(_ body: String, environment: [String: String] = [:]) throws -> Gateway {
-        let directory = try TestPaths.makeTemporaryDirectory("storerelay-verified-bytes")
-        try signer.authority.rootPEM.write(to: directory.appendingPathComponent("test-root.pem"), atomically: true, encoding: .utf8)
+        let directory = try Gateway.directory(trusting: signer.authority, "storerelay-verified-bytes")
         return try Gateway(config: Gateway.bareConfig("trust-root ./test-root.pem\n" + body), directory: directory,
                            environment: environment)
     }
@@ -131,8 +130,7 @@ struct VerifiedFlagTests {
     @Test func unverifiedXcodeDataIsMarkedAndVerifiedDataIsToo() throws {
         let signer = try NotificationSigner(authority: TestCertificateAuthority())
         let sink = try WebhookSink(secret: testSigningSecret)
-        let directory = try TestPaths.makeTemporaryDirectory("storerelay-verified-flag")
-        try signer.authority.rootPEM.write(to: directory.appendingPathComponent("test-root.pem"), atomically: true, encoding: .utf8)
+        let directory = try Gateway.directory(trusting: signer.authority, "storerelay-verified-flag")
         let gateway = try Gateway(config: Gateway.bareConfig("""
             trust-root ./test-root.pem
             environments sandbox xcode
