@@ -30,9 +30,9 @@ public struct DeadLetter: Sendable {
     public var attempts: [DeliveryAttempt]
     /// The stored notification; nil only for `unreadable`, whose event could not be read.
     public var notification: StoredNotification?
-    /// The bulk replay that wrote this letter again (its replay failed too), if any: a
-    /// resumed replay does not take it a second time.
-    public var replayedBy: String?
+    /// The bulk replays that wrote this letter again (their replay failed too), oldest
+    /// first: a resumed replay does not take it a second time.
+    public var replayedBy: [String] = []
 
     /// The id is derived from the event and destination, so writing the same dead letter
     /// twice (a crash between the write and its progress record) replaces rather than doubles it.
@@ -79,7 +79,7 @@ public struct DeadLetter: Sendable {
             "attempts": .array(attempts.map(\.json)),
             "event": notification.map { .object($0.event.json) } ?? .null,
             "appleBody": .string(notification.map { String(decoding: $0.body, as: UTF8.self) }),
-            "replayedBy": .string(replayedBy),
+            "replayedBy": .array(replayedBy.map { .string($0) }),
         ]
     }
 
@@ -94,7 +94,7 @@ public struct DeadLetter: Sendable {
         detail = json["detail"]?.stringValue
         self.createdAt = createdAt
         attempts = json["attempts"]?.arrayValue?.compactMap(DeliveryAttempt.init(json:)) ?? []
-        replayedBy = json["replayedBy"]?.stringValue
+        replayedBy = json["replayedBy"]?.arrayValue?.compactMap(\.stringValue) ?? []
         let destination = json["destination"]?.stringValue
         self.destination = destination
         if reason == .unreadable {

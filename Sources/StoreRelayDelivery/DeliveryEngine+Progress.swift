@@ -215,7 +215,7 @@ extension DeliveryEngine {
                          detail: String, attempts: [DeliveryAttempt], replayOf: String?) {
         var written = DeadLetter(notification: notification, destination: destination, reason: reason, detail: detail,
                                  attempts: attempts, createdAt: clock.now())
-        written.replayedBy = replayOf.flatMap(replayIntent(of:))
+        written.replayedBy = replayOf.map(replayMarkers(of:)) ?? []
         let letter = written
         bookkeeping.enter()
         deadLetters.write(letter) { [self] result in

@@ -19,6 +19,11 @@ struct ReplayingLetter: Sendable {
     var remaining: Set<String>
     var rewritten: Set<String> = []
     var intent: String?
+    /// The letter's `replayedBy` when the replay began, kept if it is written again.
+    var markers: [String] = []
+    /// Every destination finished; the letter is being deleted (the claim holds until then,
+    /// so no other replay takes a letter already delivered).
+    var resolving = false
 }
 
 extension DeliveryEngine {
@@ -45,8 +50,17 @@ extension DeliveryEngine {
         }
         guard !names.isEmpty else { return .noRoute }
         let claimed = replaying.withLock { replaying -> Bool in
-            guard replaying[id] == nil else { return false }
-            replaying[id] = ReplayingLetter(remaining: Set(names), intent: intent)
+            if var existing = replaying[id] {
+                // Replayed already, by hand: a bulk replay asking too adopts that replay, so
+                // a crash before it ends resumes it (unless another bulk replay owns it).
+                if let intent, existing.intent == nil, !existing.resolving {
+                    existing.intent = intent
+                    replaying[id] = existing
+                    adopted.withLock { $0.insert(id) }
+                }
+                return false
+            }
+            replaying[id] = ReplayingLetter(remaining: Set(names), intent: intent, markers: letter.replayedBy)
             return true
         }
         guard claimed else { return .alreadyReplaying }
@@ -102,7 +116,7 @@ extension DeliveryEngine {
         for intent in intents.unfinished() {
             let letters = intent.letters.filter { id in
                 guard let letter = deadLetters.letter(id: id) else { return false }  // delivered meanwhile
-                return letter.replayedBy != intent.id
+                return !letter.replayedBy.contains(intent.id)
             }
             logger.info("bulk replay resumed", [("replay.id", intent.id), ("letters", String(letters.count)),
                                                 ("already.done", String(intent.letters.count - letters.count))])
@@ -116,9 +130,12 @@ extension DeliveryEngine {
         if letters.isEmpty { finishIntentIfDone(intent.id) }
         var count = 0
         for id in letters {
-            if case .replayed = replay(deadLetterId: id, intent: intent.id) {
+            switch replay(deadLetterId: id, intent: intent.id) {
+            case .replayed:
                 count += 1
-            } else {
+            case .alreadyReplaying where adopted.withLock({ $0.remove(id) }) != nil:
+                count += 1  // now this replay's: done when that replay is
+            default:
                 letterDone(id, intent: intent.id)
             }
         }
@@ -143,9 +160,13 @@ extension DeliveryEngine {
         }
     }
 
-    /// The bulk replay dead letter `id` is part of, while it is being replayed.
-    func replayIntent(of id: String) -> String? {
-        replaying.withLock { $0[id]?.intent }
+    /// The `replayedBy` a letter being replayed gets if it is written again: what it had,
+    /// and the bulk replay it is part of.
+    func replayMarkers(of id: String) -> [String] {
+        replaying.withLock { replaying in
+            guard let entry = replaying[id] else { return [] }
+            return entry.markers + (entry.intent.map { entry.markers.contains($0) ? [] : [$0] } ?? [])
+        }
     }
 
     /// One replayed delivery finished: delivered (`rewrittenAs` nil) or dead-lettered again.
@@ -155,12 +176,17 @@ extension DeliveryEngine {
             guard var entry = replaying[id] else { return nil }
             entry.remaining.remove(destination)
             if let newId { entry.rewritten.insert(newId) }
-            if entry.remaining.isEmpty {
-                replaying[id] = nil
-                return entry
+            guard entry.remaining.isEmpty else {
+                replaying[id] = entry
+                return nil
             }
-            replaying[id] = entry
-            return nil
+            if entry.rewritten.contains(id) {
+                replaying[id] = nil
+            } else {
+                entry.resolving = true
+                replaying[id] = entry
+            }
+            return entry
         }
         guard let done else { return }
         // Rewritten in place: the letter now says which replay wrote it (`replayedBy`).
@@ -168,13 +194,15 @@ extension DeliveryEngine {
             if let intent = done.intent { letterDone(id, intent: intent) }
             return
         }
-        // Deleting syncs the directory: not on the delivery pool this runs on. The bulk
-        // replay counts the letter done only once it is gone, so a crash between the two
-        // replays it again rather than forgetting it.
+        // Deleting syncs the directory: not on the delivery pool this runs on. The claim, and
+        // the bulk replay's count, end only once the letter is gone: no other replay takes a
+        // letter already delivered, and a crash before the delete replays it rather than
+        // forgetting it.
         queue.async { [self] in
             deadLetters.delete(id: id)
+            let intent = replaying.withLock { $0.removeValue(forKey: id)?.intent }
             logger.info("replayed dead letter resolved", [("deadLetter.id", id)])
-            if let intent = done.intent { letterDone(id, intent: intent) }
+            if let intent { letterDone(id, intent: intent) }
         }
     }
 }

@@ -44,6 +44,8 @@ public final class DeliveryEngine: Sendable {
     /// Bulk replays recorded on disk, and the letters each still waits for.
     let intents: ReplayIntentStore
     let intentsWaiting = Locked<[String: Set<String>]>([:])
+    /// Letters a bulk replay just adopted from a replay by hand (see `replay(deadLetterId:intent:)`).
+    let adopted = Locked<Set<String>>([])
     let client: HTTPClient
     /// Lets destination queues, including those a reload builds, reach the engine without a
     /// retain cycle.

@@ -64,6 +64,8 @@ final class ReplayIntentStore: Sendable {
     func unfinished() -> [Intent] {
         guard let directory, let names = try? Files.listDirectory(directory) else { return [] }
         var intents: [Intent] = []
+        // A record cut short before its rename: that replay had not started.
+        for name in names where name.hasSuffix(".tmp") { try? Files.removeFile(directory + "/" + name) }
         for name in names where name.hasPrefix("replay-") && name.hasSuffix(".json") {
             let path = directory + "/" + name
             guard let bytes = try? Files.readAll(path), let json = try? JSONValue.parse(bytes),

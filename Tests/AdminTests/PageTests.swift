@@ -208,6 +208,10 @@ func csrfToken(in page: String) -> String? {
         let replayed = try admin.curl("/ui/replay", method: "POST", headers: [admin.bearer], body: "id=\(wanted.id)&event=\(eventId)")
         #expect(replayed.status == 303 && replayed.headers["location"] == "/events/\(eventId)?done=replayed-1")
 
+        // Forms act on what the page showed: an age is sent as the time it meant then.
+        let aged = try admin.curl("/?since=1h", headers: [admin.bearer])
+        #expect(aged.body.contains(#"<input type="hidden" name="since" value="20"#), "the form carries the age, not the time")
+
         // Replay all matching: the search narrows it; filters that do not parse stop it.
         let third = try admin.backend.add(originalTransactionId: "4000000000000003")
         let refused = try admin.curl("/ui/replay-all", method: "POST", headers: [admin.bearer], body: "since=yesterday")

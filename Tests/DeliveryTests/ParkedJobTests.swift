@@ -237,7 +237,7 @@ private let refusingURL = "http://127.0.0.1:1/down"
         var alreadyDone = DeadLetter(notification: try sampleNotification(id: "done-again", destinations: ["hook"]),
                                      destination: "hook", reason: .exhausted, detail: "failed again", attempts: [],
                                      createdAt: .now())
-        alreadyDone.replayedBy = intent
+        alreadyDone.replayedBy = [intent]
         let waiting = DeadLetter(notification: try sampleNotification(id: "still-waiting", destinations: ["hook"]),
                                  destination: "hook", reason: .exhausted, detail: "not replayed yet", attempts: [],
                                  createdAt: .now())
@@ -253,6 +253,46 @@ private let refusingURL = "http://127.0.0.1:1/down"
         #expect(sink.requests.compactMap { $0["headers"]?["webhook-id"]?.stringValue } == ["still-waiting"])
         #expect(store.letter(id: alreadyDone.id) != nil, "a letter the replay already wrote again was taken twice")
         #expect(eventually { ((try? FileManager.default.contentsOfDirectory(atPath: replays.path)) ?? []).isEmpty })
+    }
+
+    /// A letter that fails again in a bulk replay keeps every replay that wrote it
+    /// (`replayedBy` grows), so an older replay resumed later does not take it again; a
+    /// letter being replayed by hand is adopted by a bulk replay, not counted done.
+    @Test func replayMarkersAccumulateAndHandReplaysAreAdopted() throws {
+        let sink = try WebhookSink()
+        let harness = try ParkingHarness(routes: """
+            destination hook webhook \(sink.url("/slow/300/400")) {
+                max-attempts 1
+            }
+            route * * * -> hook
+            """, whole: 10, keepReplays: true)
+        defer { harness.stop() }
+        let store = harness.engine.deadLetters
+        var letter = DeadLetter(notification: try sampleNotification(id: "marked", destinations: ["hook"]),
+                                destination: "hook", reason: .exhausted, detail: "failed", attempts: [], createdAt: .now())
+        letter.replayedBy = ["replay-aaaaaaaaaaaaaaaa"]
+        let done = DispatchSemaphore(value: 0)
+        store.write(letter) { _ in done.signal() }
+        done.wait()
+
+        #expect(harness.engine.replayAll(DeadLetterQuery()) == 1)
+        #expect(eventually { (store.letter(id: letter.id)?.replayedBy.count ?? 0) == 2 })
+        let markers = store.letter(id: letter.id)?.replayedBy ?? []
+        #expect(markers.first == "replay-aaaaaaaaaaaaaaaa" && markers.last?.hasPrefix("replay-") == true)
+        let replays = harness.directory.appendingPathComponent("replays")
+        func records() -> [String] { (try? FileManager.default.contentsOfDirectory(atPath: replays.path)) ?? [] }
+        #expect(eventually { records().isEmpty })
+
+        // Replayed by hand, then taken by a bulk replay: the bulk replay waits for it.
+        let byHand = DeadLetter(notification: try sampleNotification(id: "by-hand", destinations: ["hook"]),
+                                destination: "hook", reason: .exhausted, detail: "failed", attempts: [], createdAt: .now())
+        store.write(byHand) { _ in done.signal() }
+        done.wait()
+        #expect(harness.engine.replay(deadLetterId: byHand.id) == .replayed(destinations: ["hook"]))
+        #expect(harness.engine.replayAll(DeadLetterQuery(eventId: "by-hand")) == 1)
+        #expect(records().count == 1, "the bulk replay counted the letter replayed by hand as done")
+        #expect(eventually { records().isEmpty })
+        #expect(store.letter(id: byHand.id)?.replayedBy.count == 1)
     }
 
     /// An unfinished event is read back from the journal for the admin API, with its

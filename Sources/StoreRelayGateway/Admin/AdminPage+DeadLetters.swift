@@ -80,7 +80,7 @@ extension AdminPage {
         var out = hidden("csrf", model.csrfToken ?? "")
         if let destination = model.filters.destination { out += hidden("destination", destination) }
         if let reason = model.filters.reason { out += hidden("reason", reason.rawValue) }
-        for (name, value) in model.filters.searchPairs { out += hidden(name, value) }
+        for (name, value) in model.filters.searchPairs(resolvedTimes: true) { out += hidden(name, value) }
         if cursor, let value = model.filters.cursor { out += hidden("cursor", value) }
         return out
     }
@@ -90,7 +90,7 @@ extension AdminPage {
         var pairs: [(String, String)] = []
         if let destination = filters.destination { pairs.append(("destination", destination)) }
         if let reason = filters.reason { pairs.append(("reason", reason.rawValue)) }
-        pairs += filters.searchPairs
+        pairs += filters.searchPairs()
         if let cursor { pairs.append(("cursor", cursor)) }
         if let notice { pairs.append(("done", notice)) }
         return FormEncoding.encode(pairs)

@@ -81,11 +81,16 @@ struct DeadLetterFilters: Equatable {
     }
 
     /// The query pairs these filters came from (search and time only), to keep them in links.
-    var searchPairs: [(String, String)] {
+    /// `resolvedTimes`: `since`/`until` as the absolute times they meant when the page was
+    /// shown, for forms that act on what the page showed (an age such as `1h` would mean
+    /// something else by the time the form is posted).
+    func searchPairs(resolvedTimes: Bool = false) -> [(String, String)] {
+        let since = resolvedTimes ? query.since?.iso8601 : sinceText
+        let until = resolvedTimes ? query.until?.iso8601 : untilText
         var pairs: [(String, String)] = []
         for (name, value) in [("eventId", query.eventId), ("originalTransactionId", query.originalTransactionId),
                               ("transactionId", query.transactionId), ("bundleId", query.bundleId), ("type", query.type),
-                              ("q", query.text), ("since", sinceText), ("until", untilText)] {
+                              ("q", query.text), ("since", since), ("until", until)] {
             if let value { pairs.append((name, value)) }
         }
         return pairs
