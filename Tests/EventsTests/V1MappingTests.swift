@@ -58,6 +58,26 @@ struct V1MappingTests {
         #expect(json.objectValue?.keys == NormalizedEvent.keys)
     }
 
+    /// V1 reports an upgrade as INTERACTIVE_RENEWAL: the replaced transaction says
+    /// `is_upgraded` and is cancelled when the new one is bought. V2 says
+    /// DID_CHANGE_RENEWAL_PREF/UPGRADE; an upgrade long past (the receipt keeps it) does not.
+    @Test func anInteractiveRenewalThatUpgradesIsAnUpgrade() throws {
+        let bought: Int64 = 1_606_292_762_000
+        func body(cancelledMs: Int64) -> [UInt8] {
+            guard case .object(var replaced) = V1Bodies.receipt(transactionId: "2", purchaseMs: bought - 86_400_000 * 30) else {
+                return []
+            }
+            replaced["cancellation_date_ms"] = .string(String(cancelledMs))
+            let latest = V1Bodies.receipt(transactionId: "3", productId: "annual", purchaseMs: bought)
+            return V1Bodies.bytes(V1Bodies.body(type: "INTERACTIVE_RENEWAL", receipts: [latest, .object(replaced)]))
+        }
+        let upgrade = try V1Notification.parse(body(cancelledMs: bought)).normalized(receivedAt: fixedReceipt)
+        #expect(upgrade.type == "DID_CHANGE_RENEWAL_PREF" && upgrade.subtype == "UPGRADE")
+        #expect(upgrade.legacyType == "INTERACTIVE_RENEWAL")
+        let resubscribe = try V1Notification.parse(body(cancelledMs: bought - 86_400_000 * 20)).normalized(receivedAt: fixedReceipt)
+        #expect(resubscribe.type == "SUBSCRIBED" && resubscribe.subtype == "RESUBSCRIBE")
+    }
+
     @Test func everyDocumentedV1TypeIsCovered() {
         let documented: Set<String> = [
             "CANCEL", "CONSUMPTION_REQUEST", "DID_CHANGE_RENEWAL_PREF", "DID_CHANGE_RENEWAL_STATUS",

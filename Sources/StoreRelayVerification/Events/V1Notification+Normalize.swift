@@ -21,6 +21,7 @@ extension V1Notification {
         facts.productId = text(pending?["product_id"]) ?? text(receipt?["product_id"])
         facts.autoRenewProductId = text(pending?["auto_renew_product_id"]) ?? text(body["auto_renew_product_id"])
         facts.priceConsentStatus = text(pending?["price_consent_status"]).flatMap { Int64($0) }
+        facts.upgraded = isUpgrade(latest: receipt)
         let (type, subtype) = V1TypeMapping.map(notificationType, facts: facts)
 
         var doc = EventDocument(id: eventID, version: "1.0", environment: environment, type: type,
@@ -34,6 +35,19 @@ extension V1Notification {
         doc.transaction = transaction.map(JSONValue.object) ?? .null
         doc.renewal = renewal.map(JSONValue.object) ?? .null
         return NormalizedEvent(document: doc)
+    }
+
+    /// Whether the latest purchase upgraded the subscription: Apple then marks the transaction
+    /// it replaced `is_upgraded` and cancels it at the moment of the new purchase. An old
+    /// `is_upgraded` entry from a past upgrade (the receipt keeps its history) does not count.
+    private func isUpgrade(latest: JSONObject?) -> Bool {
+        guard let latest, let purchased = text(latest["purchase_date_ms"]).flatMap({ Int64($0) }) else { return false }
+        let subscription = text(latest["original_transaction_id"])
+        return receiptEntries().contains { entry in
+            guard text(entry["is_upgraded"]) == "true", text(entry["original_transaction_id"]) == subscription,
+                  let cancelled = text(entry["cancellation_date_ms"]).flatMap({ Int64($0) }) else { return false }
+            return abs(cancelled - purchased) <= 86_400_000
+        }
     }
 
     /// The receipt entries: `unified_receipt.latest_receipt_info`, else the deprecated

@@ -36,7 +36,7 @@ struct V1TypeMapping: Sendable, Hashable {
         "DID_RECOVER": .init(type: "DID_RENEW", subtype: .fixed("BILLING_RECOVERY")),
         "DID_RENEW": .init(type: "DID_RENEW", subtype: .none),
         "INITIAL_BUY": .init(type: "SUBSCRIBED", subtype: .fixed("INITIAL_BUY")),
-        // The customer renewed interactively (resubscribed, possibly to another product).
+        // The customer renewed interactively: resubscribed, or upgraded (see `map`).
         "INTERACTIVE_RENEWAL": .init(type: "SUBSCRIBED", subtype: .fixed("RESUBSCRIBE")),
         "PRICE_INCREASE_CONSENT": .init(type: "PRICE_INCREASE", subtype: .priceConsent),
         "REFUND": .init(type: "REFUND", subtype: .none),
@@ -53,12 +53,17 @@ struct V1TypeMapping: Sendable, Hashable {
         var productId: String?
         var autoRenewProductId: String?
         var priceConsentStatus: Int64?
+        /// A receipt entry of this subscription says `is_upgraded`: the customer moved to a
+        /// higher level of service, which takes effect at once.
+        var upgraded = false
     }
 
     /// The V2 type and subtype of `v1Type`; an undocumented type passes through as itself,
     /// without a subtype, so a new Apple type is delivered rather than lost.
     static func map(_ v1Type: String, facts: Facts) -> (type: String, subtype: String?) {
         guard let entry = table[v1Type] else { return (v1Type, nil) }
+        // V1 reports an upgrade as INTERACTIVE_RENEWAL; V2 as DID_CHANGE_RENEWAL_PREF/UPGRADE.
+        if v1Type == "INTERACTIVE_RENEWAL" && facts.upgraded { return ("DID_CHANGE_RENEWAL_PREF", "UPGRADE") }
         return (entry.type, entry.subtype(facts))
     }
 
