@@ -94,6 +94,39 @@ struct NormalizedEventTests {
         #expect(try NormalizedEvent(storedObject: older).verified == nil)
     }
 
+    /// Nested dates Apple documents are converted too (issue 18, point 4): commitmentInfo's,
+    /// Advanced Commerce items' revocations and refunds, the external purchase token's
+    /// expiry. Members beside them that are not dates stay as they are.
+    @Test func nestedDatesAreConvertedAndTheirNeighboursKept() throws {
+        let ms: JSONValue = 1_763_633_730_123
+        let iso: JSONValue = "2025-11-20T10:15:30.123Z"
+        let transaction: JSONValue = [
+            "transactionId": "1", "purchaseDate": ms,
+            "commitmentInfo": ["commitmentExpiresDate": ms, "commitmentRenewalDate": ms, "remainingPeriods": 3],
+            "advancedCommerceInfo": [
+                "requestReferenceId": "r-1",
+                "items": [["sku": "a", "revocationDate": ms, "refunds": [["refundDate": ms, "refundAmount": 500]]],
+                          ["sku": "b", "price": 1_763_633_730_123]],
+            ],
+        ]
+        let renewal: JSONValue = ["renewalDate": ms, "commitmentInfo": ["commitmentEndDate": ms]]
+        var payload = Self.futurePayload
+        payload = .object(JSONObject(payload.objectValue!.members.filter { $0.key != "data" }
+            + [("externalPurchaseToken", ["externalPurchaseId": "e-1", "tokenCreationDate": ms, "tokenExpirationDate": ms,
+                                          "appAppleId": 99, "bundleId": "com.acme.journal", "environment": "Production"])]))
+        let json = try NormalizedEvent(content: try content(payload, transaction: transaction, renewal: renewal),
+                                       receivedAt: fixedReceipt).parsed()
+        #expect(json["transaction"]?["purchaseDate"] == iso)
+        #expect(json["transaction"]?["commitmentInfo"] == ["commitmentExpiresDate": iso, "commitmentRenewalDate": iso, "remainingPeriods": 3])
+        let items = json["transaction"]?["advancedCommerceInfo"]?["items"]?.arrayValue ?? []
+        #expect(items.first?["revocationDate"] == iso)
+        #expect(items.first?["refunds"]?.arrayValue?.first == ["refundDate": iso, "refundAmount": 500])
+        #expect(items.last?["price"] == 1_763_633_730_123, "a number that is no documented date stays a number")
+        #expect(json["renewal"]?["commitmentInfo"]?["commitmentEndDate"] == iso)
+        #expect(json["externalPurchaseToken"]?["tokenExpirationDate"] == iso)
+        #expect(json["externalPurchaseToken"]?["tokenCreationDate"] == iso)
+    }
+
     @Test func missingIdentityIsRejected() throws {
         for key in ["notificationUUID", "notificationType"] {
             var payload = try #require(Self.futurePayload.objectValue)

@@ -4,24 +4,40 @@ import StoreRelayCore
 ///
 /// Apple writes every date as a JSON number of milliseconds, sometimes with a fraction
 /// (Xcode's `1697679936711.0747`); downstreams get `2023-10-19T01:45:36.711Z`. Only the
-/// members Apple documents as dates are converted, at the top level of their object: a
-/// future member that merely looks like a date passes through untouched, because guessing
-/// wrong would silently change a value a consumer relies on.
+/// members Apple documents as dates are converted, where Apple documents them (nested ones
+/// too): a future member that merely looks like a date passes through untouched, because
+/// guessing wrong would silently change a value a consumer relies on.
 enum AppleDates {
-    /// JWSTransactionDecodedPayload.
-    static let transactionKeys: Set<String> = [
-        "purchaseDate", "originalPurchaseDate", "expiresDate", "signedDate", "revocationDate",
-    ]
+    /// Where the dates of one object are: members by name, and objects (or arrays of them)
+    /// nested under a member, with their own dates.
+    struct Fields: Sendable {
+        var keys: Set<String> = []
+        /// Every member whose name ends in `Date` (`commitmentInfo`, whose members Apple
+        /// names that way throughout).
+        var everyMemberEndingInDate = false
+        var nested: [String: Fields] = [:]
+    }
+
+    /// `commitmentInfo`, in transactions and renewal info alike.
+    private static let commitmentInfo = Fields(everyMemberEndingInDate: true)
+
+    /// JWSTransactionDecodedPayload, with Advanced Commerce's items and their refunds.
+    static let transaction = Fields(
+        keys: ["purchaseDate", "originalPurchaseDate", "expiresDate", "signedDate", "revocationDate"],
+        nested: [
+            "commitmentInfo": commitmentInfo,
+            "advancedCommerceInfo": Fields(nested: [
+                "items": Fields(keys: ["revocationDate"], nested: ["refunds": Fields(keys: ["refundDate"])]),
+            ]),
+        ])
     /// JWSRenewalInfoDecodedPayload.
-    static let renewalKeys: Set<String> = [
-        "signedDate", "recentSubscriptionStartDate", "renewalDate", "gracePeriodExpiresDate",
-    ]
+    static let renewal = Fields(
+        keys: ["signedDate", "recentSubscriptionStartDate", "renewalDate", "gracePeriodExpiresDate"],
+        nested: ["commitmentInfo": commitmentInfo])
     /// JWSAppTransactionDecodedPayload.
-    static let appTransactionKeys: Set<String> = [
-        "receiptCreationDate", "originalPurchaseDate", "preorderDate", "signedDate",
-    ]
+    static let appTransaction = Fields(keys: ["receiptCreationDate", "originalPurchaseDate", "preorderDate", "signedDate"])
     /// externalPurchaseToken.
-    static let externalPurchaseTokenKeys: Set<String> = ["tokenCreationDate"]
+    static let externalPurchaseToken = Fields(keys: ["tokenCreationDate", "tokenExpirationDate"])
 
     /// The earliest and latest instants ISO-8601 can spell with a four-digit year; a number
     /// outside them is not a date Apple would send, so it is left as it is. Year 0000 is in:
@@ -62,12 +78,24 @@ enum AppleDates {
         return (earliest...latest).contains(ms) ? ms : nil
     }
 
-    /// `value` with the members named in `keys` converted; non-objects pass through.
-    static func converting(_ value: JSONValue, keys: Set<String>) -> JSONValue {
-        guard case .object(var object) = value else { return value }
-        for key in object.keys where keys.contains(key) {
-            if let member = object[key] { object[key] = iso8601(member) }
+    /// `value` with the dates `fields` names converted; an array has each element converted
+    /// the same way; anything else passes through.
+    static func converting(_ value: JSONValue, _ fields: Fields) -> JSONValue {
+        switch value {
+        case .object(var object):
+            for key in object.keys {
+                guard let member = object[key] else { continue }
+                if fields.keys.contains(key) || (fields.everyMemberEndingInDate && key.hasSuffix("Date")) {
+                    object[key] = iso8601(member)
+                } else if let inner = fields.nested[key] {
+                    object[key] = converting(member, inner)
+                }
+            }
+            return .object(object)
+        case .array(let elements):
+            return .array(elements.map { converting($0, fields) })
+        default:
+            return value
         }
-        return .object(object)
     }
 }

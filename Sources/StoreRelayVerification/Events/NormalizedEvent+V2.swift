@@ -50,14 +50,14 @@ extension NormalizedEvent {
         doc.productId = first("productId", in: subscriptionSources + summary)
         doc.status = payload["data"]?["status"] ?? .null
 
-        doc.transaction = content.transaction.map { AppleDates.converting($0, keys: AppleDates.transactionKeys) } ?? .null
-        doc.renewal = content.renewal.map { AppleDates.converting($0, keys: AppleDates.renewalKeys) } ?? .null
+        doc.transaction = content.transaction.map { AppleDates.converting($0, AppleDates.transaction) } ?? .null
+        doc.renewal = content.renewal.map { AppleDates.converting($0, AppleDates.renewal) } ?? .null
         doc.appTransaction = content.appTransaction.map {
-            AppleDates.converting($0, keys: AppleDates.appTransactionKeys)
+            AppleDates.converting($0, AppleDates.appTransaction)
         } ?? .null
         doc.summary = payload["summary"] ?? .null
         doc.externalPurchaseToken = payload["externalPurchaseToken"].map {
-            AppleDates.converting($0, keys: AppleDates.externalPurchaseTokenKeys)
+            AppleDates.converting($0, AppleDates.externalPurchaseToken)
         } ?? .null
         doc.consumptionRequestReason = payload["data"]?["consumptionRequestReason"] ?? .null
         self.init(document: doc)
