@@ -68,11 +68,15 @@ extension ConfigParser {
         return ok ? .valid(values) : .invalid
     }
 
-    /// `TYPE`, `TYPE/*` or `TYPE/SUBTYPE`, names in Apple's uppercase spelling.
+    /// `TYPE`, `TYPE/*`, `TYPE/SUBTYPE` or `TYPE/-` (no subtype), names in Apple's uppercase
+    /// spelling.
     static func typePattern(_ text: String) throws(ConfigValueError) -> RouteRule.TypePattern {
         let parts = text.split(separator: "/", omittingEmptySubsequences: false)
-        guard parts.count <= 2, parts.allSatisfy(isTypeName) || (parts.count == 2 && isTypeName(parts[0]) && parts[1] == "*") else {
-            throw ConfigValueError("'\(text)' is not a type (expected TYPE, TYPE/SUBTYPE or TYPE/* in uppercase, e.g. DID_RENEW/BILLING_RECOVERY)")
+        guard parts.count <= 2, parts.allSatisfy(isTypeName)
+                || (parts.count == 2 && isTypeName(parts[0]) && (parts[1] == "*" || parts[1] == "-"))
+        else {
+            throw ConfigValueError("'\(text)' is not a type (expected TYPE, TYPE/SUBTYPE, TYPE/* or TYPE/- for no subtype, "
+                + "in uppercase, e.g. DID_RENEW/BILLING_RECOVERY)")
         }
         return RouteRule.TypePattern(type: String(parts[0]), subtype: parts.count == 2 && parts[1] != "*" ? String(parts[1]) : nil)
     }

@@ -2,11 +2,15 @@ import StoreRelayCore
 
 /// One `route` line: which events it matches and where they go.
 public struct RouteRule: Sendable, Hashable {
-    /// A type-column entry: `TYPE` or `TYPE/*` (any subtype), or `TYPE/SUBTYPE`.
+    /// A type-column entry: `TYPE` or `TYPE/*` (any subtype), `TYPE/SUBTYPE`, or `TYPE/-`
+    /// (only without a subtype: DID_RENEW/- is a renewal, not a billing recovery).
     public struct TypePattern: Sendable, Hashable, CustomStringConvertible {
+        /// The `subtype` of `TYPE/-`: no Apple subtype is spelled so.
+        public static let noSubtype = "-"
+
         /// The notification type, e.g. `DID_RENEW`.
         public var type: String
-        /// The required subtype; nil matches any subtype, including none.
+        /// The required subtype (`noSubtype`: none); nil matches any subtype, including none.
         public var subtype: String?
 
         public init(type: String, subtype: String? = nil) {
@@ -17,7 +21,7 @@ public struct RouteRule: Sendable, Hashable {
         public var description: String { subtype.map { "\(type)/\($0)" } ?? type }
 
         func matches(type: String, subtype: String?) -> Bool {
-            self.type == type && (self.subtype == nil || self.subtype == subtype)
+            self.type == type && (self.subtype == nil || self.subtype == (subtype ?? Self.noSubtype))
         }
     }
 

@@ -77,7 +77,7 @@ public struct RouteTable: Sendable {
             if let bundleIds = rule.bundleIds, !bundleIds.contains(bundleId) { continue }
             if let types = rule.types {
                 guard let subtypes = types[type] else { continue }
-                if let subtypes, !(subtype.map(subtypes.contains) ?? false) { continue }
+                if let subtypes, !subtypes.contains(subtype ?? RouteRule.TypePattern.noSubtype) { continue }
             }
             for index in rule.destinations where !taken[index] {
                 taken[index] = true

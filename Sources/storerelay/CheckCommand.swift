@@ -27,6 +27,7 @@ enum CheckCommand: CommandDescribing {
         do {
             let configuration = try ConfigurationLoader.load(option: parsed.option("config"))
             writeStandardOutput(configuration.checkReport())
+            for warning in configuration.warnings { writeStandardError("warning: " + warning) }
             return ExitCode.ok
         } catch {
             writeStandardError(error.description)

@@ -47,6 +47,38 @@ import StoreRelayCore
         #expect(t.destinations(environment: .production, bundleId: "x", type: "SUBSCRIBED", subtype: "BILLING_RECOVERY") == [])
     }
 
+    /// `TYPE/-` matches the type only without a subtype (issue 18, point 6), alone or beside
+    /// named subtypes, and `RouteRule.matches` agrees with the compiled table.
+    @Test func typeWithDashMatchesOnlyNoSubtype() throws {
+        let t = try table("route * * DID_RENEW/- -> a\nroute * * DID_CHANGE_RENEWAL_PREF/-, DID_CHANGE_RENEWAL_PREF/UPGRADE -> b")
+        #expect(t.destinations(environment: .production, bundleId: "x", type: "DID_RENEW", subtype: nil) == ["a"])
+        #expect(t.destinations(environment: .production, bundleId: "x", type: "DID_RENEW", subtype: "BILLING_RECOVERY") == [])
+        #expect(t.destinations(environment: .production, bundleId: "x", type: "DID_CHANGE_RENEWAL_PREF", subtype: nil) == ["b"])
+        #expect(t.destinations(environment: .production, bundleId: "x", type: "DID_CHANGE_RENEWAL_PREF", subtype: "UPGRADE") == ["b"])
+        #expect(t.destinations(environment: .production, bundleId: "x", type: "DID_CHANGE_RENEWAL_PREF", subtype: "DOWNGRADE") == [])
+        let rule = try #require(t.rules.first)
+        #expect(rule.types?.first?.description == "DID_RENEW/-")
+        expectError("destination a file ./a\nroute * * DID_RENEW/-- -> a\n", .invalidValue, line: 2, column: 11, containing: "TYPE/- for no subtype")
+    }
+
+    /// Route types and subtypes Apple does not send are valid but never match: `check` and
+    /// `serve` warn, naming the line and the likely type.
+    @Test func routesOutsideTheCatalogAreWarnedAbout() throws {
+        let c = try parsed("""
+            destination a file ./a
+            route * * MIGRATE -> a
+            route * * EXPIRED/FOO, EXPIRED/- -> a
+            route * * DID_RENEW/-, SUBSCRIBED/INITIAL_BUY, SOMETHING_ELSE -> a
+            """)
+        let warnings = c.warnings
+        #expect(warnings.count == 4, "\(warnings)")
+        #expect(warnings.contains { $0.hasPrefix("routes.conf:2:") && $0.contains("MIGRATE") && $0.contains("did you mean MIGRATION?") })
+        #expect(warnings.contains { $0.hasPrefix("routes.conf:3:") && $0.contains("has no subtype FOO") })
+        #expect(warnings.contains { $0.hasPrefix("routes.conf:3:") && $0.contains("always has a subtype") })
+        #expect(warnings.contains { $0.hasPrefix("routes.conf:4:") && $0.contains("SOMETHING_ELSE") && !$0.contains("did you mean") })
+        #expect(try parsed("destination a file ./a\nroute * * DID_RENEW/-, REFUND, EXPIRED/VOLUNTARY -> a").warnings.isEmpty)
+    }
+
     @Test func typeWithStarMatchesAnySubtypeOrNone() throws {
         let t = try table("route * * SUBSCRIBED/* -> a")
         #expect(t.destinations(environment: .sandbox, bundleId: "x", type: "SUBSCRIBED", subtype: "RESUBSCRIBE") == ["a"])

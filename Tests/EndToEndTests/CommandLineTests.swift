@@ -90,6 +90,18 @@ struct CommandLineTests {
         #expect(ok.stdout.contains("REFUND"))
         #expect(ok.stdout.contains("refunds"))
         #expect(ok.stdout.contains("ledger"))
+        #expect(!ok.stderr.contains("warning"))
+
+        // A route no notification can match is valid, and warned about.
+        try """
+            listen 127.0.0.1:8080
+            destination ledger file ./data/queues/ledger
+            route * * MIGRATE -> ledger
+            """.write(to: config, atomically: true, encoding: .utf8)
+        let warned = try CommandRunner.storerelay(["check", "--config", config.path])
+        #expect(warned.status == 0, "\(warned.stderr)")
+        #expect(warned.stderr.hasPrefix("warning: ") && warned.stderr.contains("routes.conf:3: route type MIGRATE")
+                && warned.stderr.contains("MIGRATION"), "\(warned.stderr)")
 
         try """
             listen 127.0.0.1:8080

@@ -41,6 +41,7 @@ extension Gateway {
         logger.info("configuration reloaded", [
             ("routes", String(new.routes.rules.count)), ("destinations", String(new.destinations.count)),
         ])
+        for warning in new.warnings { logger.warning("configuration", [("warning", warning)]) }
     }
 
     /// Settings that only take effect when the process starts again.

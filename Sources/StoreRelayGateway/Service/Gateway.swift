@@ -110,6 +110,7 @@ public final class Gateway: Sendable {
             ("paths", configuration.paths.map(\.path).joined(separator: " ")),
             ("tls", publicTLS == nil ? "no" : "yes"),
         ])
+        for warning in configuration.warnings { logger.warning("configuration", [("warning", warning)]) }
         if configuration.apps.isEmpty {
             // Apple signs for every app: without `app` lines anyone's genuine notifications,
             // any bundle id, are accepted and fanned out here.
