@@ -57,7 +57,6 @@ enum NotificationBodies {
             ("deviceVerificationNonce", .string(RandomIdentifiers.uuid())),
             ("appTransactionId", .string(appTransactionId)),
             ("originalPlatform", "iOS"),
-            ("signedDate", .integer(now)),
         ]).value
     }
 }

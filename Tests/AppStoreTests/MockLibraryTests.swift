@@ -26,7 +26,7 @@ struct MockLibraryTests {
         for name in ["transactionInfo", "renewalInfo"] {
             let decoded = try verifier.verify(Fixtures.vector(directory + "mock_signed_data/" + name))
             #expect(decoded.environment == .sandbox, "\(name)")
-            #expect(decoded.signedDate == Timestamp(milliseconds: 1672956154000), "\(name)")
+            #expect(decoded.effectiveDate == Timestamp(milliseconds: 1672956154000), "\(name)")
             #expect(decoded.signatureVerified)
         }
     }
@@ -85,7 +85,7 @@ struct MockLibraryTests {
         }
         // The fractional signedDate of the renewal info is read as a number of milliseconds.
         let renewal = try xcode.verify(Fixtures.vector(directory + "xcode/xcode-signed-renewal-info"))
-        #expect(renewal.signedDate == Timestamp(milliseconds: 1697679936711))
+        #expect(renewal.effectiveDate == Timestamp(milliseconds: 1697679936711))
         #expect(xcode.statistics.unverifiedAccepted == 4)
         #expect(xcode.statistics.signatureVerifications == 0)
     }

@@ -26,9 +26,47 @@ import StoreRelayTestSupport
         #expect(result.transaction?.payload["transactionId"]?.stringValue == "42")
         #expect(result.transaction?.signatureVerified == true)
         #expect(result.renewal?.payload["autoRenewStatus"]?.int64Value == 1)
-        #expect(result.renewal?.signedDate == Timestamp(milliseconds: renewalDate))
+        #expect(result.renewal?.effectiveDate == Timestamp(milliseconds: renewalDate))
         #expect(result.appTransaction == nil)
         #expect(result.data?["bundleVersion"]?.stringValue == "7")
+    }
+
+    /// Apple's `AppTransaction` has no `signedDate`; Apple's libraries verify it at its
+    /// `receiptCreationDate`, and so do we, wherever it is nested or when verified alone.
+    @Test func appTransactionsAreVerifiedAtTheirReceiptCreationDate() throws {
+        func appTransaction(created: Int64, signedDate: Int64? = nil) throws -> String {
+            let signed = signedDate.map { #","signedDate":\#($0)"# } ?? ""
+            return try authority.signJWS(payload: #"{"receiptType":"Sandbox","bundleId":"com.example.app","appTransactionId":"7","receiptCreationDate":\#(created)\#(signed)}"#)
+        }
+        func notification(appTransaction: String) throws -> String {
+            let date = now
+            return try authority.signJWS(payload: #"{"notificationType":"RESCIND_CONSENT","notificationUUID":"\#(UUID().uuidString.lowercased())","appData":{"appAppleId":1234,"bundleId":"com.example.app","environment":"Sandbox","signedAppTransactionInfo":"\#(appTransaction)"},"version":"2.0","signedDate":\#(date)}"#)
+        }
+        let verifier = try Fixtures.testRootVerifier()
+        // A minute ahead: the shared test CA may have been created this very second.
+        let created = now + 60_000
+        let fresh = try appTransaction(created: created)
+        let result = try verifier.verify(signedPayload: notification(appTransaction: fresh))
+        #expect(result.appTransaction?.effectiveDate == Timestamp(milliseconds: created))
+        #expect(result.appTransaction?.signatureVerified == true)
+        #expect(try verifier.signedData.verify(fresh).signatureVerified)
+
+        // Created in 2000, before the test CA existed: rejected even with a current signedDate,
+        // because receiptCreationDate is the date that counts.
+        let old = try appTransaction(created: 946_684_800_000, signedDate: now)
+        let nestedError = verificationError { _ = try verifier.verify(signedPayload: notification(appTransaction: old)) }
+        #expect(nestedError?.reason == .certificateExpired)
+        #expect(nestedError?.message.hasPrefix("appData.signedAppTransactionInfo:") == true)
+        #expect(verificationError { _ = try verifier.signedData.verify(old) }?.reason == .certificateExpired)
+
+        // A transaction is still judged by its signedDate, whatever else it carries.
+        let transaction = try authority.signJWS(payload: #"{"transactionId":"1","bundleId":"com.example.app","environment":"Sandbox","receiptCreationDate":946684800000,"signedDate":\#(now)}"#)
+        #expect(try verifier.signedData.verify(transaction).signatureVerified)
+
+        let unreadable = try authority.signJWS(payload: #"{"receiptType":"Sandbox","receiptCreationDate":"yesterday"}"#)
+        let dateError = verificationError { _ = try verifier.signedData.verify(unreadable) }
+        #expect(dateError?.code == .malformed)
+        #expect(dateError?.message.contains("receiptCreationDate") == true)
     }
 
     @Test func rejectsNestedDataForAnotherAppOrEnvironment() throws {

@@ -58,7 +58,7 @@ struct RealVectorTests {
                 for (key, value) in expected {
                     #expect(sameJSON(decoded.payload[key], value), "\(file) \(field).\(key)")
                 }
-                #expect(decoded.signedDate?.milliseconds == expected["signedDate"]?.int64Value)
+                #expect(decoded.effectiveDate?.milliseconds == expected["signedDate"]?.int64Value)
             }
         }
         // 23 outer + their nested JWS, one signature check each; the chains are three leaves.

@@ -39,6 +39,9 @@ import Testing
             let app = try #require(verified.appTransaction)
             #expect(app.bundleId == "com.example.sim")
             #expect(app.environment == environment)
+            // Like Apple's, it has no signedDate and is verified at its receiptCreationDate.
+            #expect(app.payload["signedDate"] == nil)
+            #expect(app.effectiveDate?.milliseconds == app.payload["receiptCreationDate"]?.int64Value)
         case "ONE_TIME_CHARGE":
             let transaction = try #require(verified.transaction)
             #expect(transaction.payload["type"]?.stringValue == "Consumable")

@@ -102,13 +102,34 @@ public struct DecodedJWS: Sendable {
     /// The header's `alg`, when it is a string.
     public var algorithm: String? { header["alg"]?.stringValue }
 
-    /// The payload's `signedDate` (milliseconds since the epoch; Xcode writes fractions, which
-    /// are dropped). `nil` when absent; a `signedDate` that is not a usable number is malformed.
+    /// The payload field holding the instant a JWS is verified at, as Apple's libraries choose
+    /// it: app transactions have no `signedDate` and are verified at `receiptCreationDate`.
+    public enum DateField: String, Sendable {
+        case signedDate, receiptCreationDate
+
+        /// For a JWS of unknown kind: an app transaction is the payload with `receiptType`.
+        static func guessed(for payload: JSONObject) -> DateField {
+            payload["receiptType"] == nil ? .signedDate : .receiptCreationDate
+        }
+    }
+
+    /// The instant this JWS is verified at (see `DateField`); `nil` when the field is absent.
+    public func effectiveDate(_ field: DateField) throws(VerificationError) -> Timestamp? {
+        try millisecondsDate(field.rawValue)
+    }
+
+    /// The payload's `signedDate`, when present.
     public func signedDate() throws(VerificationError) -> Timestamp? {
-        guard let value = payload["signedDate"], !value.isNull else { return nil }
+        try millisecondsDate("signedDate")
+    }
+
+    /// A payload date in milliseconds since the epoch (Xcode writes fractions, which are
+    /// dropped). `nil` when absent; a value that is not a usable number is malformed.
+    private func millisecondsDate(_ field: String) throws(VerificationError) -> Timestamp? {
+        guard let value = payload[field], !value.isNull else { return nil }
         guard let milliseconds = value.doubleValue, milliseconds.isFinite,
               abs(milliseconds) < 1e15  // about 31,000 years: anything beyond is not a date
-        else { throw .malformed(.notNotification, "the payload's signedDate is not a number of milliseconds") }
+        else { throw .malformed(.notNotification, "the payload's \(field) is not a number of milliseconds") }
         return Timestamp(milliseconds: Int64(milliseconds.rounded(.down)))
     }
 

@@ -28,7 +28,7 @@ public final class NotificationVerifier: Sendable {
         // environment, and it can only lower the bar for environments an operator opted into.
         let claimed = try? NotificationSubject.read(payload)
         let skip = claimed.map { signedData.configuration.effectiveUnverifiedEnvironments.contains($0.environment) } ?? false
-        let verified = try signedData.verify(outer, skippingSignature: skip)
+        let verified = try signedData.verify(outer, at: .signedDate, skippingSignature: skip)
 
         guard let type = payload["notificationType"]?.stringValue, !type.isEmpty else {
             throw .malformed(.notNotification, "the payload has no notificationType, so it is not a notification")
@@ -41,9 +41,10 @@ public final class NotificationVerifier: Sendable {
         let data = payload["data"]?.objectValue
         let transaction = try nested("signedTransactionInfo", in: data, "data", subject, skip)
         let renewal = try nested("signedRenewalInfo", in: data, "data", subject, skip)
-        var appTransaction = try nested("signedAppTransactionInfo", in: payload["appData"]?.objectValue, "appData", subject, skip)
+        let appData = payload["appData"]?.objectValue
+        var appTransaction = try nested("signedAppTransactionInfo", in: appData, "appData", subject, skip, at: .receiptCreationDate)
         if appTransaction == nil {
-            appTransaction = try nested("signedAppTransactionInfo", in: data, "data", subject, skip)
+            appTransaction = try nested("signedAppTransactionInfo", in: data, "data", subject, skip, at: .receiptCreationDate)
         }
 
         return VerifiedNotification(
@@ -52,7 +53,7 @@ public final class NotificationVerifier: Sendable {
             subtype: payload["subtype"]?.stringValue,
             notificationUUID: uuid,
             version: payload["version"]?.stringValue,
-            signedDate: verified.signedDate,
+            signedDate: verified.effectiveDate,
             environment: subject.environment,
             bundleId: subject.bundleId,
             appAppleId: subject.appAppleId,
@@ -64,12 +65,13 @@ public final class NotificationVerifier: Sendable {
         )
     }
 
-    /// Verifies `container[field]` at its own `signedDate` and checks it belongs to the same
+    /// Verifies `container[field]` at its own date (`signedDate`, or an app transaction's
+    /// `receiptCreationDate`) and checks it belongs to the same
     /// app and environment. Renewal info has no `bundleId` and old payloads no `environment`,
     /// so each is compared only when present.
     private func nested(
         _ field: String, in container: JSONObject?, _ containerName: String,
-        _ subject: NotificationSubject, _ skip: Bool
+        _ subject: NotificationSubject, _ skip: Bool, at dateField: DecodedJWS.DateField = .signedDate
     ) throws(VerificationError) -> VerifiedSignedData? {
         guard let value = container?[field], !value.isNull else { return nil }
         let path = "\(containerName).\(field)"
@@ -78,7 +80,7 @@ public final class NotificationVerifier: Sendable {
         }
         let result: VerifiedSignedData
         do {
-            result = try signedData.verify(DecodedJWS(compact: text, headers: signedData.headers), skippingSignature: skip)
+            result = try signedData.verify(DecodedJWS(compact: text, headers: signedData.headers), at: dateField, skippingSignature: skip)
         } catch {
             throw error.within(path)
         }

@@ -3,7 +3,8 @@ public import StoreRelayCore
 /// Verifies App Store JWS the way Apple's App Store Server Library does (offline mode):
 /// ES256 only; `x5c` of exactly three certificates; leaf ← `x5c[1]` ← a trusted root, where
 /// `x5c[2]` is never trusted; Apple's marker OIDs on the leaf and the intermediate; every
-/// certificate valid at the payload's `signedDate` (or now, when it has none); and the ES256
+/// certificate valid at the payload's `signedDate` (an app transaction's `receiptCreationDate`;
+/// now, when it has none); and the ES256
 /// signature over `header.payload` with the leaf's key.
 ///
 /// Thread-safe: immutable configuration, a locked chain cache and locked counters.
@@ -30,23 +31,26 @@ public final class SignedDataVerifier: Sendable {
     public var statistics: VerifierStatistics { counters.current }
 
     /// Verifies one standalone signed value (`signedTransactionInfo`, `signedRenewalInfo`,
-    /// `signedAppTransactionInfo`, or any App Store JWS) at its own `signedDate`.
+    /// `signedAppTransactionInfo`, or any App Store JWS) at its own effective date.
     public func verify(_ jws: String) throws(VerificationError) -> VerifiedSignedData {
         let decoded = try DecodedJWS(compact: jws, headers: headers)
         let environment = decoded.payloadEnvironment
         let skip = environment.map { configuration.effectiveUnverifiedEnvironments.contains($0) } ?? false
-        return try verify(decoded, skippingSignature: skip)
+        return try verify(decoded, at: .guessed(for: decoded.payload), skippingSignature: skip)
     }
 
-    /// Verifies an already decoded JWS, or only decodes its date when `skippingSignature`.
-    func verify(_ decoded: DecodedJWS, skippingSignature: Bool) throws(VerificationError) -> VerifiedSignedData {
-        let signedDate = try decoded.signedDate()
+    /// Verifies an already decoded JWS at the date its `dateField` holds, or only decodes that
+    /// date when `skippingSignature`.
+    func verify(
+        _ decoded: DecodedJWS, at dateField: DecodedJWS.DateField, skippingSignature: Bool
+    ) throws(VerificationError) -> VerifiedSignedData {
+        let effectiveDate = try decoded.effectiveDate(dateField)
         if skippingSignature {
             counters.withLock { $0.unverifiedAccepted += 1 }
         } else {
-            try authenticate(decoded, at: signedDate ?? configuration.clock.now())
+            try authenticate(decoded, at: effectiveDate ?? configuration.clock.now())
         }
-        return VerifiedSignedData(decoded: decoded, signedDate: signedDate, signatureVerified: !skippingSignature)
+        return VerifiedSignedData(decoded: decoded, effectiveDate: effectiveDate, signatureVerified: !skippingSignature)
     }
 
     /// Checks algorithm, chain, OIDs, validity at `time` and the signature.

@@ -6,15 +6,16 @@ public struct VerifiedSignedData: Sendable {
     public let payload: JSONObject
     /// The JWS header (`alg`, `x5c`).
     public let header: JSONObject
-    /// The payload's `signedDate`, when present.
-    public let signedDate: Timestamp?
+    /// The instant it was verified at, when the payload names one: its `signedDate`, or an
+    /// app transaction's `receiptCreationDate` (see `DecodedJWS.effectiveDate()`).
+    public let effectiveDate: Timestamp?
     /// `false` only when accepted unchecked through `unverifiedEnvironments`.
     public let signatureVerified: Bool
 
-    init(decoded: DecodedJWS, signedDate: Timestamp?, signatureVerified: Bool) {
+    init(decoded: DecodedJWS, effectiveDate: Timestamp?, signatureVerified: Bool) {
         payload = decoded.payload
         header = decoded.header
-        self.signedDate = signedDate
+        self.effectiveDate = effectiveDate
         self.signatureVerified = signatureVerified
     }
 
