@@ -1,10 +1,28 @@
 import StoreRelayCore
 
-/// What a valid configuration may still have wrong: a route naming a notification type or
-/// subtype Apple does not send (a typo, or the changelog's "MIGRATE" for `MIGRATION`) never
-/// matches, silently. `storerelay check` prints these, `serve` logs them at start and reload.
+/// What a valid configuration may still have wrong: apps it cannot tell apart, and routes naming a notification type or subtype Apple does not send (a typo,
+/// or the changelog's "MIGRATE" for `MIGRATION`), which never match, silently.
+/// `storerelay check` prints these, `serve` logs them at start and reload.
 extension GatewayConfiguration {
     public var warnings: [String] {
+        appWarnings + routeWarnings
+    }
+
+    /// Apple signs every app's notifications with the same chain, so only `app` lines keep
+    /// another developer's genuine notifications out, and in production only with the
+    /// `apple-id` that Apple's libraries check too.
+    private var appWarnings: [String] {
+        if apps.isEmpty {
+            return ["no app is declared: notifications for every bundle id are accepted and routed; "
+                + "declare each app with `app BUNDLE-ID { apple-id N }` to quarantine the others"]
+        }
+        guard environments.contains(.production) else { return [] }
+        return apps.filter { $0.appleId == nil }.map { app in
+            "app \(app.bundleId) has no apple-id, so its production notifications' appAppleId is not checked"
+        }
+    }
+
+    private var routeWarnings: [String] {
         var warnings: [String] = []
         for rule in routes.rules {
             for pattern in rule.types ?? [] {

@@ -65,18 +65,37 @@ import StoreRelayCore
     /// `serve` warn, naming the line and the likely type.
     @Test func routesOutsideTheCatalogAreWarnedAbout() throws {
         let c = try parsed("""
-            destination a file ./a
+            app com.a
             route * * MIGRATE -> a
             route * * EXPIRED/FOO, EXPIRED/- -> a
             route * * DID_RENEW/-, SUBSCRIBED/INITIAL_BUY, SOMETHING_ELSE -> a
+            destination a file ./a
             """)
-        let warnings = c.warnings
+        let warnings = c.warnings.filter { $0.hasPrefix("routes.conf:") }
         #expect(warnings.count == 4, "\(warnings)")
         #expect(warnings.contains { $0.hasPrefix("routes.conf:2:") && $0.contains("MIGRATE") && $0.contains("did you mean MIGRATION?") })
         #expect(warnings.contains { $0.hasPrefix("routes.conf:3:") && $0.contains("has no subtype FOO") })
         #expect(warnings.contains { $0.hasPrefix("routes.conf:3:") && $0.contains("always has a subtype") })
         #expect(warnings.contains { $0.hasPrefix("routes.conf:4:") && $0.contains("SOMETHING_ELSE") && !$0.contains("did you mean") })
-        #expect(try parsed("destination a file ./a\nroute * * DID_RENEW/-, REFUND, EXPIRED/VOLUNTARY -> a").warnings.isEmpty)
+        #expect(try parsed("environments sandbox\napp com.a\ndestination a file ./a\nroute * * DID_RENEW/-, REFUND, EXPIRED/VOLUNTARY -> a").warnings.isEmpty)
+    }
+
+    /// Apple signs every app's notifications with one chain: without `app` lines, or in
+    /// production with an app lacking `apple-id`, the operator's apps and others' look alike.
+    @Test func productionWithoutAppleIdsIsWarnedAbout() throws {
+        let open = try parsed("destination a file ./a\nroute * * * -> a").warnings
+        #expect(open.count == 1 && open[0].hasPrefix("no app is declared"), "\(open)")
+        let partial = try parsed("""
+            app com.a {
+                apple-id 1
+            }
+            app com.b
+            destination a file ./a
+            route * * * -> a
+            """).warnings
+        #expect(partial == ["app com.b has no apple-id, so its production notifications' appAppleId is not checked"])
+        #expect(try parsed("app com.a {\napple-id 1\n}\ndestination a file ./a\nroute * * * -> a").warnings.isEmpty)
+        #expect(try parsed("environments sandbox xcode\napp com.b\ndestination a file ./a\nroute * * * -> a").warnings.isEmpty)
     }
 
     @Test func typeWithStarMatchesAnySubtypeOrNone() throws {

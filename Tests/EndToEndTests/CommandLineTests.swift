@@ -80,6 +80,9 @@ struct CommandLineTests {
         let config = directory.appendingPathComponent("routes.conf")
         try """
             listen 127.0.0.1:8080
+            app com.acme.journal {
+                apple-id 1234567890
+            }
             destination ledger file ./data/queues/ledger
             destination refunds file ./data/queues/refunds
             route production * REFUND,REVOKE -> refunds
@@ -95,12 +98,14 @@ struct CommandLineTests {
         // A route no notification can match is valid, and warned about.
         try """
             listen 127.0.0.1:8080
+            environments sandbox
+            app com.acme.journal
             destination ledger file ./data/queues/ledger
             route * * MIGRATE -> ledger
             """.write(to: config, atomically: true, encoding: .utf8)
         let warned = try CommandRunner.storerelay(["check", "--config", config.path])
         #expect(warned.status == 0, "\(warned.stderr)")
-        #expect(warned.stderr.hasPrefix("warning: ") && warned.stderr.contains("routes.conf:3: route type MIGRATE")
+        #expect(warned.stderr.hasPrefix("warning: ") && warned.stderr.contains("routes.conf:5: route type MIGRATE")
                 && warned.stderr.contains("MIGRATION"), "\(warned.stderr)")
 
         try """

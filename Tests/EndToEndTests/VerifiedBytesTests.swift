@@ -137,7 +137,7 @@ struct VerifiedFlagTests {
             \(webhookDestination("all", sink.url("/all")))
             route * * * -> all
             """), directory: directory)
-        #expect(gateway.process.waitForLog { $0["message"]?.stringValue?.hasPrefix("no app is declared") == true } != nil)
+        #expect(gateway.process.waitForLog { $0["warning"]?.stringValue?.hasPrefix("no app is declared") == true } != nil)
 
         let now = Int64(Date().timeIntervalSince1970 * 1000)
         let xcodeID = UUID().uuidString.lowercased()

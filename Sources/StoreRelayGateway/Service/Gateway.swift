@@ -111,13 +111,6 @@ public final class Gateway: Sendable {
             ("tls", publicTLS == nil ? "no" : "yes"),
         ])
         for warning in configuration.warnings { logger.warning("configuration", [("warning", warning)]) }
-        if configuration.apps.isEmpty {
-            // Apple signs for every app: without `app` lines anyone's genuine notifications,
-            // any bundle id, are accepted and fanned out here.
-            logger.warning("no app is declared: notifications for every bundle id are accepted and routed", [
-                ("hint", "declare each app with `app BUNDLE-ID { apple-id N }` to quarantine the others"),
-            ])
-        }
         do {
             let admin = try Self.startAdmin(self, configuration: configuration, logger: logger)
             adminServer.withLock { $0 = admin }
