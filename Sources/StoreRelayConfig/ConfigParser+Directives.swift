@@ -135,20 +135,13 @@ extension ConfigParser {
                 return window
             }
         case "trust-root":
-            guard arity(head, arguments, 1...1, "trust-root PEM-FILE") else { return }
-            if let file = pathValue(arguments[0], "trust-root") { trustRoots.append(file) }
+            guard arity(head, arguments, 1...5, "trust-root PEM-FILE [ENVIRONMENT...]") else { return }
+            guard let file = pathValue(arguments[0], "trust-root") else { return }
+            let named = arguments.count > 1 ? environmentList(arguments.dropFirst()) : nil
+            trustRoots.append(TrustRoot(path: file, environments: named))
         case "environments":
             guard once(head), arity(head, arguments, 1...Int.max, "environments ENVIRONMENT...") else { return }
-            var accepted: [AppStoreEnvironment] = []
-            for token in arguments {
-                guard let environment = value(token, "environment", ConfigValue.environment) else { continue }
-                if accepted.contains(environment) {
-                    report(.duplicate, at: token, "duplicate environment '\(token.text)' (expected each environment once)")
-                } else {
-                    accepted.append(environment)
-                }
-            }
-            environments = accepted
+            environments = environmentList(arguments[...])
         case "shared-secret":
             guard once(head), arity(head, arguments, 1...1, "shared-secret SECRET") else { return }
             sharedSecret = secretValue(arguments[0], "shared-secret")
@@ -157,6 +150,20 @@ extension ConfigParser {
         default:
             preconditionFailure("directive '\(head.text)' listed but not handled")
         }
+    }
+
+    /// Environment names, each once, in the order given; bad or repeated ones are reported.
+    private mutating func environmentList(_ tokens: ArraySlice<ConfigToken>) -> [AppStoreEnvironment] {
+        var list: [AppStoreEnvironment] = []
+        for token in tokens {
+            guard let environment = value(token, "environment", ConfigValue.environment) else { continue }
+            if list.contains(environment) {
+                report(.duplicate, at: token, "duplicate environment '\(token.text)' (expected each environment once)")
+            } else {
+                list.append(environment)
+            }
+        }
+        return list
     }
 
     private mutating func pathDirective(_ arguments: [ConfigToken]) {

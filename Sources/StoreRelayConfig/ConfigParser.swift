@@ -88,7 +88,7 @@ struct ConfigParser {
     var dedupeWindow: Duration?
     var shutdownGrace: Duration?
     var recentEvents: Int?
-    var trustRoots: [String] = []
+    var trustRoots: [TrustRoot] = []
     var environments: [AppStoreEnvironment]?
     var apps: [AppConfiguration] = []
     var appLines: [String: Int] = [:]

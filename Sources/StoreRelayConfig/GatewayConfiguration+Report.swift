@@ -22,7 +22,7 @@ extension GatewayConfiguration {
         out.append("")
         out.append("Accepted environments: \(environments.map(\.rawValue).joined(separator: ", "))")
         out.append("Data directory: \(dataDirectory)")
-        out.append("Trust roots: \((["Apple Root CA - G3 (built in)"] + trustRoots).joined(separator: ", "))")
+        out.append("Trust roots: \((["Apple Root CA - G3 (built in)"] + trustRoots.map(\.description)).joined(separator: ", "))")
         out.append("Primary shared secret: \(sharedSecret == nil ? "<not set>" : "<set>")")
         out.append("")
         out.append("Apps")

@@ -1,11 +1,22 @@
 import StoreRelayCore
 
-/// What a valid configuration may still have wrong: apps it cannot tell apart, and routes naming a notification type or subtype Apple does not send (a typo,
+/// What a valid configuration may still have wrong: apps it cannot tell apart, extra roots
+/// trusted for production, and routes naming a notification type or subtype Apple does not send (a typo,
 /// or the changelog's "MIGRATE" for `MIGRATION`), which never match, silently.
 /// `storerelay check` prints these, `serve` logs them at start and reload.
 extension GatewayConfiguration {
     public var warnings: [String] {
-        appWarnings + routeWarnings
+        appWarnings + trustWarnings + routeWarnings
+    }
+
+    /// An extra root is usually a dev or test CA: unless named for it, it should not be able
+    /// to sign production notifications.
+    private var trustWarnings: [String] {
+        guard environments.contains(.production) else { return [] }
+        return trustRoots.filter { $0.environments == nil }.map { root in
+            "trust-root \(root.path) is trusted for production too; name the environments it is for "
+                + "(trust-root \(root.path) sandbox) unless it signs production notifications"
+        }
     }
 
     /// Apple signs every app's notifications with the same chain, so only `app` lines keep

@@ -64,9 +64,9 @@ public struct GatewayConfiguration: Sendable {
     /// Finished events the admin API remembers with their delivery state (`recent-events`);
     /// default 2000, a few KB each. Older ones answer from their dead letters, if any.
     public var recentEvents: Int
-    /// Extra trusted root certificate files (`trust-root`), in file order; Apple Root CA - G3
-    /// is always trusted in addition.
-    public var trustRoots: [String]
+    /// Extra trusted root certificate files (`trust-root`), in file order, each for the
+    /// environments it names; Apple Root CA - G3 is always trusted in addition.
+    public var trustRoots: [TrustRoot]
     /// Accepted environments (`environments`), in file order; default production, sandbox.
     public var environments: [AppStoreEnvironment]
     /// Declared apps (`app`), in file order; empty: every bundle id is accepted.
@@ -94,7 +94,7 @@ public struct GatewayConfiguration: Sendable {
         dedupeWindow: Duration = Defaults.dedupeWindow,
         shutdownGrace: Duration = Defaults.shutdownGrace,
         recentEvents: Int = Defaults.recentEvents,
-        trustRoots: [String] = [],
+        trustRoots: [TrustRoot] = [],
         environments: [AppStoreEnvironment] = Defaults.environments,
         apps: [AppConfiguration] = [],
         sharedSecret: ConfigSecret? = nil,

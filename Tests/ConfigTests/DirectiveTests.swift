@@ -44,6 +44,21 @@ import StoreRelayCore
         expectError("recent-events 1000001\n", .invalidValue, line: 1, column: 15)
     }
 
+    /// `trust-root FILE [ENVIRONMENT...]`: a root named for some environments vouches only for
+    /// those; without names it is trusted everywhere, which `check` warns about for production.
+    @Test func trustRootEnvironments() throws {
+        let c = try parsed("app com.a {\napple-id 1\n}\ntrust-root dev.pem sandbox\ntrust-root any.pem\n")
+        #expect(c.trustRoots.map(\.environments) == [[.sandbox], nil])
+        #expect(c.checkReport().contains("Trust roots: Apple Root CA - G3 (built in), dev.pem (sandbox only), any.pem"))
+        #expect(c.warnings == ["trust-root any.pem is trusted for production too; name the environments it is for "
+            + "(trust-root any.pem sandbox) unless it signs production notifications"])
+        #expect(try parsed("app com.a {\napple-id 1\n}\ntrust-root dev.pem sandbox production\n").warnings.isEmpty)
+        #expect(try parsed("app com.a\nenvironments sandbox\ntrust-root any.pem\n").warnings.isEmpty)
+        expectError("trust-root dev.pem staging\n", .invalidValue, line: 1, column: 20)
+        expectError("trust-root dev.pem sandbox sandbox\n", .duplicate, line: 1, column: 28)
+        expectError("trust-root\n", .missingArgument, line: 1, column: 11, containing: "trust-root PEM-FILE [ENVIRONMENT...]")
+    }
+
     @Test func shutdownGrace() throws {
         #expect(try parsed("shutdown-grace 30s\n").shutdownGrace == .seconds(30))
         #expect(try parsed("shutdown-grace 0s\n").shutdownGrace == .zero)
@@ -90,7 +105,7 @@ import StoreRelayCore
             read-timeout 2s
             idle-timeout 5m
             trust-root ./dev-ca/root.pem
-            trust-root extra.pem
+            trust-root extra.pem sandbox xcode
             environments sandbox xcode localtesting production
             shared-secret primary
             """)
@@ -108,7 +123,9 @@ import StoreRelayCore
         #expect(c.maxBodySize == 65536)
         #expect(c.readTimeout == .seconds(2))
         #expect(c.idleTimeout == .seconds(300))
-        #expect(c.trustRoots == ["./dev-ca/root.pem", "extra.pem"])
+        #expect(c.trustRoots == [TrustRoot(path: "./dev-ca/root.pem"), TrustRoot(path: "extra.pem", environments: [.sandbox, .xcode])])
+        #expect(c.trustRoots[1].trusted(for: .sandbox) && !c.trustRoots[1].trusted(for: .production))
+        #expect(c.trustRoots[0].trusted(for: .production))
         #expect(c.environments == [.sandbox, .xcode, .localtesting, .production])
         #expect(c.sharedSecret?.value == "primary")
         #expect(c.notificationPath("/apple/sandbox")?.environment == .sandbox)

@@ -66,7 +66,7 @@ route    *            *                 TEST                 ->  ledger
         #expect(c.adminToken?.value == "admin-token-value-0123456789abcdef")
         #expect(c.dataDirectory == "./data")
         #expect(c.maxBodySize == 1 << 20)
-        #expect(c.trustRoots == ["./dev-ca/root.pem"])
+        #expect(c.trustRoots == [TrustRoot(path: "./dev-ca/root.pem")])
         #expect(c.environments == [.production, .sandbox])
         #expect(c.apps == [AppConfiguration(bundleId: "com.acme.journal", appleId: 1234567890, sharedSecret: ConfigSecret("journal-secret-value"))])
         #expect(c.sharedSecret?.value == "primary-secret-value")

@@ -6,18 +6,20 @@ import StoreRelayTestSupport
 /// Notifications signed by a test CA shaped like Apple's, trusted through `trust-root`.
 @Suite("Test certificate chains end to end", .serialized)
 struct TestChainTests {
-    static func notification(uuid: String, ca: TestCertificateAuthority, variant: TestCertificateAuthority.Variant) throws -> String {
+    static func notification(
+        uuid: String, ca: TestCertificateAuthority, variant: TestCertificateAuthority.Variant, environment: String = "Production"
+    ) throws -> String {
         let now = Int64(Date().timeIntervalSince1970 * 1000)
         let transaction = try ca.signJWS(payload: """
             {"transactionId":"1000000000000001","originalTransactionId":"1000000000000001",\
             "bundleId":"com.acme.journal","productId":"com.acme.journal.monthly","purchaseDate":\(now - 1000),\
-            "expiresDate":\(now + 2_592_000_000),"type":"Auto-Renewable Subscription","environment":"Production",\
+            "expiresDate":\(now + 2_592_000_000),"type":"Auto-Renewable Subscription","environment":"\(environment)",\
             "signedDate":\(now)}
             """, variant: variant)
         return try ca.signJWS(payload: """
             {"notificationType":"SUBSCRIBED","subtype":"INITIAL_BUY","notificationUUID":"\(uuid)",\
             "version":"2.0","signedDate":\(now),"data":{"appAppleId":1234567890,"bundleId":"com.acme.journal",\
-            "bundleVersion":"42","environment":"Production","signedTransactionInfo":"\(transaction)","status":1}}
+            "bundleVersion":"42","environment":"\(environment)","signedTransactionInfo":"\(transaction)","status":1}}
             """, variant: variant)
     }
 
@@ -49,5 +51,27 @@ struct TestChainTests {
         let untrusting = try Gateway()
         let response = try untrusting.post(signedPayload: try Self.notification(uuid: UUID().uuidString.lowercased(), ca: ca, variant: .valid))
         #expect(response.status == 401)
+    }
+
+    /// A dev or test CA named for sandbox (`trust-root FILE sandbox`) cannot sign production
+    /// notifications, even with a chain it already vouched for in sandbox.
+    @Test func aRootNamedForSandboxDoesNotVouchForProduction() throws {
+        let ca = try TestCertificateAuthority()
+        let directory = try TestPaths.makeTemporaryDirectory("storerelay-chain-sandbox")
+        try ca.rootPEM.write(to: directory.appendingPathComponent("test-root.pem"), atomically: true, encoding: .utf8)
+        let gateway = try Gateway(config: Gateway.config("""
+            trust-root ./test-root.pem sandbox
+            app com.acme.journal {
+                apple-id 1234567890
+            }
+            """), directory: directory)
+        let sandbox = try gateway.post(signedPayload: try Self.notification(
+            uuid: UUID().uuidString.lowercased(), ca: ca, variant: .valid, environment: "Sandbox"))
+        #expect(sandbox.status == 200, "\(sandbox.body)")
+        let production = try gateway.post(signedPayload: try Self.notification(
+            uuid: UUID().uuidString.lowercased(), ca: ca, variant: .valid))
+        #expect(production.status == 401, "\(production.body)")
+        #expect(production.json?["error"]?.stringValue == "signature")
+        #expect(production.json?["message"]?.stringValue?.contains("trusted root") == true, "\(production.body)")
     }
 }

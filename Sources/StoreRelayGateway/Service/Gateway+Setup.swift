@@ -20,19 +20,26 @@ extension AcceptancePolicy {
 }
 
 extension Gateway {
-    /// The verifier for `configuration`: Apple Root CA - G3 plus every `trust-root` file.
+    /// The verifier for `configuration`: Apple Root CA - G3 plus every `trust-root` file, for
+    /// the environments it names.
     /// Xcode and LocalTesting data is signed by no Apple chain; like Apple's libraries, it is
     /// accepted unverified only when the configuration opts in to those environments.
     static func makeVerifier(_ configuration: GatewayConfiguration, clock: any TimeSource) throws(GatewayError) -> NotificationVerifier {
         var roots = [AppleRootCertificates.appleRootCAG3]
-        for path in configuration.trustRoots {
+        var environmentRoots: [AppStoreEnvironment: [Certificate]] = [:]
+        for trustRoot in configuration.trustRoots {
+            let path = trustRoot.path
             guard let pem = try? String(contentsOfFile: path, encoding: .utf8) else {
                 throw GatewayError("cannot read trust-root \(path)")
             }
             do {
                 let certificates = try Certificate.pemBundle(pem)
                 guard !certificates.isEmpty else { throw GatewayError("trust-root \(path) holds no certificate") }
-                roots += certificates
+                if let environments = trustRoot.environments {
+                    for environment in environments { environmentRoots[environment, default: []] += certificates }
+                } else {
+                    roots += certificates
+                }
             } catch let error as GatewayError {
                 throw error
             } catch {
@@ -42,7 +49,7 @@ extension Gateway {
         let unverified = Set(configuration.environments).intersection([.xcode, .localtesting])
         do {
             return try NotificationVerifier(configuration: VerifierConfiguration(
-                trustedRoots: roots, clock: clock, unverifiedEnvironments: unverified))
+                trustedRoots: roots, environmentRoots: environmentRoots, clock: clock, unverifiedEnvironments: unverified))
         } catch {
             throw GatewayError("cannot set up verification: \(error)")
         }

@@ -28,7 +28,7 @@ public final class NotificationVerifier: Sendable {
         // environment, and it can only lower the bar for environments an operator opted into.
         let claimed = try? NotificationSubject.read(payload)
         let skip = claimed.map { signedData.configuration.effectiveUnverifiedEnvironments.contains($0.environment) } ?? false
-        let verified = try signedData.verify(outer, at: .signedDate, skippingSignature: skip)
+        let verified = try signedData.verify(outer, at: .signedDate, for: claimed?.environment, skippingSignature: skip)
 
         guard let type = payload["notificationType"]?.stringValue, !type.isEmpty else {
             throw .malformed(.notNotification, "the payload has no notificationType, so it is not a notification")
@@ -80,7 +80,8 @@ public final class NotificationVerifier: Sendable {
         }
         let result: VerifiedSignedData
         do {
-            result = try signedData.verify(DecodedJWS(compact: text, headers: signedData.headers), at: dateField, skippingSignature: skip)
+            result = try signedData.verify(
+                DecodedJWS(compact: text, headers: signedData.headers), at: dateField, for: subject.environment, skippingSignature: skip)
         } catch {
             throw error.within(path)
         }

@@ -15,16 +15,41 @@ public final class SignedDataVerifier: Sendable {
     public static let intermediateMarkerOID = "1.2.840.113635.100.6.2.1"
 
     public let configuration: VerifierConfiguration
-    private let chainVerifier: CertificateChainVerifier
-    private let cache: ChainCache
+    /// The roots trusted for every environment, and their verified chains.
+    private let everywhere: TrustDomain
+    /// Per environment with roots of its own: those plus `everywhere`'s, with a cache of its
+    /// own, so a chain verified for sandbox is never taken as verified for production.
+    private let byEnvironment: [AppStoreEnvironment: TrustDomain]
     /// Headers already decoded: a notification and its nested JWS usually share one.
     let headers = JWSHeaderCache()
     private let counters = Locked(VerifierStatistics())
 
     public init(configuration: VerifierConfiguration = VerifierConfiguration()) throws(CryptoError) {
         self.configuration = configuration
-        chainVerifier = try CertificateChainVerifier(trustedRoots: configuration.trustedRoots)
-        cache = ChainCache(capacity: configuration.chainCacheCapacity)
+        everywhere = try TrustDomain(roots: configuration.trustedRoots, cacheCapacity: configuration.chainCacheCapacity)
+        var byEnvironment: [AppStoreEnvironment: TrustDomain] = [:]
+        for (environment, roots) in configuration.environmentRoots where !roots.isEmpty {
+            byEnvironment[environment] = try TrustDomain(
+                roots: configuration.trustedRoots + roots, cacheCapacity: configuration.chainCacheCapacity)
+        }
+        self.byEnvironment = byEnvironment
+    }
+
+    /// Trusted roots and the chains verified against them.
+    private struct TrustDomain: Sendable {
+        let chainVerifier: CertificateChainVerifier
+        let cache: ChainCache
+
+        init(roots: [Certificate], cacheCapacity: Int) throws(CryptoError) {
+            chainVerifier = try CertificateChainVerifier(trustedRoots: roots)
+            cache = ChainCache(capacity: cacheCapacity)
+        }
+    }
+
+    /// The roots that may vouch for data of `environment`; only the common ones when the
+    /// environment is unknown.
+    private func domain(for environment: AppStoreEnvironment?) -> TrustDomain {
+        environment.flatMap { byEnvironment[$0] } ?? everywhere
     }
 
     /// What this verifier has done so far.
@@ -36,25 +61,29 @@ public final class SignedDataVerifier: Sendable {
         let decoded = try DecodedJWS(compact: jws, headers: headers)
         let environment = decoded.payloadEnvironment
         let skip = environment.map { configuration.effectiveUnverifiedEnvironments.contains($0) } ?? false
-        return try verify(decoded, at: .guessed(for: decoded.payload), skippingSignature: skip)
+        return try verify(decoded, at: .guessed(for: decoded.payload), for: environment, skippingSignature: skip)
     }
 
-    /// Verifies an already decoded JWS at the date its `dateField` holds, or only decodes that
-    /// date when `skippingSignature`.
+    /// Verifies an already decoded JWS of `environment` at the date its `dateField` holds, or
+    /// only decodes that date when `skippingSignature`.
     func verify(
-        _ decoded: DecodedJWS, at dateField: DecodedJWS.DateField, skippingSignature: Bool
+        _ decoded: DecodedJWS, at dateField: DecodedJWS.DateField, for environment: AppStoreEnvironment?,
+        skippingSignature: Bool
     ) throws(VerificationError) -> VerifiedSignedData {
         let effectiveDate = try decoded.effectiveDate(dateField)
         if skippingSignature {
             counters.withLock { $0.unverifiedAccepted += 1 }
         } else {
-            try authenticate(decoded, at: effectiveDate ?? configuration.clock.now())
+            try authenticate(decoded, at: effectiveDate ?? configuration.clock.now(), for: environment)
         }
         return VerifiedSignedData(decoded: decoded, effectiveDate: effectiveDate, signatureVerified: !skippingSignature)
     }
 
-    /// Checks algorithm, chain, OIDs, validity at `time` and the signature.
-    public func authenticate(_ jws: DecodedJWS, at time: Timestamp) throws(VerificationError) {
+    /// Checks algorithm, chain (to a root trusted for `environment`), OIDs, validity at `time`
+    /// and the signature.
+    public func authenticate(
+        _ jws: DecodedJWS, at time: Timestamp, for environment: AppStoreEnvironment?
+    ) throws(VerificationError) {
         guard let algorithm = jws.algorithm, algorithm == "ES256" else {
             let shown = jws.algorithm.map { "\"\($0.prefix(20))\"" } ?? "missing"
             throw .signature(.unsupportedAlgorithm, "the JWS algorithm is \(shown); only ES256 is accepted")
@@ -73,8 +102,9 @@ public final class SignedDataVerifier: Sendable {
         }
 
         let chain = Array(texts[0..<2])
+        let domain = domain(for: environment)
         let entry: VerifiedChainEntry
-        if let cached = cache.entry(for: chain) {
+        if let cached = domain.cache.entry(for: chain) {
             counters.withLock { $0.chainCacheHits += 1 }
             guard cached.isValid(at: time) else {
                 throw .signature(.certificateExpired,
@@ -86,8 +116,8 @@ public final class SignedDataVerifier: Sendable {
             }
             entry = cached
         } else {
-            entry = try verifyChain(texts, at: time)
-            cache.insert(entry, for: chain)
+            entry = try verifyChain(texts, at: time, with: domain.chainVerifier)
+            domain.cache.insert(entry, for: chain)
         }
 
         counters.withLock { $0.signatureVerifications += 1 }
@@ -97,7 +127,9 @@ public final class SignedDataVerifier: Sendable {
     }
 
     /// Full verification of `x5c` (a cache miss).
-    private func verifyChain(_ texts: [String], at time: Timestamp) throws(VerificationError) -> VerifiedChainEntry {
+    private func verifyChain(
+        _ texts: [String], at time: Timestamp, with chainVerifier: CertificateChainVerifier
+    ) throws(VerificationError) -> VerifiedChainEntry {
         var certificates: [Certificate] = []
         for (index, text) in texts.enumerated() {
             certificates.append(try Self.certificate(text, index: index))

@@ -6,6 +6,10 @@ public struct VerifierConfiguration: Sendable {
     /// (tests, `storerelay simulate`). Certificates sent inside a JWS are never trusted.
     public var trustedRoots: [Certificate]
 
+    /// Roots trusted only for data of one environment, in addition to `trustedRoots`: a dev
+    /// CA trusted for sandbox (`trust-root FILE sandbox`) cannot vouch for production.
+    public var environmentRoots: [AppStoreEnvironment: [Certificate]]
+
     /// The time used when a payload carries no `signedDate`, injectable for tests.
     public var clock: any TimeSource
 
@@ -21,11 +25,13 @@ public struct VerifierConfiguration: Sendable {
 
     public init(
         trustedRoots: [Certificate] = [AppleRootCertificates.appleRootCAG3],
+        environmentRoots: [AppStoreEnvironment: [Certificate]] = [:],
         clock: any TimeSource = WallClock(),
         unverifiedEnvironments: Set<AppStoreEnvironment> = [],
         chainCacheCapacity: Int = 32
     ) {
         self.trustedRoots = trustedRoots
+        self.environmentRoots = environmentRoots
         self.clock = clock
         self.unverifiedEnvironments = unverifiedEnvironments
         self.chainCacheCapacity = chainCacheCapacity
