@@ -37,8 +37,24 @@ struct NormalizedEventTests {
             "futureField": ["nested": [1, .number(JSONNumber(text: "2.50")!), "x"]],
             "futureDate": 1_763_633_730_000,
         ])
-        // The schema is fixed: members Apple adds to `data` or the payload are in `raw` only.
+        // Members Apple adds to the payload, `data` or `appData` travel in `extra`, as sent.
+        #expect(json["extra"] == ["futureTopLevel": ["x": 1], "data": ["futureDataMember": true]])
         #expect(json.objectValue?.keys == NormalizedEvent.keys)
+    }
+
+    @Test func extraIsNullWhenEverythingHasAKeyAndHoldsUnknownAppDataMembers() throws {
+        var payload = try #require(Self.futurePayload.objectValue)
+        payload["futureTopLevel"] = nil
+        var data = try #require(payload["data"]?.objectValue)
+        data["futureDataMember"] = nil
+        payload["data"] = .object(data)
+        #expect(try NormalizedEvent(content: try content(.object(payload)), receivedAt: fixedReceipt).parsed()["extra"] == .null)
+
+        payload["data"] = nil
+        payload["appData"] = ["appAppleId": 99, "bundleId": "com.acme.journal", "environment": "Production", "newMember": "y"]
+        let json = try NormalizedEvent(content: try content(.object(payload)), receivedAt: fixedReceipt).parsed()
+        #expect(json["extra"] == ["appData": ["newMember": "y"]])
+        #expect(json["app"]?["bundleId"] == "com.acme.journal")
     }
 
     @Test func missingVersionMeansTwoPointZeroAndMissingSubtypeIsNull() throws {

@@ -46,7 +46,8 @@ struct V2VectorTests {
         #expect(json["subscription"]?.objectValue?.keys == ["originalTransactionId", "productId", "status"])
         #expect(json["subscription"]?["status"] == (data["status"] ?? .null))
         #expect(json["consumptionRequestReason"] == (data["consumptionRequestReason"] ?? .null))
-        for key in ["summary", "externalPurchaseToken", "appTransaction", "raw"] {
+        // Every member of a real notification has a key of its own: nothing lands in `extra`.
+        for key in ["summary", "externalPurchaseToken", "appTransaction", "extra", "raw"] {
             #expect(json[key] == .null, "\(key)")
         }
 

@@ -26,6 +26,8 @@ struct EventDocument {
     var externalPurchaseToken: JSONValue = .null
     var appTransaction: JSONValue = .null
     var consumptionRequestReason: JSONValue = .null
+    /// What Apple sent that no other key carries, in Apple's own shape; null when nothing.
+    var extra: JSONValue = .null
 
     init(id: String, version: String, environment: AppStoreEnvironment, type: String,
          subtype: String?, legacyType: String?, receivedAt: Timestamp) {
@@ -65,6 +67,7 @@ struct EventDocument {
             ("externalPurchaseToken", externalPurchaseToken),
             ("appTransaction", appTransaction),
             ("consumptionRequestReason", consumptionRequestReason),
+            ("extra", extra),
             ("raw", .null),
         ]
         assert(members.map(\.key) == NormalizedEvent.keys)

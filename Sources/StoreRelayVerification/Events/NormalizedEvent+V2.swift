@@ -60,6 +60,33 @@ extension NormalizedEvent {
             AppleDates.converting($0, AppleDates.externalPurchaseToken)
         } ?? .null
         doc.consumptionRequestReason = payload["data"]?["consumptionRequestReason"] ?? .null
+        doc.extra = Self.unmapped(payload)
         self.init(document: doc)
     }
+
+    /// The members of a payload, `data` and `appData` that the event has no key for: ones
+    /// Apple adds before StoreRelay learns them. They travel in `extra`, shaped as Apple sent
+    /// them (`{"newMember": 1, "data": {"newDataMember": 2}}`), so nothing signed is lost.
+    static func unmapped(_ payload: JSONObject) -> JSONValue {
+        var extra = payload.members.filter { !UnmappedMembers.payload.contains($0.key) }
+        for (container, known) in [("data", UnmappedMembers.data), ("appData", UnmappedMembers.appData)] {
+            guard let object = payload[container]?.objectValue else { continue }
+            let unknown = object.members.filter { !known.contains($0.key) }
+            if !unknown.isEmpty { extra.append((container, .object(JSONObject(unknown)))) }
+        }
+        return extra.isEmpty ? .null : .object(JSONObject(extra))
+    }
+}
+
+/// The members Apple documents, which the event carries under keys of its own.
+private enum UnmappedMembers {
+    static let payload: Set<String> = [
+        "notificationType", "subtype", "notificationUUID", "version", "signedDate",
+        "data", "summary", "externalPurchaseToken", "appData",
+    ]
+    static let data: Set<String> = [
+        "appAppleId", "bundleId", "bundleVersion", "environment", "status", "consumptionRequestReason",
+        "signedTransactionInfo", "signedRenewalInfo", "signedAppTransactionInfo",
+    ]
+    static let appData: Set<String> = ["appAppleId", "bundleId", "environment", "signedAppTransactionInfo"]
 }
