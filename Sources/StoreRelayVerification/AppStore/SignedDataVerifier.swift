@@ -4,8 +4,8 @@ public import StoreRelayCore
 /// ES256 only; `x5c` of exactly three certificates; leaf ← `x5c[1]` ← a trusted root, where
 /// `x5c[2]` is never trusted; Apple's marker OIDs on the leaf and the intermediate; every
 /// certificate valid at the payload's `signedDate` (an app transaction's `receiptCreationDate`;
-/// now, when it has none); and the ES256
-/// signature over `header.payload` with the leaf's key.
+/// now, when it has none); and the ES256 signature over `header.payload` with the leaf's key.
+/// Extra roots may be trusted for some environments only (`environmentRoots`).
 ///
 /// Thread-safe: immutable configuration, a locked chain cache and locked counters.
 public final class SignedDataVerifier: Sendable {
