@@ -47,11 +47,13 @@ extension SubscriptionScenario {
             renewal.insert("priceIncreaseStatus", consent == "ACCEPTED" ? 1 : 0, before: "renewalPrice")
             renewal.set("renewalPrice", .integer(premium.price + 2000))
         case ("REFUND", _):
-            revoke(reason: 0)
+            // A subscription refund is prorated by the time left in the period.
+            let left = max(0, expiresDate - now) * 100_000 / max(1, expiresDate - purchaseDate)
+            revoke(reason: 0, type: "REFUND_PRORATED", percentage: left)
         case ("REVOKE", _):
             // A family member loses access when the purchaser stops sharing or is refunded.
             transaction.set("inAppOwnershipType", "FAMILY_SHARED")
-            revoke(reason: 0)
+            revoke(reason: 0, type: "FAMILY_REVOKE")
         case ("RENEWAL_EXTENDED", _):
             // Extended by the App Store Server API (up to 90 days; a week here).
             let extensionLength: Int64 = request.environment == .production ? 7 * 86_400_000 : 60_000
@@ -108,6 +110,10 @@ extension SubscriptionScenario {
         renewal.insert("expirationIntent", .integer(intent), before: "originalTransactionId")
         renewal.set("autoRenewStatus", intent == 1 || intent == 3 ? 0 : 1)
         renewal.insert("isInBillingRetryPeriod", false, before: "renewalPrice")
+        if intent == 1 {
+            // A customer who left may be offered a win-back offer to return.
+            renewal.insert("eligibleWinBackOfferIds", ["winback_two_months_half_price"], before: "appTransactionId")
+        }
         if intent == 3 {
             renewal.insert("priceIncreaseStatus", 0, before: "renewalPrice")
             renewal.set("renewalPrice", .integer(premium.price + 2000))

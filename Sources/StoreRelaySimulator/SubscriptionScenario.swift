@@ -14,6 +14,9 @@ struct SubscriptionScenario {
     let webOrderLineItemId: String
     let subscriptionGroupIdentifier: String
     let appTransactionId: String
+    /// The UUID the app set when the customer bought (`appAccountToken`), in the transaction
+    /// and, since 2025, in the renewal info.
+    let appAccountToken: String
 
     // Products of the group, from the lowest level to the highest, with prices in
     // milliunits of the currency (9990 = $9.99), as `price` and `renewalPrice` are.
@@ -47,6 +50,7 @@ struct SubscriptionScenario {
         webOrderLineItemId = RandomIdentifiers.digits(prefix: production ? "43000" : "200000", length: 16)
         subscriptionGroupIdentifier = RandomIdentifiers.digits(prefix: "21", length: 8)
         appTransactionId = RandomIdentifiers.digits(prefix: "70", length: 18)
+        appAccountToken = RandomIdentifiers.uuid()
         basic = ("\(request.bundleId).basic.monthly", 4990)
         premium = ("\(request.bundleId).premium.monthly", 9990)
         premiumPlus = ("\(request.bundleId).premiumplus.monthly", 14990)
@@ -67,6 +71,7 @@ struct SubscriptionScenario {
             ("expiresDate", .integer(expiresDate)),
             ("quantity", 1),
             ("type", "Auto-Renewable Subscription"),
+            ("appAccountToken", .string(appAccountToken)),
             ("inAppOwnershipType", "PURCHASED"),
             ("signedDate", .integer(self.now)),
             ("environment", .string(request.appleEnvironment)),
@@ -88,6 +93,7 @@ struct SubscriptionScenario {
             ("environment", .string(request.appleEnvironment)),
             ("recentSubscriptionStartDate", .integer(originalPurchaseDate)),
             ("renewalDate", .integer(expiresDate)),
+            ("appAccountToken", .string(appAccountToken)),
             ("appTransactionId", .string(appTransactionId)),
         ])
     }
@@ -135,10 +141,13 @@ struct SubscriptionScenario {
         setPeriod(purchaseDate: (now - period - 60_000) / 1000 * 1000)
     }
 
-    /// The App Store took the purchase back (refund, or Family Sharing revoked).
-    mutating func revoke(reason: Int64) {
+    /// The App Store took the purchase back: `REFUND_FULL`, `REFUND_PRORATED` or
+    /// `FAMILY_REVOKE`, with the share taken back in milliunits (100000 is all of it).
+    mutating func revoke(reason: Int64, type: String, percentage: Int64 = 100_000) {
         transaction.insert("revocationReason", .integer(reason), before: "environment")
         transaction.insert("revocationDate", .integer((now - 5_000) / 1000 * 1000), before: "environment")
+        transaction.insert("revocationType", .string(type), before: "environment")
+        transaction.insert("revocationPercentage", .integer(percentage), before: "environment")
         renewal.set("autoRenewStatus", 0)
         status = 5
     }

@@ -21,6 +21,13 @@ import Testing
         return Decoded(notification: try SimulatorFixtures.verifier(trusting: authority).verify(signedPayload: notification.signedPayload))
     }
 
+    @Test func transactionAndRenewalShareTheAppAccountToken() throws {
+        let renewed = try make("DID_RENEW")
+        let token = try #require(renewed.transaction["appAccountToken"]?.stringValue)
+        #expect(token.count == 36)
+        #expect(renewed.renewal["appAccountToken"]?.stringValue == token)
+    }
+
     @Test func subscribedAndRenewalStatus() throws {
         let initial = try make("SUBSCRIBED", "INITIAL_BUY")
         #expect(initial.transaction["transactionId"] == initial.transaction["originalTransactionId"])
@@ -58,7 +65,10 @@ import Testing
             let expires = try #require(expired.transaction["expiresDate"]?.int64Value)
             #expect(expires < (expired.notification.signedDate?.milliseconds ?? 0))
         }
-        #expect(try make("EXPIRED", "VOLUNTARY").renewal["autoRenewStatus"]?.int64Value == 0)
+        let voluntary = try make("EXPIRED", "VOLUNTARY").renewal
+        #expect(voluntary["autoRenewStatus"]?.int64Value == 0)
+        #expect(voluntary["eligibleWinBackOfferIds"] == ["winback_two_months_half_price"])
+        #expect(try make("EXPIRED", "BILLING_RETRY").renewal["eligibleWinBackOfferIds"] == nil)
         let retry = try make("DID_FAIL_TO_RENEW")
         #expect(retry.status == 3)
         #expect(retry.renewal["isInBillingRetryPeriod"]?.boolValue == true)
@@ -79,7 +89,14 @@ import Testing
             #expect(revoked.transaction["revocationReason"]?.int64Value != nil, "\(type)")
             #expect(revoked.status == 5)
         }
-        #expect(try make("REVOKE").transaction["inAppOwnershipType"]?.stringValue == "FAMILY_SHARED")
+        let revoked = try make("REVOKE").transaction
+        #expect(revoked["inAppOwnershipType"]?.stringValue == "FAMILY_SHARED")
+        #expect(revoked["revocationType"]?.stringValue == "FAMILY_REVOKE")
+        #expect(revoked["revocationPercentage"]?.int64Value == 100_000)
+        let refunded = try make("REFUND").transaction
+        #expect(refunded["revocationType"]?.stringValue == "REFUND_PRORATED")
+        let share = try #require(refunded["revocationPercentage"]?.int64Value)
+        #expect(share > 0 && share < 100_000, "most of a fresh period is left: \(share)")
         for type in ["REFUND_DECLINED", "REFUND_REVERSED"] {
             #expect(try make(type).transaction["revocationDate"] == nil, "\(type)")
         }
