@@ -17,6 +17,16 @@ public struct NotificationRequest: Sendable, Hashable {
     public var appAppleId: Int64
     /// `data.bundleVersion` (CFBundleVersion of the app).
     public var bundleVersion: String
+    /// What the customer bought: a subscription, or a consumable, which refund notifications
+    /// report without renewal info or status.
+    public var product: Product = .subscription
+
+    public enum Product: String, Sendable, Hashable, CaseIterable {
+        case subscription, consumable
+
+        /// The types Apple sends for any In-App Purchase, not only subscriptions.
+        public static let consumableTypes: Set<String> = ["CONSUMPTION_REQUEST", "REFUND", "REFUND_DECLINED", "REFUND_REVERSED"]
+    }
 
     public init(
         type: String, subtype: String? = nil, environment: AppStoreEnvironment = .sandbox,
@@ -47,6 +57,10 @@ public struct NotificationRequest: Sendable, Hashable {
         }
         guard appAppleId > 0 else {
             throw SimulatorError(.invalidOption, "the apple id must be a positive number")
+        }
+        if product == .consumable, !Product.consumableTypes.contains(type) {
+            let types = Product.consumableTypes.sorted().joined(separator: ", ")
+            throw SimulatorError(.invalidOption, "\(type) is about subscriptions; a consumable can only be simulated for \(types)")
         }
     }
 

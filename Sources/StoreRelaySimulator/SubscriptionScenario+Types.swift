@@ -5,6 +5,11 @@ import StoreRelayCore
 /// /work/shared/vectors (field order, sandbox periods, which fields appear when).
 extension SubscriptionScenario {
     mutating func apply(type: String, subtype: String?) {
+        if request.product == .consumable {
+            makeOneTimePurchase()
+            if type == "REFUND" { revoke(reason: 0, type: "REFUND_FULL") }
+            return
+        }
         switch (type, subtype) {
         case ("SUBSCRIBED", "INITIAL_BUY"):
             makeFirstPurchase()
@@ -121,7 +126,7 @@ extension SubscriptionScenario {
     }
 
     /// A consumable bought once: no subscription fields, no renewal info, no status.
-    private mutating func makeOneTimePurchase() {
+    mutating func makeOneTimePurchase() {
         let purchase = purchaseDate
         transaction = OrderedFields([
             ("transactionId", .string(originalTransactionId)),

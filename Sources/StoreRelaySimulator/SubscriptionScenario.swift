@@ -148,6 +148,7 @@ struct SubscriptionScenario {
         transaction.insert("revocationDate", .integer((now - 5_000) / 1000 * 1000), before: "environment")
         transaction.insert("revocationType", .string(type), before: "environment")
         transaction.insert("revocationPercentage", .integer(percentage), before: "environment")
+        guard hasRenewal else { return }
         renewal.set("autoRenewStatus", 0)
         status = 5
     }

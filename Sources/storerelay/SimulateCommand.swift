@@ -11,8 +11,8 @@ enum SimulateCommand: CommandDescribing {
     static let summary = "sign a realistic V2 notification with a local dev CA and POST or save it"
     static let help = """
         Usage: storerelay simulate --type T [--subtype S] [--env sandbox|production]
-                                   [--bundle ID] [--apple-id N] [--url URL | --out FILE]
-                                   [--config FILE]
+                                   [--bundle ID] [--apple-id N] [--product subscription|consumable]
+                                   [--url URL | --out FILE] [--config FILE]
                storerelay simulate --list
 
         Builds an App Store Server Notification V2 of the given type and subtype, with nested
@@ -33,6 +33,9 @@ enum SimulateCommand: CommandDescribing {
           --env E          sandbox (default) or production
           --bundle ID      the app's bundle id (default \(NotificationRequest.defaultBundleId))
           --apple-id N     the app's Apple ID, appAppleId (default \(NotificationRequest.defaultAppAppleId))
+          --product P      subscription (default) or consumable: a consumable's
+                           CONSUMPTION_REQUEST, REFUND, REFUND_DECLINED or REFUND_REVERSED
+                           carries no renewal info and no status
           --url URL        post to this http:// URL (the gateway's notification path)
           --out FILE       write the body to FILE, or - for stdout
           --list           print every type and its subtypes, then exit
@@ -44,7 +47,7 @@ enum SimulateCommand: CommandDescribing {
         let parsed: ParsedArguments
         do {
             parsed = try ArgumentSpec(
-                valueOptions: ["type", "subtype", "env", "bundle", "apple-id", "url", "out", "config"],
+                valueOptions: ["type", "subtype", "env", "bundle", "apple-id", "product", "url", "out", "config"],
                 flags: ["list"]
             ).parse(arguments)
         } catch {
@@ -107,6 +110,12 @@ enum SimulateCommand: CommandDescribing {
                 throw UsageError("--apple-id must be a positive number, not '\(appleId)'")
             }
             request.appAppleId = value
+        }
+        if let product = parsed.option("product") {
+            guard let value = NotificationRequest.Product(rawValue: product) else {
+                throw UsageError("--product must be subscription or consumable, not '\(product)'")
+            }
+            request.product = value
         }
         return request
     }

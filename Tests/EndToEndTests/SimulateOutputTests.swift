@@ -41,4 +41,25 @@ struct SimulateOutputTests {
         let body = try JSONValue.parse(Array(try Data(contentsOf: path)))
         #expect(body["signedPayload"] != nil, "the old, longer content must be gone entirely")
     }
+
+    /// `--product consumable` for a refund gives a consumable's transaction; for a type only
+    /// subscriptions have, or an unknown product, it is a usage error naming the option.
+    @Test func productOption() throws {
+        let directory = try TestPaths.makeTemporaryDirectory("storerelay-simulate-product")
+        try "data ./data\n".write(to: directory.appendingPathComponent("routes.conf"), atomically: true, encoding: .utf8)
+        let refund = try CommandRunner.storerelay(
+            ["simulate", "--type", "REFUND", "--product", "consumable", "--out", "-", "--config", "routes.conf"], directory: directory)
+        #expect(refund.status == 0, "\(refund.stderr)")
+        let signed = try #require(try JSONValue.parse(Array(refund.stdout.utf8))["signedPayload"]?.stringValue)
+        let payload = try JSONValue.parse(Base64.urlDecode(String(signed.split(separator: ".")[1])) ?? [])
+        #expect(payload["data"]?["signedRenewalInfo"] == nil && payload["data"]?["status"] == nil)
+        #expect(payload["data"]?["signedTransactionInfo"] != nil)
+
+        let renew = try CommandRunner.storerelay(
+            ["simulate", "--type", "DID_RENEW", "--product", "consumable", "--config", "routes.conf"], directory: directory)
+        #expect(renew.status == 2 && renew.stderr.contains("consumable"), "\(renew.status) \(renew.stderr)")
+        let bogus = try CommandRunner.storerelay(
+            ["simulate", "--type", "REFUND", "--product", "coins", "--config", "routes.conf"], directory: directory)
+        #expect(bogus.status == 2 && bogus.stderr.contains("--product must be subscription or consumable"), "\(bogus.stderr)")
+    }
 }

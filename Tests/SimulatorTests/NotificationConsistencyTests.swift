@@ -104,6 +104,25 @@ import Testing
         #expect(consumption.notification.data?["consumptionRequestReason"]?.stringValue == "UNINTENDED_PURCHASE")
     }
 
+    /// Refund notifications are sent for any In-App Purchase: a consumable's carry its
+    /// transaction only, no renewal info and no status.
+    @Test func consumableRefundsAndConsumptionRequests() throws {
+        let authority = try Self.authority.get()
+        let verifier = try SimulatorFixtures.verifier(trusting: authority)
+        for type in NotificationRequest.Product.consumableTypes.sorted() {
+            var request = NotificationRequest(type: type)
+            request.product = .consumable
+            let made = try NotificationFactory(authority: authority).make(request)
+            let decoded = Decoded(notification: try verifier.verify(signedPayload: made.signedPayload))
+            #expect(decoded.transaction["type"]?.stringValue == "Consumable", "\(type)")
+            #expect(decoded.notification.renewal == nil && decoded.status == nil, "\(type)")
+            #expect((decoded.transaction["revocationType"]?.stringValue == "REFUND_FULL") == (type == "REFUND"), "\(type)")
+        }
+        var subscriptionOnly = NotificationRequest(type: "DID_RENEW")
+        subscriptionOnly.product = .consumable
+        #expect(throws: SimulatorError.self) { try subscriptionOnly.validate() }
+    }
+
     @Test func bodiesWithoutData() throws {
         let summary = try make("RENEWAL_EXTENSION", "SUMMARY", .production)
         #expect(summary.notification.data == nil)
