@@ -1,8 +1,8 @@
 import StoreRelayCore
 
 /// What a valid configuration may still have wrong: apps it cannot tell apart, extra roots
-/// trusted for production, and routes naming a notification type or subtype Apple does not send (a typo,
-/// or the changelog's "MIGRATE" for `MIGRATION`), which never match, silently.
+/// trusted for production, and routes naming a notification type or subtype Apple does not
+/// send (a typo, or the changelog's "MIGRATE" for `MIGRATION`), which never match, silently.
 /// `storerelay check` prints these, `serve` logs them at start and reload.
 extension GatewayConfiguration {
     public var warnings: [String] {
