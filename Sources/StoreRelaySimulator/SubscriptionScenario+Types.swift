@@ -2,7 +2,7 @@ import StoreRelayCore
 
 /// What each notification type and subtype says about the subscription, following Apple's
 /// `notificationType` / `subtype` documentation and the real notifications in
-/// /work/shared/vectors (field order, sandbox periods, which fields appear when).
+/// ../shared/vectors (field order, sandbox periods, which fields appear when).
 extension SubscriptionScenario {
     mutating func apply(type: String, subtype: String?) {
         if request.product == .consumable {

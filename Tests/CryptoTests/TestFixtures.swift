@@ -2,7 +2,7 @@ import Foundation
 import StoreRelayTestSupport
 
 /// Shared fixtures: one openssl-generated PKI per test process (generating costs ~20 openssl
-/// runs), and the location of /work/shared/vectors.
+/// runs), and the location of ../shared/vectors.
 enum Fixtures {
     static let authority = TestCertificateAuthority.shared
 

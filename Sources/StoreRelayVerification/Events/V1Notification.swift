@@ -5,7 +5,7 @@ import StoreRelayCore
 ///
 /// Parsing only checks the shape; the gateway authenticates the body by comparing
 /// `password` with a configured shared secret, then calls `normalized(receivedAt:)`.
-/// Apple documents the V1 body as `responseBodyV1`; see `/work/shared/vectors/v1/`.
+/// Apple documents the V1 body as `responseBodyV1`; see `../shared/vectors/v1/`.
 public struct V1Notification: Sendable, Hashable {
     /// `notification_type` as Apple sent it, e.g. `DID_RECOVER`.
     public let notificationType: String
