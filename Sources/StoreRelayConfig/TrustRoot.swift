@@ -14,10 +14,6 @@ public struct TrustRoot: Sendable, Hashable, CustomStringConvertible {
         self.environments = environments
     }
 
-    public func trusted(for environment: AppStoreEnvironment) -> Bool {
-        environments?.contains(environment) ?? true
-    }
-
     public var description: String {
         guard let environments else { return path }
         return "\(path) (\(environments.map(\.rawValue).joined(separator: ", ")) only)"

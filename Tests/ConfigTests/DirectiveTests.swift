@@ -124,8 +124,6 @@ import StoreRelayCore
         #expect(c.readTimeout == .seconds(2))
         #expect(c.idleTimeout == .seconds(300))
         #expect(c.trustRoots == [TrustRoot(path: "./dev-ca/root.pem"), TrustRoot(path: "extra.pem", environments: [.sandbox, .xcode])])
-        #expect(c.trustRoots[1].trusted(for: .sandbox) && !c.trustRoots[1].trusted(for: .production))
-        #expect(c.trustRoots[0].trusted(for: .production))
         #expect(c.environments == [.sandbox, .xcode, .localtesting, .production])
         #expect(c.sharedSecret?.value == "primary")
         #expect(c.notificationPath("/apple/sandbox")?.environment == .sandbox)

@@ -113,19 +113,11 @@ public struct DecodedJWS: Sendable {
         }
     }
 
-    /// The instant this JWS is verified at (see `DateField`); `nil` when the field is absent.
-    public func effectiveDate(_ field: DateField) throws(VerificationError) -> Timestamp? {
-        try millisecondsDate(field.rawValue)
-    }
-
-    /// The payload's `signedDate`, when present.
-    public func signedDate() throws(VerificationError) -> Timestamp? {
-        try millisecondsDate("signedDate")
-    }
-
-    /// A payload date in milliseconds since the epoch (Xcode writes fractions, which are
-    /// dropped). `nil` when absent; a value that is not a usable number is malformed.
-    private func millisecondsDate(_ field: String) throws(VerificationError) -> Timestamp? {
+    /// The instant this JWS is verified at (see `DateField`), in milliseconds since the epoch
+    /// (Xcode writes fractions, which are dropped). `nil` when the field is absent; a value
+    /// that is not a usable number is malformed.
+    public func effectiveDate(_ dateField: DateField) throws(VerificationError) -> Timestamp? {
+        let field = dateField.rawValue
         guard let value = payload[field], !value.isNull else { return nil }
         guard let milliseconds = value.doubleValue, milliseconds.isFinite,
               abs(milliseconds) < 1e15  // about 31,000 years: anything beyond is not a date
