@@ -96,7 +96,7 @@ extension DeliveryEngine {
 
     static func noRouteDetail(_ notification: StoredNotification) -> String {
         let event = notification.event
-        return "no route matches environment \(event.environment.rawValue), app \(event.bundleId ?? "-"), type \(event.type)"
+        return "no route matches environment \(event.environment?.rawValue ?? "unknown"), app \(event.bundleId ?? "-"), type \(event.type)"
             + (event.subtype.map { "/" + $0 } ?? "")
     }
 

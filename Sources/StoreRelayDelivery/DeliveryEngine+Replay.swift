@@ -11,6 +11,9 @@ public enum ReplayResult: Sendable, Equatable {
     case alreadyReplaying
     /// An `unreadable` letter: its event could not be read, so there is nothing to send.
     case unreadable
+    /// A notification Apple signed that this build could not read: its event lacks what could
+    /// not be read, so sending it would mislead; post its body again once StoreRelay reads it.
+    case notUnderstood
 }
 
 /// A dead letter being replayed: the destinations still to finish, the letters that a failed
@@ -38,15 +41,18 @@ extension DeliveryEngine {
     func replay(deadLetterId id: String, intent: String?) -> ReplayResult {
         guard let letter = deadLetters.letter(id: id) else { return .notFound }
         guard let stored = letter.notification else { return .unreadable }
+        guard !stored.disposition.isNotUnderstood else { return .notUnderstood }
         let topology = topology.current
         var names: [String]
         if let destination = letter.destination, letter.reason != .unrouted, topology.queues[destination] != nil {
             names = [destination]
         } else {
             let event = stored.event
-            names = topology.routes.destinations(environment: event.environment, bundleId: event.bundleId ?? "",
-                                                 type: event.type, subtype: event.subtype)
-                .filter { topology.queues[$0] != nil }
+            names = event.environment.map { environment in
+                topology.routes.destinations(environment: environment, bundleId: event.bundleId ?? "",
+                                             type: event.type, subtype: event.subtype)
+                    .filter { topology.queues[$0] != nil }
+            } ?? []
         }
         guard !names.isEmpty else { return .noRoute }
         let claimed = replaying.withLock { replaying -> Bool in

@@ -6,6 +6,17 @@ public enum Disposition: Sendable, Equatable {
     case accept
     /// Genuinely Apple's but not for this gateway: stored, answered 200, fanned out nowhere.
     case quarantine(reason: String)
+
+    /// How the reason of a notification Apple signed but this build cannot read begins. Such
+    /// an event lacks what could not be read, so it is never replayed: the body is posted
+    /// again once StoreRelay understands it.
+    public static let notUnderstoodPrefix = "not understood: "
+
+    /// Whether this is the quarantine of a notification this build could not read.
+    public var isNotUnderstood: Bool {
+        if case .quarantine(let reason) = self { return reason.hasPrefix(Self.notUnderstoodPrefix) }
+        return false
+    }
 }
 
 /// The journal payload of one accepted or quarantined notification:

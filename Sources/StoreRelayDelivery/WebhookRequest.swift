@@ -31,7 +31,7 @@ struct WebhookRequest {
                         value: Self.signature(id: notification.id, timestamp: timestamp, body: body, key: key))
         }
         headers.add(name: "StoreRelay-Attempt", value: String(attempt))
-        headers.add(name: "StoreRelay-Environment", value: notification.event.environment.rawValue)
+        headers.add(name: "StoreRelay-Environment", value: notification.event.environment?.rawValue ?? "unknown")
         headers.add(name: "StoreRelay-Type", value: notification.event.type)
         if let subtype = notification.event.subtype {
             headers.add(name: "StoreRelay-Subtype", value: subtype)

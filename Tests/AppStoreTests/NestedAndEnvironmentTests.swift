@@ -122,6 +122,54 @@ import StoreRelayTestSupport
         #expect(verificationError { _ = try verifier.verify(signedPayload: unknown) }?.reason == .notNotification)
     }
 
+    /// Once the outer signature is proven Apple's, what this build cannot read is reported as
+    /// unreadable, with the payload, so the gateway can keep it; what is not proven stays an error.
+    @Test func appleSignedButUnreadableIsToldApartFromUnproven() throws {
+        let verifier = try Fixtures.testRootVerifier()
+        func reading(_ jws: String) throws -> UnreadableNotification? {
+            guard case .unreadable(let notification) = try verifier.read(signedPayload: jws) else { return nil }
+            return notification
+        }
+        let staging = try reading(sign(#"{"notificationType":"TEST","notificationUUID":"u5","signedDate":\#(now),"data":{"environment":"Staging","bundleId":"com.example"}}"#))
+        #expect(staging?.environment == nil)
+        #expect(staging?.error.message.contains("Staging") == true)
+        #expect(staging?.payload["data"]?["bundleId"]?.stringValue == "com.example")
+        #expect(staging?.signatureVerified == true)
+
+        let signed = now
+        let container = try reading(sign(#"{"notificationType":"NEW_THING","notificationUUID":"u6","signedDate":\#(signed),"futureContainer":{"environment":"Sandbox"}}"#))
+        #expect(container?.error.message.contains("none of data") == true)
+        #expect(container?.signedDate == Timestamp(milliseconds: signed))
+
+        let mismatch = try reading(notification(nested: #","signedTransactionInfo":"\#(try transaction(bundleId: "com.other"))""#))
+        #expect(mismatch?.environment == .sandbox)
+        #expect(mismatch?.error.reason == .nestedMismatch)
+        let nestedForgery = try reading(notification(nested: #","signedTransactionInfo":"\#(try transaction(variant: .unknownRoot))""#))
+        #expect(nestedForgery?.error.reason == .untrustedChain)
+
+        // A readable one reads as readable.
+        guard case .readable = try verifier.read(signedPayload: notification(nested: "")) else {
+            Issue.record("a readable notification was reported unreadable")
+            return
+        }
+        // Not proven to be Apple's, or not a notification at all: still refused.
+        let forged = try authority.signJWS(payload: #"{"notificationType":"TEST","notificationUUID":"u7","signedDate":\#(now),"data":{"environment":"Staging"}}"#, variant: .unknownRoot)
+        #expect(verificationError { _ = try verifier.read(signedPayload: forged) }?.reason == .untrustedChain)
+        let noUUID = try sign(#"{"notificationType":"TEST","signedDate":\#(now),"data":{"environment":"Staging"}}"#)
+        #expect(verificationError { _ = try verifier.read(signedPayload: noUUID) }?.reason == .notNotification)
+    }
+
+    /// A notification naming no known environment is checked against the roots trusted for
+    /// every environment, never against one trusted only for sandbox.
+    @Test func anUnknownEnvironmentNeedsARootTrustedEverywhere() throws {
+        let root = try Certificate(pemString: authority.rootPEM)
+        let sandboxOnly = try NotificationVerifier(configuration: VerifierConfiguration(
+            trustedRoots: [AppleRootCertificates.appleRootCAG3], environmentRoots: [.sandbox: [root]]))
+        #expect(throws: Never.self) { try sandboxOnly.verify(signedPayload: notification(nested: "")) }
+        let staging = try sign(#"{"notificationType":"TEST","notificationUUID":"u8","signedDate":\#(now),"data":{"environment":"Staging"}}"#)
+        #expect(verificationError { _ = try sandboxOnly.read(signedPayload: staging) }?.reason == .untrustedChain)
+    }
+
     @Test(.enabled(if: Fixtures.haveVectors, "shared test vectors are absent"))
     func appleModelShapes() throws {
         // Apple's own decoded-payload shapes, re-signed by the test CA at the current time.

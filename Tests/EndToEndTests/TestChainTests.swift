@@ -74,4 +74,59 @@ struct TestChainTests {
         #expect(production.json?["error"]?.stringValue == "signature")
         #expect(production.json?["message"]?.stringValue?.contains("trusted root") == true, "\(production.body)")
     }
+
+    /// Issue 18: once the outer signature is proven Apple's, a notification this build cannot
+    /// read (an environment or container newer than it, nested data for another app) is kept:
+    /// stored, answered 200, dead-lettered with the reason, never fanned out or replayed.
+    @Test func appleSignedNotificationsThisBuildCannotReadAreKept() throws {
+        let ca = try TestCertificateAuthority()
+        let directory = try TestPaths.makeTemporaryDirectory("storerelay-chain-unreadable")
+        try ca.rootPEM.write(to: directory.appendingPathComponent("test-root.pem"), atomically: true, encoding: .utf8)
+        let gateway = try Gateway(config: Gateway.config("trust-root ./test-root.pem"), directory: directory)
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        let staging = UUID().uuidString.lowercased(), container = UUID().uuidString.lowercased()
+        let mismatch = UUID().uuidString.lowercased()
+        let otherApp = try ca.signJWS(payload: #"{"transactionId":"9","bundleId":"com.other","environment":"Production","signedDate":\#(now)}"#)
+        let bodies = [
+            staging: #"{"notificationType":"TEST","notificationUUID":"\#(staging)","signedDate":\#(now),"data":{"environment":"Staging","bundleId":"com.acme.journal"}}"#,
+            container: #"{"notificationType":"NEW_KIND","notificationUUID":"\#(container)","signedDate":\#(now),"futureContainer":{"environment":"Production"}}"#,
+            mismatch: #"{"notificationType":"DID_RENEW","notificationUUID":"\#(mismatch)","signedDate":\#(now),"data":{"environment":"Production","bundleId":"com.acme.journal","signedTransactionInfo":"\#(otherApp)"}}"#,
+        ]
+        for (uuid, payload) in bodies {
+            let jws = try ca.signJWS(payload: payload)
+            let answer = try gateway.post(signedPayload: jws)
+            #expect(answer.status == 200, "\(answer.body)")
+            #expect(answer.json?["status"]?.stringValue == "quarantined", "\(answer.body)")
+            #expect(answer.json?["id"]?.stringValue == uuid)
+            #expect(gateway.journalContains(uuid))
+            // Apple's retry is a duplicate, as for any stored notification.
+            #expect(try gateway.post(signedPayload: jws).json?["status"]?.stringValue == "duplicate")
+        }
+        #expect(gateway.waitForDeadLetters { $0.count == 3 })
+        let letters = Dictionary(uniqueKeysWithValues: gateway.deadLetters.compactMap { letter in
+            letter["eventId"]?.stringValue.map { ($0, letter) }
+        })
+        for uuid in bodies.keys {
+            #expect(letters[uuid]?["reason"]?.stringValue == "quarantined")
+            #expect(letters[uuid]?["detail"]?.stringValue?.hasPrefix("not understood: ") == true, "\(String(describing: letters[uuid]))")
+        }
+        #expect(letters[staging]?["detail"]?.stringValue?.contains("Staging") == true)
+        #expect(letters[mismatch]?["detail"]?.stringValue?.contains("com.other") == true)
+        // Nothing reached a destination, and a replay is refused with the reason.
+        #expect(gateway.fileQueueLines("data/queues/all").isEmpty)
+        let adminPort = try gateway.process.waitForPort(listener: "admin")
+        let token = try String(contentsOf: directory.appendingPathComponent("data/admin.token"), encoding: .utf8)
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        let letterId = try #require(letters[staging]?["id"]?.stringValue)
+        let replay = try Curl.post("http://127.0.0.1:\(adminPort)/api/dead-letters/\(letterId)/replay", json: "{}",
+                                   headers: ["Authorization: Bearer \(token)"])
+        #expect(replay.status == 409, "\(replay.body)")
+        #expect(replay.json?["message"]?.stringValue?.contains("could not read") == true, "\(replay.body)")
+
+        // Not proven to be Apple's: still refused, and nothing is kept.
+        let forgedUUID = UUID().uuidString.lowercased()
+        let forged = try ca.signJWS(payload: #"{"notificationType":"TEST","notificationUUID":"\#(forgedUUID)","signedDate":\#(now),"data":{"environment":"Staging"}}"#, variant: .unknownRoot)
+        #expect(try gateway.post(signedPayload: forged).status == 401)
+        #expect(!gateway.journalContains(forgedUUID))
+    }
 }

@@ -32,7 +32,7 @@ struct V2VectorTests {
         #expect(event.subtype == facts["subtype"]?.stringValue)
         #expect(json["legacyType"] == .null)
         let environment = try #require(facts["data"]?["environment"]?.stringValue).lowercased()
-        #expect(event.environment.rawValue == environment)
+        #expect(event.environment?.rawValue == environment)
         #expect(json["environment"]?.stringValue == environment)
         #expect(json["signedDate"] == (facts["signedDateISO"] ?? .null))
         #expect(json["receivedAt"] == .string(isoUTC(milliseconds: fixedReceipt.milliseconds)))

@@ -41,6 +41,23 @@ import StoreRelayCore
         #expect(first.hasPrefix("stale:"))
     }
 
+    /// A notification Apple signed that this build cannot read is quarantined with why, before
+    /// any other rule, and so is one with no environment at all.
+    @Test func whatCannotBeReadIsQuarantinedFirst() {
+        var unreadable = facts(signedDaysAgo: 400)
+        unreadable.notUnderstood = "the notification names an unknown environment \"Staging\""
+        unreadable.environment = nil
+        let disposition = policy().disposition(of: unreadable, pathEnvironment: .sandbox, now: now)
+        #expect(disposition == .quarantine(reason: "not understood: the notification names an unknown environment \"Staging\""))
+        #expect(disposition.isNotUnderstood)
+        unreadable.environment = .production
+        #expect(policy().disposition(of: unreadable, pathEnvironment: nil, now: now).isNotUnderstood)
+        var noEnvironment = facts(signedDaysAgo: 1)
+        noEnvironment.environment = nil
+        #expect(policy().disposition(of: noEnvironment, pathEnvironment: nil, now: now).isNotUnderstood)
+        #expect(!policy().disposition(of: facts(signedDaysAgo: 400), pathEnvironment: nil, now: now).isNotUnderstood)
+    }
+
     @Test func theWindowComesFromTheConfiguration() throws {
         var configuration = GatewayConfiguration()
         configuration.dedupeWindow = .seconds(14 * 86_400)

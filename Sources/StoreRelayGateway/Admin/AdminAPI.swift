@@ -95,6 +95,9 @@ struct AdminAPI: Sendable {
             return .error(.conflict, message: "Dead letter \(id) is already being replayed.")
         case .unreadable:
             return .error(.conflict, message: "Dead letter \(id) cannot be replayed: its event could not be read from the journal.")
+        case .notUnderstood:
+            return .error(.conflict, message: "Dead letter \(id) cannot be replayed: StoreRelay could not read this notification "
+                + "(see its reason); post its body to the notification path again once it can.")
         }
     }
 

@@ -13,11 +13,14 @@ struct AcceptancePolicy: Sendable {
 
     /// The facts of a verified notification that the policy looks at.
     struct Facts: Sendable, Equatable {
-        var environment: AppStoreEnvironment
+        /// Nil only when `notUnderstood` says why it could not be read.
+        var environment: AppStoreEnvironment?
         var bundleId: String?
         var appAppleId: Int64?
         /// When Apple signed the notification (V2); nil for V1 and the few undated ones.
         var signedDate: Timestamp? = nil
+        /// Why a notification Apple signed cannot be read by this build, if it cannot.
+        var notUnderstood: String? = nil
     }
 
     var acceptedEnvironments: Set<AppStoreEnvironment>
@@ -29,26 +32,29 @@ struct AcceptancePolicy: Sendable {
     /// first delivery: it is quarantined as stale, never fanned out again.
     var dedupeWindow: Duration
 
-    /// Quarantine reasons are checked in this order: staleness, environment, path, app,
-    /// apple-id.
+    /// Quarantine reasons are checked in this order: not understood, staleness, environment,
+    /// path, app, apple-id.
     func disposition(of facts: Facts, pathEnvironment: AppStoreEnvironment?, now: Timestamp) -> Disposition {
+        guard let environment = facts.environment, facts.notUnderstood == nil else {
+            return .quarantine(reason: Disposition.notUnderstoodPrefix + (facts.notUnderstood ?? "it names no environment"))
+        }
         if let signed = facts.signedDate, signed.milliseconds < now.milliseconds - dedupeWindow.wholeMilliseconds {
             return .quarantine(reason: "stale: signed \(signed.iso8601), before the \(ConfigFormat.duration(dedupeWindow)) "
                 + "dedupe-window, so a replay cannot be told from a first delivery")
         }
-        if !acceptedEnvironments.contains(facts.environment) {
-            return .quarantine(reason: "environment \(facts.environment.rawValue) is not accepted (environments "
+        if !acceptedEnvironments.contains(environment) {
+            return .quarantine(reason: "environment \(environment.rawValue) is not accepted (environments "
                 + acceptedEnvironments.sorted().map(\.rawValue).joined(separator: " ") + ")")
         }
-        if let pathEnvironment, pathEnvironment != facts.environment {
-            return .quarantine(reason: "a \(facts.environment.rawValue) notification arrived on the path bound to \(pathEnvironment.rawValue)")
+        if let pathEnvironment, pathEnvironment != environment {
+            return .quarantine(reason: "a \(environment.rawValue) notification arrived on the path bound to \(pathEnvironment.rawValue)")
         }
         guard !apps.isEmpty else { return .accept }
         guard let bundleId = facts.bundleId, let app = apps[bundleId] else {
             return .quarantine(reason: "app \(facts.bundleId ?? "(none)") is not declared")
         }
         // SPEC: `apple-id` is checked on production notifications; sandbox ones may lack it.
-        if facts.environment == .production, let expected = app.appleId, facts.appAppleId != expected {
+        if environment == .production, let expected = app.appleId, facts.appAppleId != expected {
             let got = facts.appAppleId.map(String.init) ?? "none"
             return .quarantine(reason: "appAppleId \(got) does not match apple-id \(expected) of \(bundleId)")
         }

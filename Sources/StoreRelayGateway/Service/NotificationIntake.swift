@@ -63,7 +63,7 @@ final class NotificationIntake: Sendable {
         // Only a V1 notification has a legacy type.
         let version = event.map { $0.legacyType == nil ? "2" : "1" }
         metrics.notificationAnswered(
-            environment: event?.environment.rawValue, version: version, outcome: outcome.label,
+            environment: event?.environment?.rawValue, version: version, outcome: outcome.label,
             seconds: Double(MonotonicClock.nanoseconds() - started) / 1e9)
         completion(outcome)
     }
@@ -78,14 +78,14 @@ final class NotificationIntake: Sendable {
                 defer { delivery.submit(stored, position: position) }
                 if case .quarantine(let reason) = stored.disposition {
                     logger.warning("notification quarantined", [
-                        ("event.id", id), ("event.type", event.type), ("environment", event.environment.rawValue),
+                        ("event.id", id), ("event.type", event.type), ("environment", event.environment?.rawValue ?? "unknown"),
                         ("bundle.id", event.bundleId ?? ""), ("reason", reason),
                     ])
                     completion(.quarantined(id: id))
                 } else {
                     logger.info("notification accepted", [
                         ("event.id", id), ("event.type", event.type), ("event.subtype", event.subtype ?? ""),
-                        ("environment", event.environment.rawValue), ("bundle.id", event.bundleId ?? ""),
+                        ("environment", event.environment?.rawValue ?? "unknown"), ("bundle.id", event.bundleId ?? ""),
                     ])
                     completion(.accepted(id: id))
                 }

@@ -27,10 +27,11 @@ struct NotificationProcessor: Sendable {
         let disposition = policy.disposition(of: facts, pathEnvironment: pathEnvironment, now: receivedAt)
         // Routes are decided once, now, and stored with the event: a restart or a reload
         // never changes where an acknowledged event goes.
-        let destinations = disposition == .accept
-            ? routes.destinations(environment: event.environment, bundleId: event.bundleId ?? "",
-                                  type: event.type, subtype: event.subtype)
-            : []
+        let destinations = if disposition == .accept, let environment = event.environment {
+            routes.destinations(environment: environment, bundleId: event.bundleId ?? "", type: event.type, subtype: event.subtype)
+        } else {
+            [String]()
+        }
         return StoredNotification(event: event, disposition: disposition, destinations: destinations,
                                   body: NotificationBody.forwardable(classified, received: body), receivedAt: receivedAt)
     }
@@ -38,11 +39,16 @@ struct NotificationProcessor: Sendable {
     private func processV2(
         signedPayload: String, receivedAt: Timestamp
     ) throws(IntakeRejection) -> (NormalizedEvent, AcceptancePolicy.Facts) {
-        let verified: VerifiedNotification
+        let reading: NotificationReading
         do {
-            verified = try verifier.verify(signedPayload: signedPayload)
+            reading = try verifier.read(signedPayload: signedPayload)
         } catch {
             throw error.code == .malformed ? .malformed(error.message) : .signature(error.message)
+        }
+        let verified: VerifiedNotification
+        switch reading {
+        case .readable(let notification): verified = notification
+        case .unreadable(let notification): return try notUnderstood(notification, receivedAt: receivedAt)
         }
         guard let payload = verified.payload.objectValue else {
             throw .malformed("The signed payload is not a JSON object.")
@@ -55,16 +61,34 @@ struct NotificationProcessor: Sendable {
             environment: verified.environment
         )
         content.verified = verified.signatureVerified
-        let event: NormalizedEvent
-        do {
-            event = try NormalizedEvent(content: content, receivedAt: receivedAt)
-        } catch {
-            throw .malformed("The notification cannot be normalized: \(error.reason)")
-        }
+        let event = try normalize(content, receivedAt: receivedAt)
         let facts = AcceptancePolicy.Facts(
             environment: verified.environment, bundleId: verified.bundleId, appAppleId: verified.appAppleId,
             signedDate: verified.signedDate)
         return (event, facts)
+    }
+
+    /// A notification Apple signed that this build cannot read: its event holds what the
+    /// verified outer payload says (the rest stays in the stored body), and the policy
+    /// quarantines it with the reason, so it is kept and Apple gets its 200.
+    private func notUnderstood(
+        _ notification: UnreadableNotification, receivedAt: Timestamp
+    ) throws(IntakeRejection) -> (NormalizedEvent, AcceptancePolicy.Facts) {
+        var content = NotificationContent(payload: notification.payload, environment: notification.environment)
+        content.verified = notification.signatureVerified
+        let event = try normalize(content, receivedAt: receivedAt)
+        let facts = AcceptancePolicy.Facts(
+            environment: notification.environment, bundleId: event.bundleId, appAppleId: nil,
+            signedDate: notification.signedDate, notUnderstood: notification.error.message)
+        return (event, facts)
+    }
+
+    private func normalize(_ content: NotificationContent, receivedAt: Timestamp) throws(IntakeRejection) -> NormalizedEvent {
+        do {
+            return try NormalizedEvent(content: content, receivedAt: receivedAt)
+        } catch {
+            throw .malformed("The notification cannot be normalized: \(error.reason)")
+        }
     }
 
     private func processV1(

@@ -19,16 +19,35 @@ public final class NotificationVerifier: Sendable {
     public var statistics: VerifierStatistics { signedData.statistics }
 
     /// Verifies a notification. Throws `.malformed` for what is not a notification JWS and
-    /// `.signature` for what is not proven to be Apple's.
+    /// `.signature` for what is not proven to be Apple's, and also for what Apple signed but
+    /// StoreRelay cannot read (`read(signedPayload:)` tells that apart).
     public func verify(signedPayload: String) throws(VerificationError) -> VerifiedNotification {
+        switch try read(signedPayload: signedPayload) {
+        case .readable(let notification): return notification
+        case .unreadable(let notification): throw notification.error
+        }
+    }
+
+    /// Verifies a notification and tells a readable one from one Apple signed that StoreRelay
+    /// does not understand. Throws only for what is not a notification JWS (`.malformed`) or
+    /// not proven to be Apple's (`.signature`).
+    public func read(signedPayload: String) throws(VerificationError) -> NotificationReading {
         let outer = try DecodedJWS(compact: signedPayload, headers: signedData.headers)
         let payload = outer.payload
         // The signature is checked before the payload is interpreted, so only data proven to be
         // Apple's can be called "not a notification". The one thing read first is the
-        // environment, and it can only lower the bar for environments an operator opted into.
-        let claimed = try? NotificationSubject.read(payload)
-        let skip = claimed.map { signedData.configuration.effectiveUnverifiedEnvironments.contains($0.environment) } ?? false
-        let verified = try signedData.verify(outer, at: .signedDate, for: claimed?.environment, skippingSignature: skip)
+        // environment, and it can only lower the bar for environments an operator opted into:
+        // a notification whose environment cannot be read is checked against the roots
+        // trusted for every environment.
+        let claimed: Result<NotificationSubject, VerificationError>
+        do throws(VerificationError) {
+            claimed = .success(try NotificationSubject.read(payload))
+        } catch {
+            claimed = .failure(error)
+        }
+        let environment = try? claimed.get().environment
+        let skip = environment.map { signedData.configuration.effectiveUnverifiedEnvironments.contains($0) } ?? false
+        let verified = try signedData.verify(outer, at: .signedDate, for: environment, skippingSignature: skip)
 
         guard let type = payload["notificationType"]?.stringValue, !type.isEmpty else {
             throw .malformed(.notNotification, "the payload has no notificationType, so it is not a notification")
@@ -36,18 +55,35 @@ public final class NotificationVerifier: Sendable {
         guard let uuid = payload["notificationUUID"]?.stringValue, !uuid.isEmpty else {
             throw .malformed(.notNotification, "the payload has no notificationUUID, so it is not a notification")
         }
-        let subject = try NotificationSubject.read(payload)
-
-        let data = payload["data"]?.objectValue
-        let transaction = try nested("signedTransactionInfo", in: data, "data", subject, skip)
-        let renewal = try nested("signedRenewalInfo", in: data, "data", subject, skip)
-        let appData = payload["appData"]?.objectValue
-        var appTransaction = try nested("signedAppTransactionInfo", in: appData, "appData", subject, skip, at: .receiptCreationDate)
-        if appTransaction == nil {
-            appTransaction = try nested("signedAppTransactionInfo", in: data, "data", subject, skip, at: .receiptCreationDate)
+        // From here on the payload is proven to be Apple's: what cannot be read is kept, not
+        // refused, so a container or environment Apple adds tomorrow loses nothing.
+        func unreadable(_ error: VerificationError) -> NotificationReading {
+            .unreadable(UnreadableNotification(
+                payload: payload, environment: environment, signedDate: verified.effectiveDate,
+                signatureVerified: verified.signatureVerified, error: error))
+        }
+        let subject: NotificationSubject
+        switch claimed {
+        case .success(let read): subject = read
+        case .failure(let error): return unreadable(error)
         }
 
-        return VerifiedNotification(
+        let data = payload["data"]?.objectValue
+        let appData = payload["appData"]?.objectValue
+        let transaction, renewal, appTransaction: VerifiedSignedData?
+        do throws(VerificationError) {
+            transaction = try nested("signedTransactionInfo", in: data, "data", subject, skip)
+            renewal = try nested("signedRenewalInfo", in: data, "data", subject, skip)
+            var inApp = try nested("signedAppTransactionInfo", in: appData, "appData", subject, skip, at: .receiptCreationDate)
+            if inApp == nil {
+                inApp = try nested("signedAppTransactionInfo", in: data, "data", subject, skip, at: .receiptCreationDate)
+            }
+            appTransaction = inApp
+        } catch {
+            return unreadable(error)
+        }
+
+        return .readable(VerifiedNotification(
             payload: .object(payload),
             notificationType: type,
             subtype: payload["subtype"]?.stringValue,
@@ -62,7 +98,7 @@ public final class NotificationVerifier: Sendable {
             renewal: renewal,
             appTransaction: appTransaction,
             signatureVerified: verified.signatureVerified
-        )
+        ))
     }
 
     /// Verifies `container[field]` at its own date (`signedDate`, or an app transaction's

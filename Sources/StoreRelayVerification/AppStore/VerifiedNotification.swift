@@ -37,6 +37,30 @@ public struct VerifiedNotification: Sendable {
     public var appData: JSONObject? { payload["appData"]?.objectValue }
 }
 
+/// What verifying a notification found: one StoreRelay reads, or one Apple signed that it
+/// does not understand.
+public enum NotificationReading: Sendable {
+    case readable(VerifiedNotification)
+    case unreadable(UnreadableNotification)
+}
+
+/// A notification whose outer signature and chain are proven to be Apple's, but whose content
+/// StoreRelay cannot read: a container or environment name newer than this build, nested
+/// signed data that does not verify or belongs to another app or environment. The gateway
+/// keeps it (quarantined) rather than refuse it, because a refusal would lose it once Apple
+/// stops retrying.
+public struct UnreadableNotification: Sendable {
+    /// The decoded outer payload, every field as Apple sent it.
+    public let payload: JSONObject
+    /// The environment, when the payload names one StoreRelay knows.
+    public let environment: AppStoreEnvironment?
+    /// The outer `signedDate`.
+    public let signedDate: Timestamp?
+    public let signatureVerified: Bool
+    /// What could not be read, as `verify(signedPayload:)` reports it.
+    public let error: VerificationError
+}
+
 /// Where a notification says which app and environment it is for.
 struct NotificationSubject {
     var environment: AppStoreEnvironment

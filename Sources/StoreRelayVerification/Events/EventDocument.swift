@@ -5,7 +5,9 @@ import StoreRelayCore
 struct EventDocument {
     var id: String
     var version: String
-    var environment: AppStoreEnvironment
+    /// Nil (null in the event) only for a quarantined notification whose environment StoreRelay
+    /// could not read.
+    var environment: AppStoreEnvironment?
     var type: String
     var subtype: String?
     var legacyType: String?
@@ -29,7 +31,7 @@ struct EventDocument {
     /// What Apple sent that no other key carries, in Apple's own shape; null when nothing.
     var extra: JSONValue = .null
 
-    init(id: String, version: String, environment: AppStoreEnvironment, type: String,
+    init(id: String, version: String, environment: AppStoreEnvironment?, type: String,
          subtype: String?, legacyType: String?, receivedAt: Timestamp) {
         self.id = id
         self.version = version
@@ -52,7 +54,7 @@ struct EventDocument {
             ("id", .string(id)),
             ("source", "appstore"),
             ("version", .string(version)),
-            ("environment", .string(environment.rawValue)),
+            ("environment", .string(environment?.rawValue)),
             ("type", .string(type)),
             ("subtype", .string(subtype)),
             ("legacyType", .string(legacyType)),

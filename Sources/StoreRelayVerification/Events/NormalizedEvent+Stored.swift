@@ -25,11 +25,18 @@ extension NormalizedEvent {
         var object = storedObject
         guard let id = object["id"]?.stringValue else { throw .missing("id", "a string") }
         guard let type = object["type"]?.stringValue else { throw .missing("type", "a string") }
-        guard let name = object["environment"]?.stringValue else {
+        // Null only in a quarantined notification whose environment could not be read.
+        let environment: AppStoreEnvironment?
+        switch object["environment"] {
+        case .null?:
+            environment = nil
+        case .string(let name)?:
+            guard let known = AppStoreEnvironment(appleName: name) else {
+                throw EventError(.unknownEnvironment, "`environment` \"\(name)\" is not an App Store environment")
+            }
+            environment = known
+        default:
             throw .missing("environment", "a string")
-        }
-        guard let environment = AppStoreEnvironment(appleName: name) else {
-            throw EventError(.unknownEnvironment, "`environment` \"\(name)\" is not an App Store environment")
         }
         if object["raw"] != nil { object["raw"] = .null }
         self.init(

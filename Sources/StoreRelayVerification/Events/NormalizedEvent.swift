@@ -16,7 +16,9 @@ public struct NormalizedEvent: Sendable, Hashable {
 
     /// `notificationUUID` for V2; for V1 a UUID-shaped hash of the body (`V1Notification.eventID`).
     public let id: String
-    public let environment: AppStoreEnvironment
+    /// Nil only for a quarantined notification Apple signed whose environment StoreRelay could
+    /// not read (a name newer than this build, or no container it knows).
+    public let environment: AppStoreEnvironment?
     /// The V2 notification type (V1 types are mapped to it), e.g. `DID_RENEW`.
     public let type: String
     public let subtype: String?
@@ -54,7 +56,7 @@ public struct NormalizedEvent: Sendable, Hashable {
         serialized = JSONValue.object(document.object()).serializedBytes()
     }
 
-    init(id: String, environment: AppStoreEnvironment, type: String, subtype: String?,
+    init(id: String, environment: AppStoreEnvironment?, type: String, subtype: String?,
          legacyType: String?, bundleId: String?, verified: Bool?, json: JSONObject) {
         self.id = id
         self.verified = verified

@@ -15,8 +15,9 @@ public struct NotificationContent: Sendable, Hashable {
     public var renewal: JSONValue?
     /// The decoded, already verified `appData.signedAppTransactionInfo`, when there is one.
     public var appTransaction: JSONValue?
-    /// The verified environment (see `AppStoreEnvironment.environment(ofPayload:)`).
-    public var environment: AppStoreEnvironment
+    /// The verified environment (see `AppStoreEnvironment.environment(ofPayload:)`); nil only
+    /// for a notification Apple signed that names none StoreRelay knows (it is quarantined).
+    public var environment: AppStoreEnvironment?
     /// False when the notification was accepted without its signature being checked (Xcode
     /// and LocalTesting data, by opt-in).
     public var verified = true
@@ -26,7 +27,7 @@ public struct NotificationContent: Sendable, Hashable {
         transaction: JSONValue? = nil,
         renewal: JSONValue? = nil,
         appTransaction: JSONValue? = nil,
-        environment: AppStoreEnvironment
+        environment: AppStoreEnvironment?
     ) {
         self.payload = payload
         self.transaction = transaction
