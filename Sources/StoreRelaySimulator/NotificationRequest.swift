@@ -17,15 +17,26 @@ public struct NotificationRequest: Sendable, Hashable {
     public var appAppleId: Int64
     /// `data.bundleVersion` (CFBundleVersion of the app).
     public var bundleVersion: String
-    /// What the customer bought: a subscription, or a consumable, which refund notifications
-    /// report without renewal info or status.
+    /// What the customer bought: a subscription; a consumable, which refund notifications
+    /// report without renewal info or status; or a monthly subscription with a 12-month
+    /// commitment, whose transaction and renewal info carry Apple's `billingPlanType` and
+    /// `commitmentInfo` (2026).
     public var product: Product = .subscription
 
     public enum Product: String, Sendable, Hashable, CaseIterable {
-        case subscription, consumable
+        case subscription, consumable, commitment
 
         /// The types Apple sends for any In-App Purchase, not only subscriptions.
         public static let consumableTypes: Set<String> = ["CONSUMPTION_REQUEST", "REFUND", "REFUND_DECLINED", "REFUND_REVERSED"]
+
+        /// Whether `type` carries the transaction and renewal info of an App Store
+        /// subscription: not a test, summary, token, consent, one-time charge, or an Advanced
+        /// Commerce subscription (which has its own descriptors).
+        static func reportsAppStoreSubscription(type: String, subtype: String?) -> Bool {
+            let others: Set<String> = ["TEST", "EXTERNAL_PURCHASE_TOKEN", "RESCIND_CONSENT", "ONE_TIME_CHARGE",
+                                       "METADATA_UPDATE", "MIGRATION", "PRICE_CHANGE"]
+            return !others.contains(type) && !(type == "RENEWAL_EXTENSION" && subtype == "SUMMARY")
+        }
     }
 
     public init(
@@ -61,6 +72,9 @@ public struct NotificationRequest: Sendable, Hashable {
         if product == .consumable, !Product.consumableTypes.contains(type) {
             let types = Product.consumableTypes.sorted().joined(separator: ", ")
             throw SimulatorError(.invalidOption, "\(type) is about subscriptions; a consumable can only be simulated for \(types)")
+        }
+        if product == .commitment, !Product.reportsAppStoreSubscription(type: type, subtype: subtype) {
+            throw SimulatorError(.invalidOption, "\(type)\(subtype.map { "/" + $0 } ?? "") reports no App Store subscription, so it cannot carry a commitment")
         }
     }
 

@@ -16,7 +16,13 @@ extension SubscriptionScenario {
         renewal.set("productId", .string(product))
         renewal.set("autoRenewProductId", .string(product))
         renewal.set("renewalPrice", .integer(newPrice))
-        if type == "MIGRATION" { transaction.set("transactionReason", "PURCHASE") }
+        if type == "MIGRATION" {
+            transaction.set("transactionReason", "PURCHASE")
+            // The App Store subscription it replaced (Apple's previousOriginalTransactionId,
+            // March 2025): how a downstream joins the two histories.
+            let previous = RandomIdentifiers.digits(prefix: request.environment == .production ? "43000" : "200000", length: 16)
+            transaction.insert("previousOriginalTransactionId", .string(previous), before: "webOrderLineItemId")
+        }
 
         let taxExclusive = price * 100 / 108
         let transactionInfo: JSONValue = [

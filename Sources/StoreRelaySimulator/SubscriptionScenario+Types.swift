@@ -65,6 +65,7 @@ extension SubscriptionScenario {
             setPeriod(purchaseDate: purchaseDate, length: period + extensionLength)
         case ("ONE_TIME_CHARGE", _):
             makeOneTimePurchase()
+            redeemOneTimeOfferCode()
         case ("METADATA_UPDATE", _), ("MIGRATION", _), ("PRICE_CHANGE", _):
             applyAdvancedCommerce(type)
         default:
@@ -73,6 +74,7 @@ extension SubscriptionScenario {
             // renewing subscription is what they report.
             break
         }
+        if request.product == .commitment, hasRenewal { applyCommitment() }
     }
 
     private mutating func applyOfferRedeemed(_ subtype: String?) {
@@ -123,6 +125,16 @@ extension SubscriptionScenario {
             renewal.insert("priceIncreaseStatus", 0, before: "renewalPrice")
             renewal.set("renewalPrice", .integer(premium.price + 2000))
         }
+    }
+
+    /// Offer codes exist for every product type (Apple's `offerType` 3); on a one-time
+    /// purchase their payment mode is `ONE_TIME`, Apple's only `offerDiscountType` outside
+    /// auto-renewable subscriptions.
+    mutating func redeemOneTimeOfferCode() {
+        transaction.insert("offerType", 3, before: "environment")
+        transaction.insert("offerIdentifier", "COINS_LAUNCH_HALF_PRICE", before: "environment")
+        transaction.insert("offerDiscountType", "ONE_TIME", before: "environment")
+        transaction.set("price", .integer((transaction["price"]?.int64Value ?? 0) / 2))
     }
 
     /// A consumable bought once: no subscription fields, no renewal info, no status.

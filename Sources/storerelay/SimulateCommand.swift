@@ -11,7 +11,8 @@ enum SimulateCommand: CommandDescribing {
     static let summary = "sign a realistic V2 notification with a local dev CA and POST or save it"
     static let help = """
         Usage: storerelay simulate --type T [--subtype S] [--env sandbox|production]
-                                   [--bundle ID] [--apple-id N] [--product subscription|consumable]
+                                   [--bundle ID] [--apple-id N]
+                                   [--product subscription|consumable|commitment]
                                    [--url URL | --out FILE] [--config FILE]
                storerelay simulate --list
 
@@ -33,9 +34,11 @@ enum SimulateCommand: CommandDescribing {
           --env E          sandbox (default) or production
           --bundle ID      the app's bundle id (default \(NotificationRequest.defaultBundleId))
           --apple-id N     the app's Apple ID, appAppleId (default \(NotificationRequest.defaultAppAppleId))
-          --product P      subscription (default) or consumable: a consumable's
-                           CONSUMPTION_REQUEST, REFUND, REFUND_DECLINED or REFUND_REVERSED
-                           carries no renewal info and no status
+          --product P      subscription (default), consumable or commitment: a
+                           consumable's CONSUMPTION_REQUEST, REFUND, REFUND_DECLINED or
+                           REFUND_REVERSED carries no renewal info and no status; a
+                           commitment is a monthly plan committed for 12 months
+                           (billingPlanType, commitmentInfo)
           --url URL        post to this http:// URL (the gateway's notification path)
           --out FILE       write the body to FILE, or - for stdout
           --list           print every type and its subtypes, then exit
@@ -113,7 +116,7 @@ enum SimulateCommand: CommandDescribing {
         }
         if let product = parsed.option("product") {
             guard let value = NotificationRequest.Product(rawValue: product) else {
-                throw UsageError("--product must be subscription or consumable, not '\(product)'")
+                throw UsageError("--product must be subscription, consumable or commitment, not '\(product)'")
             }
             request.product = value
         }

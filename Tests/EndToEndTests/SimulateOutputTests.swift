@@ -44,6 +44,7 @@ struct SimulateOutputTests {
 
     /// `--product consumable` for a refund gives a consumable's transaction; for a type only
     /// subscriptions have, or an unknown product, it is a usage error naming the option.
+    /// `--product commitment` works for subscription types only.
     @Test func productOption() throws {
         let directory = try TestPaths.makeTemporaryDirectory("storerelay-simulate-product")
         try "data ./data\n".write(to: directory.appendingPathComponent("routes.conf"), atomically: true, encoding: .utf8)
@@ -60,6 +61,13 @@ struct SimulateOutputTests {
         #expect(renew.status == 2 && renew.stderr.contains("consumable"), "\(renew.status) \(renew.stderr)")
         let bogus = try CommandRunner.storerelay(
             ["simulate", "--type", "REFUND", "--product", "coins", "--config", "routes.conf"], directory: directory)
-        #expect(bogus.status == 2 && bogus.stderr.contains("--product must be subscription or consumable"), "\(bogus.stderr)")
+        #expect(bogus.status == 2 && bogus.stderr.contains("--product must be subscription, consumable or commitment"), "\(bogus.stderr)")
+
+        let committed = try CommandRunner.storerelay(
+            ["simulate", "--type", "DID_RENEW", "--product", "commitment", "--out", "-", "--config", "routes.conf"], directory: directory)
+        #expect(committed.status == 0, "\(committed.stderr)")
+        let test = try CommandRunner.storerelay(
+            ["simulate", "--type", "TEST", "--product", "commitment", "--config", "routes.conf"], directory: directory)
+        #expect(test.status == 2 && test.stderr.contains("cannot carry a commitment"), "\(test.status) \(test.stderr)")
     }
 }

@@ -147,5 +147,55 @@ import Testing
         let change = try make("PRICE_CHANGE")
         let item = change.renewal["advancedCommerceInfo"]?["items"]?.arrayValue?.first
         #expect(item?["priceIncreaseInfo"]?["price"] == change.renewal["renewalPrice"])
+        // A migration names the App Store subscription it replaced; nothing else does.
+        let migration = try make("MIGRATION")
+        let previous = try #require(migration.transaction["previousOriginalTransactionId"]?.stringValue)
+        #expect(previous.count == 16 && previous != migration.transaction["originalTransactionId"]?.stringValue)
+        #expect(change.transaction["previousOriginalTransactionId"] == nil)
+    }
+
+    /// Offer codes on a one-time purchase use Apple's `ONE_TIME` payment mode, the only
+    /// `offerDiscountType` outside auto-renewable subscriptions.
+    @Test func oneTimeChargesRedeemAOneTimeOfferCode() throws {
+        let charge = try make("ONE_TIME_CHARGE")
+        #expect(charge.transaction["offerType"]?.int64Value == 3)
+        #expect(charge.transaction["offerDiscountType"]?.stringValue == "ONE_TIME")
+        #expect(charge.transaction["price"]?.int64Value == 495)
+        #expect(try make("DID_RENEW").transaction["offerDiscountType"] == nil)
+    }
+
+    /// `--product commitment`: a monthly plan committed for 12 months, as Apple's
+    /// transaction and renewal info describe it (billingPlanType, commitmentInfo).
+    @Test func commitmentPlansCarryTheirCommitment() throws {
+        let authority = try Self.authority.get()
+        let verifier = try SimulatorFixtures.verifier(trusting: authority)
+        func make(_ type: String, _ subtype: String? = nil) throws -> Decoded {
+            var request = NotificationRequest(type: type, subtype: subtype, environment: .production)
+            request.product = .commitment
+            let made = try NotificationFactory(authority: authority).make(request)
+            return Decoded(notification: try verifier.verify(signedPayload: made.signedPayload))
+        }
+        let renewed = try make("DID_RENEW")
+        let transaction = try #require(renewed.transaction["commitmentInfo"]?.objectValue)
+        #expect(renewed.transaction["billingPlanType"]?.stringValue == "MONTHLY")
+        #expect(transaction["totalBillingPeriods"]?.int64Value == 12)
+        // The scenario's subscription started three periods ago: this is the fourth month.
+        #expect(transaction["billingPeriodNumber"]?.int64Value == 4)
+        #expect(transaction["commitmentPrice"]?.int64Value == 12 * (renewed.transaction["price"]?.int64Value ?? 0))
+        let started = try #require(renewed.transaction["originalPurchaseDate"]?.int64Value)
+        #expect(transaction["commitmentExpiresDate"]?.int64Value == started + 12 * 30 * 86_400_000)
+        let renewal = try #require(renewed.renewal["commitmentInfo"]?.objectValue)
+        #expect(renewed.renewal["renewalBillingPlanType"]?.stringValue == "MONTHLY")
+        #expect(renewal["commitmentRenewalDate"] == transaction["commitmentExpiresDate"])
+        #expect(renewal["commitmentAutoRenewProductId"] == renewed.renewal["autoRenewProductId"])
+        #expect(renewal["commitmentRenewalBillingPlanType"]?.stringValue == "MONTHLY")
+
+        #expect(try make("SUBSCRIBED", "INITIAL_BUY").transaction["commitmentInfo"]?["billingPeriodNumber"]?.int64Value == 1)
+        #expect(try make("DID_CHANGE_RENEWAL_STATUS", "AUTO_RENEW_DISABLED").renewal["commitmentInfo"]?["commitmentAutoRenewStatus"]?.int64Value == 0)
+        for (type, subtype) in [("TEST", nil), ("ONE_TIME_CHARGE", nil), ("RENEWAL_EXTENSION", "SUMMARY"), ("MIGRATION", nil)] as [(String, String?)] {
+            var request = NotificationRequest(type: type, subtype: subtype)
+            request.product = .commitment
+            #expect(throws: SimulatorError.self, "\(type)") { try request.validate() }
+        }
     }
 }
