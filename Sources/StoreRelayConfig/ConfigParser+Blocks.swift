@@ -2,7 +2,7 @@ import StoreRelayCore
 
 /// `app` and `destination`: their header lines, the options of their blocks, and closing.
 extension ConfigParser {
-    static let appOptions = ["apple-id", "shared-secret"]
+    static let appOptions = ["apple-id", "shared-secret", "api-key", "reconcile"]
     static let webhookOptions = [
         "signing-secret", "format", "include-raw", "header", "ca-file", "timeout", "concurrency",
         "max-attempts", "backoff", "max-age",
@@ -66,7 +66,11 @@ extension ConfigParser {
         state = .topLevel
         guard block.isValid else { return }
         switch block.kind {
-        case .app(let app): apps.append(app)
+        case .app(let app):
+            if app.reconcile != nil, app.apiKey == nil, let line = block.seenOptions["reconcile"] {
+                reconcileWithoutKey.append((app.bundleId, line))
+            }
+            apps.append(app)
         case .webhook(let options): destinations.append(DestinationConfiguration(name: block.name, kind: .webhook(options)))
         case .file(let options): destinations.append(DestinationConfiguration(name: block.name, kind: .file(options)))
         case .ignored: break
@@ -119,10 +123,62 @@ extension ConfigParser {
             if let id = value(arguments[0], "apple-id", { text throws(ConfigValueError) in try ConfigValue.integer(text, in: 1...Int.max) }) {
                 app.appleId = UInt64(id)
             }
+        case "api-key":
+            guard arity(head, arguments, 3...3, "api-key KEY-FILE KEY-ID ISSUER-ID") else { return }
+            if (try? Self.issuerId(arguments[1].text)) != nil, (try? Self.apiKeyId(arguments[2].text)) != nil {
+                report(.invalidValue, at: arguments[1], "the key id and the issuer id are swapped (expected api-key KEY-FILE KEY-ID ISSUER-ID)")
+                return
+            }
+            let path = pathValue(arguments[0], "api-key file")
+            let keyId = value(arguments[1], "api-key key id", Self.apiKeyId)
+            let issuerId = value(arguments[2], "api-key issuer id", Self.issuerId)
+            if let path, let keyId, let issuerId { app.apiKey = APIKeyFile(path: path, keyId: keyId, issuerId: issuerId) }
+        case "reconcile":
+            reconcileOption(head, arguments, &app)
         default:
             guard arity(head, arguments, 1...1, "shared-secret SECRET") else { return }
             app.sharedSecret = secretValue(arguments[0], "shared-secret")
         }
+    }
+
+    /// `reconcile every DURATION overlap DURATION`.
+    private mutating func reconcileOption(_ head: ConfigToken, _ arguments: [ConfigToken], _ app: inout AppConfiguration) {
+        let syntax = "reconcile every DURATION overlap DURATION"
+        guard arity(head, arguments, 4...4, syntax) else { return }
+        for (token, keyword) in [(arguments[0], "every"), (arguments[2], "overlap")] where token.text != keyword {
+            report(.invalidValue, at: token, "expected '\(keyword)' here, not '\(token.text)' (\(syntax))")
+            return
+        }
+        let every = value(arguments[1], "reconcile interval") { text throws(ConfigValueError) in
+            let interval = try ConfigValue.duration(text)
+            // Each pass costs API calls against Apple's rate limit; a minute is plenty often.
+            guard interval >= .seconds(60) else { throw ConfigValueError("'\(text)' is shorter than 1m (Apple rate-limits the API)") }
+            return interval
+        }
+        let overlap = value(arguments[3], "reconcile overlap") { text throws(ConfigValueError) in
+            let overlap = try ConfigValue.duration(text)
+            guard overlap <= .seconds(180 * 86_400) else { throw ConfigValueError("'\(text)' is longer than 180d (Apple keeps 180 days of history)") }
+            return overlap
+        }
+        if let every, let overlap { app.reconcile = ReconcileSchedule(every: every, overlap: overlap) }
+    }
+
+    /// App Store Connect key ids: 10 upper-case letters and digits (e.g. `ABC123DEFG`).
+    static func apiKeyId(_ text: String) throws(ConfigValueError) -> String {
+        guard text.utf8.count == 10, text.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x5A) }) else {
+            throw ConfigValueError("'\(text.prefix(40))' is not a key id (expected 10 upper-case letters and digits, e.g. ABC123DEFG)")
+        }
+        return text
+    }
+
+    /// Issuer ids are UUIDs (`57246542-96fe-1a63-e053-0824d011072a`).
+    static func issuerId(_ text: String) throws(ConfigValueError) -> String {
+        let groups = text.split(separator: "-", omittingEmptySubsequences: false)
+        let hex = { (group: Substring) in group.utf8.allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || ($0 | 0x20 >= 0x61 && $0 | 0x20 <= 0x66) } }
+        guard groups.map(\.count) == [8, 4, 4, 4, 12], groups.allSatisfy(hex) else {
+            throw ConfigValueError("'\(text.prefix(60))' is not an issuer id (expected a UUID such as 57246542-96fe-1a63-e053-0824d011072a)")
+        }
+        return text
     }
 
     private mutating func fileOption(_ head: ConfigToken, _ arguments: [ConfigToken], _ options: inout FileQueueOptions) {

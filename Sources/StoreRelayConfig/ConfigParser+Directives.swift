@@ -147,6 +147,20 @@ extension ConfigParser {
             sharedSecret = secretValue(arguments[0], "shared-secret")
         case "route":
             routeDirective(head, arguments)
+        case "apple-api-url":
+            let syntax = "apple-api-url URL [ca-file PEM-FILE]"
+            guard once(head), arity(head, arguments, 1...3, syntax) else { return }
+            guard let url = value(arguments[0], "apple-api-url", WebhookURL.parseWebhook) else { return }
+            var caFile: String?
+            if arguments.count > 1 {
+                guard arguments[1].text == "ca-file", arguments.count == 3 else {
+                    report(.invalidValue, at: arguments[1], "expected 'ca-file PEM-FILE' after the URL (\(syntax))")
+                    return
+                }
+                guard let file = pathValue(arguments[2], "ca-file") else { return }
+                caFile = file
+            }
+            appleAPI = AppleAPIOverride(url: url, caFile: caFile)
         default:
             preconditionFailure("directive '\(head.text)' listed but not handled")
         }

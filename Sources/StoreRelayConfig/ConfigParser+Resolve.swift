@@ -8,6 +8,10 @@ extension ConfigParser {
             report(.invalidValue, at: bound.token,
                    "path '\(bound.path)' is bound to environment '\(bound.environment.rawValue)', which is not accepted (expected one of 'environments': \(accepted.map(\.rawValue).joined(separator: ", ")))")
         }
+        for (app, line) in reconcileWithoutKey {
+            report(.missingArgument, line: line, column: 1,
+                   "app '\(app)' has 'reconcile' but no 'api-key' (expected api-key KEY-FILE KEY-ID ISSUER-ID: Apple's API needs it)")
+        }
         let declared = destinations.map(\.name)
         for items in routeDestinationItems {
             for item in items where destinationLines[item.text] == nil {
@@ -27,7 +31,7 @@ extension ConfigParser {
             }.map(\.element)
             return .failure(ConfigErrors(sorted))
         }
-        return .success(GatewayConfiguration(
+        var configuration = GatewayConfiguration(
             sourceFile: file,
             listen: listen,
             paths: paths.isEmpty ? [NotificationPath(path: GatewayConfiguration.Defaults.path)] : paths,
@@ -48,6 +52,8 @@ extension ConfigParser {
             apps: apps,
             sharedSecret: sharedSecret,
             destinations: destinations,
-            routes: RouteTable(rules: routes)))
+            routes: RouteTable(rules: routes))
+        configuration.appleAPI = appleAPI
+        return .success(configuration)
     }
 }

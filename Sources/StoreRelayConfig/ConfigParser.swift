@@ -63,7 +63,7 @@ struct ConfigParser {
 
     static let directives = [
         "listen", "path", "tls", "admin", "admin-token", "data", "max-body", "read-timeout",
-        "idle-timeout", "max-connections", "max-connections-per-address", "dedupe-window", "shutdown-grace", "recent-events", "trust-root", "environments", "app", "shared-secret", "destination", "route",
+        "idle-timeout", "max-connections", "max-connections-per-address", "dedupe-window", "shutdown-grace", "recent-events", "trust-root", "environments", "app", "shared-secret", "destination", "route", "apple-api-url",
     ]
 
     let file: String
@@ -89,6 +89,9 @@ struct ConfigParser {
     var shutdownGrace: Duration?
     var recentEvents: Int?
     var trustRoots: [TrustRoot] = []
+    var appleAPI: AppleAPIOverride?
+    /// Apps whose block has `reconcile` but no `api-key`, with the line of `reconcile`.
+    var reconcileWithoutKey: [(app: String, line: Int)] = []
     var environments: [AppStoreEnvironment]?
     var apps: [AppConfiguration] = []
     var appLines: [String: Int] = [:]

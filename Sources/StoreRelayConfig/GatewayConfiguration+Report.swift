@@ -30,6 +30,16 @@ extension GatewayConfiguration {
         for app in apps {
             let appleId = app.appleId.map { "apple-id \($0)" } ?? "apple-id not checked"
             out.append("  \(app.bundleId)  \(appleId), shared-secret \(app.sharedSecret == nil ? "<not set>" : "<set>")")
+            if let key = app.apiKey { out.append("    api-key \(key.path) (key id \(key.keyId), issuer \(key.issuerId))") }
+            if let schedule = app.reconcile {
+                let reconciled = environments.filter { $0 == .production || $0 == .sandbox }.map(\.rawValue).joined(separator: " and ")
+                out.append("    reconcile every \(ConfigFormat.duration(schedule.every)) overlap \(ConfigFormat.duration(schedule.overlap)) (\(reconciled))")
+            }
+        }
+        if apps.contains(where: { $0.apiKey != nil }) {
+            let api = appleAPI.map { $0.url.description + ($0.caFile.map { " (ca-file \($0))" } ?? "") }
+                ?? "https://api.storekit.apple.com, https://api.storekit-sandbox.apple.com"
+            out.append("  App Store Server API: \(api)")
         }
         out.append("")
         out.append("Destinations")

@@ -77,6 +77,8 @@ public struct GatewayConfiguration: Sendable {
     public var destinations: [DestinationConfiguration]
     /// The frozen route table.
     public var routes: RouteTable
+    /// `apple-api-url`: the App Store Server API base URL for both environments; nil: Apple's.
+    public var appleAPI: AppleAPIOverride?
 
     public init(
         sourceFile: String = "routes.conf",

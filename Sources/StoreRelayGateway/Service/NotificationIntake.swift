@@ -55,6 +55,33 @@ final class NotificationIntake: Sendable {
         }
     }
 
+    /// Takes one notification fetched from Apple's Notification History through the same
+    /// pipeline (verification at its own dates, policy, dedupe, routing, journal), its event
+    /// marked `recoveredBy: "history"`. One already received is a duplicate, as an Apple retry
+    /// would be. With `dryRun` nothing is stored: the outcome says what would happen.
+    func recover(
+        signedPayload: String, dryRun: Bool, completion: @escaping @Sendable (IntakeOutcome) -> Void
+    ) {
+        verificationQueue.async { [self] in
+            let body = JSONValue.object(JSONObject([("signedPayload", .string(signedPayload))])).serializedBytes()
+            let processed: StoredNotification
+            do throws(IntakeRejection) {
+                processed = try processor.current.process(body: body, pathEnvironment: nil, receivedAt: clock.now(),
+                                                          recoveredBy: "history")
+            } catch {
+                logger.warning("recovered notification rejected", [("reason", error.message)])
+                completion(.rejected(error))
+                return
+            }
+            guard !dryRun else {
+                let id = processed.id
+                if journal.contains(id: id) { return completion(.duplicate(id: id)) }
+                return completion(processed.disposition == .accept ? .accepted(id: id) : .quarantined(id: id))
+            }
+            store(processed, completion: completion)
+        }
+    }
+
     /// Counts and times the answer, then gives it.
     private func answer(
         _ outcome: IntakeOutcome, event: NormalizedEvent?, started: UInt64,

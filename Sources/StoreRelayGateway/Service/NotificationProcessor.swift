@@ -12,15 +12,17 @@ struct NotificationProcessor: Sendable {
     let policy: AcceptancePolicy
     let routes: RouteTable
 
+    /// `recoveredBy` marks a notification fetched from Apple rather than pushed by it
+    /// (`"history"`): the event says so, so a downstream can tell a late arrival.
     func process(
-        body: [UInt8], pathEnvironment: AppStoreEnvironment?, receivedAt: Timestamp
+        body: [UInt8], pathEnvironment: AppStoreEnvironment?, receivedAt: Timestamp, recoveredBy: String? = nil
     ) throws(IntakeRejection) -> StoredNotification {
         let event: NormalizedEvent
         let facts: AcceptancePolicy.Facts
         let classified = try NotificationBody.classify(body)
         switch classified {
         case .v2(let signedPayload):
-            (event, facts) = try processV2(signedPayload: signedPayload, receivedAt: receivedAt)
+            (event, facts) = try processV2(signedPayload: signedPayload, receivedAt: receivedAt, recoveredBy: recoveredBy)
         case .v1:
             (event, facts) = try processV1(body: body, receivedAt: receivedAt)
         }
@@ -37,7 +39,7 @@ struct NotificationProcessor: Sendable {
     }
 
     private func processV2(
-        signedPayload: String, receivedAt: Timestamp
+        signedPayload: String, receivedAt: Timestamp, recoveredBy: String?
     ) throws(IntakeRejection) -> (NormalizedEvent, AcceptancePolicy.Facts) {
         let reading: NotificationReading
         do {
@@ -48,7 +50,7 @@ struct NotificationProcessor: Sendable {
         let verified: VerifiedNotification
         switch reading {
         case .readable(let notification): verified = notification
-        case .unreadable(let notification): return try notUnderstood(notification, receivedAt: receivedAt)
+        case .unreadable(let notification): return try notUnderstood(notification, receivedAt: receivedAt, recoveredBy: recoveredBy)
         }
         guard let payload = verified.payload.objectValue else {
             throw .malformed("The signed payload is not a JSON object.")
@@ -61,6 +63,7 @@ struct NotificationProcessor: Sendable {
             environment: verified.environment
         )
         content.verified = verified.signatureVerified
+        content.recoveredBy = recoveredBy
         let event = try normalize(content, receivedAt: receivedAt)
         let facts = AcceptancePolicy.Facts(
             environment: verified.environment, bundleId: verified.bundleId, appAppleId: verified.appAppleId,
@@ -72,10 +75,11 @@ struct NotificationProcessor: Sendable {
     /// verified outer payload says (the rest stays in the stored body), and the policy
     /// quarantines it with the reason, so it is kept and Apple gets its 200.
     private func notUnderstood(
-        _ notification: UnreadableNotification, receivedAt: Timestamp
+        _ notification: UnreadableNotification, receivedAt: Timestamp, recoveredBy: String?
     ) throws(IntakeRejection) -> (NormalizedEvent, AcceptancePolicy.Facts) {
         var content = NotificationContent(payload: notification.payload, environment: notification.environment)
         content.verified = notification.signatureVerified
+        content.recoveredBy = recoveredBy
         let event = try normalize(content, receivedAt: receivedAt)
         let facts = AcceptancePolicy.Facts(
             environment: notification.environment, bundleId: event.bundleId, appAppleId: nil,

@@ -28,6 +28,9 @@ struct EventDocument {
     var externalPurchaseToken: JSONValue = .null
     var appTransaction: JSONValue = .null
     var consumptionRequestReason: JSONValue = .null
+    /// `"history"` for a notification recovered from Apple's Notification History rather than
+    /// received from Apple's push; null otherwise.
+    var recoveredBy: String?
     /// What Apple sent that no other key carries, in Apple's own shape; null when nothing.
     var extra: JSONValue = .null
 
@@ -69,6 +72,7 @@ struct EventDocument {
             ("externalPurchaseToken", externalPurchaseToken),
             ("appTransaction", appTransaction),
             ("consumptionRequestReason", consumptionRequestReason),
+            ("recoveredBy", .string(recoveredBy)),
             ("extra", extra),
             ("raw", .null),
         ]

@@ -31,6 +31,7 @@ extension NormalizedEvent {
         )
         doc.signedDate = payload["signedDate"].map(AppleDates.iso8601) ?? .null
         doc.verified = content.verified
+        doc.recoveredBy = content.recoveredBy
 
         let containers = content.appContainers
         func first(_ key: String, in objects: [JSONObject]) -> JSONValue {

@@ -11,7 +11,7 @@ public struct NormalizedEvent: Sendable, Hashable {
     public static let keys: [String] = [
         "id", "source", "version", "environment", "type", "subtype", "legacyType", "signedDate",
         "receivedAt", "verified", "app", "subscription", "transaction", "renewal", "summary",
-        "externalPurchaseToken", "appTransaction", "consumptionRequestReason", "extra", "raw",
+        "externalPurchaseToken", "appTransaction", "consumptionRequestReason", "recoveredBy", "extra", "raw",
     ]
 
     /// `notificationUUID` for V2; for V1 a UUID-shaped hash of the body (`V1Notification.eventID`).

@@ -21,6 +21,9 @@ public struct NotificationContent: Sendable, Hashable {
     /// False when the notification was accepted without its signature being checked (Xcode
     /// and LocalTesting data, by opt-in).
     public var verified = true
+    /// How the notification reached the gateway when not by Apple's push: `"history"` for
+    /// one recovered from Notification History (the event's `recoveredBy`).
+    public var recoveredBy: String?
 
     public init(
         payload: JSONObject,

@@ -1,0 +1,42 @@
+public import StoreRelayNet
+
+/// `api-key FILE KEY-ID ISSUER-ID` in an app block: the In-App Purchase key (a `.p8` file
+/// from App Store Connect) that signs the App Store Server API tokens of that app.
+public struct APIKeyFile: Sendable, Hashable {
+    /// The `.p8` file: PKCS#8 PEM of a P-256 private key.
+    public var path: String
+    /// The key's id in App Store Connect (10 characters), the token's `kid`.
+    public var keyId: String
+    /// The team's issuer id (a UUID), the token's `iss`.
+    public var issuerId: String
+
+    public init(path: String, keyId: String, issuerId: String) {
+        self.path = path
+        self.keyId = keyId
+        self.issuerId = issuerId
+    }
+}
+
+/// `reconcile every DURATION overlap DURATION` in an app block: how often to pull Apple's
+/// Notification History, and how far before the last checkpoint each pass looks again.
+public struct ReconcileSchedule: Sendable, Hashable {
+    public var every: Duration
+    public var overlap: Duration
+
+    public init(every: Duration, overlap: Duration) {
+        self.every = every
+        self.overlap = overlap
+    }
+}
+
+/// `apple-api-url URL [ca-file PEM-FILE]`: where the App Store Server API is reached instead
+/// of Apple's two hosts (a proxy, or a test double), and the CA that vouches for it.
+public struct AppleAPIOverride: Sendable, Hashable {
+    public var url: HTTPURL
+    public var caFile: String?
+
+    public init(url: HTTPURL, caFile: String? = nil) {
+        self.url = url
+        self.caFile = caFile
+    }
+}
