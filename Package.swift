@@ -69,6 +69,12 @@ let package = Package(
             dependencies: ["StoreRelayCore", "StoreRelayNet", "StoreRelayVerification", "StoreRelayStorage", "StoreRelayConfig"],
             swiftSettings: swiftSettings
         ),
+        // The App Store Server API client: tokens, Notification History, test notifications.
+        .target(
+            name: "StoreRelayAppStoreAPI",
+            dependencies: ["StoreRelayCore", "StoreRelayNet", "StoreRelayVerification"],
+            swiftSettings: swiftSettings
+        ),
         // The running gateway: acceptance pipeline, admin API and page, reload, shutdown.
         .target(
             name: "StoreRelayGateway",

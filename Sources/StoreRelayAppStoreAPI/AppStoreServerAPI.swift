@@ -1,0 +1,209 @@
+public import StoreRelayCore
+public import StoreRelayNet
+import Dispatch
+
+/// The App Store Server API calls StoreRelay makes for one app and environment: Notification
+/// History, and test notifications for probes.
+///
+/// Calls block their caller until Apple answers, retries included, so they run on the
+/// reconciler's own queue, never on a request path. Retries follow Apple's documentation:
+/// 429 waits until `Retry-After` (a UNIX time in milliseconds); network errors, 5xx and the
+/// codes Apple marks retryable back off exponentially with jitter; anything else is returned.
+public final class AppStoreServerAPI: Sendable {
+    /// Apple's hosts (the ones its changelog recommends since 2026; the older
+    /// `*.itunes.apple.com` names still answer).
+    public static let productionURL = "https://api.storekit.apple.com"
+    public static let sandboxURL = "https://api.storekit-sandbox.apple.com"
+
+    public struct Retries: Sendable {
+        /// Attempts of one call before its last error is returned.
+        public var attempts = 5
+        public var firstBackoff: Duration = .seconds(1)
+        public var maximumBackoff: Duration = .seconds(30)
+        /// A `Retry-After` further away than this is returned as an error rather than waited.
+        public var longestRateLimitWait: Duration = .seconds(600)
+        public init() {}
+    }
+
+    public let environment: AppStoreEnvironment
+    private let base: HTTPURL
+    private let caFile: String?
+    private let tokens: APITokenSource
+    private let http: HTTPClient
+    private let clock: any TimeSource
+    private let retries: Retries
+    private let timeout: Duration
+    /// Signalled to cut a wait short when the gateway stops.
+    private let cancelled = Locked(false)
+    private let wakeUp = DispatchSemaphore(value: 0)
+
+    /// `baseURL` overrides Apple's host for `environment` (`apple-api-url`); `caFile` is
+    /// trusted besides the system store for it.
+    public init(
+        credentials: APICredentials, environment: AppStoreEnvironment, baseURL: HTTPURL? = nil, caFile: String? = nil,
+        http: HTTPClient, clock: any TimeSource = WallClock(), retries: Retries = Retries(), timeout: Duration = .seconds(30)
+    ) throws(AppStoreAPIError) {
+        guard environment == .production || environment == .sandbox else {
+            throw AppStoreAPIError(.configuration, "the App Store Server API serves production and sandbox, not \(environment.rawValue)")
+        }
+        if let baseURL {
+            base = baseURL
+        } else {
+            // Constants known to parse.
+            base = try! HTTPURL(environment == .production ? Self.productionURL : Self.sandboxURL)
+        }
+        self.environment = environment
+        self.caFile = caFile
+        tokens = APITokenSource(credentials: credentials, clock: clock)
+        self.http = http
+        self.clock = clock
+        self.retries = retries
+        self.timeout = timeout
+    }
+
+    /// Ends every wait for a retry at once; calls in progress return `.cancelled`.
+    public func cancel() {
+        cancelled.withLock { $0 = true }
+        wakeUp.signal()
+    }
+
+    // MARK: The calls
+
+    /// One page of `POST /inApps/v1/notifications/history`.
+    public func notificationHistory(
+        _ query: NotificationHistoryQuery, paginationToken: String?
+    ) throws(AppStoreAPIError) -> NotificationHistoryPage {
+        var path = "/inApps/v1/notifications/history"
+        if let paginationToken { path += "?paginationToken=" + Self.percentEncoded(paginationToken) }
+        return try NotificationHistoryPage(json: call("POST", path, body: query.body))
+    }
+
+    /// `POST /inApps/v1/notifications/test`: asks Apple to send a TEST notification to the
+    /// app's configured URL; returns its `testNotificationToken`.
+    public func requestTestNotification() throws(AppStoreAPIError) -> String {
+        let json = try call("POST", "/inApps/v1/notifications/test", body: [])
+        guard let token = json["testNotificationToken"]?.stringValue, !token.isEmpty else {
+            throw AppStoreAPIError(.malformedResponse, "the test notification response has no testNotificationToken")
+        }
+        return token
+    }
+
+    /// `GET /inApps/v1/notifications/test/{token}`: what Apple sent and how its attempts went.
+    /// A 404 TestNotificationNotFoundError (not sent yet) is returned, not retried.
+    public func testNotificationStatus(token: String) throws(AppStoreAPIError) -> TestNotificationStatus {
+        let json = try call("GET", "/inApps/v1/notifications/test/" + Self.percentEncoded(token), body: nil)
+        return TestNotificationStatus(signedPayload: json["signedPayload"]?.stringValue,
+                                      sendAttempts: SendAttempt.list(json["sendAttempts"]))
+    }
+
+    // MARK: Requests and retries
+
+    private func call(_ method: String, _ path: String, body: [UInt8]?) throws(AppStoreAPIError) -> JSONValue {
+        var failures = 0
+        var generator = SystemRandomNumberGenerator()
+        while true {
+            do {
+                return try send(method, path, body: body)
+            } catch {
+                if error.kind == .rateLimited {
+                    let retryAt = error.retryAt ?? clock.now().milliseconds + 1000
+                    let wait = Duration.milliseconds(max(0, retryAt - clock.now().milliseconds))
+                    guard wait <= retries.longestRateLimitWait else { throw error }
+                    try pause(wait)
+                    continue
+                }
+                failures += 1
+                guard error.isRetryable, failures < retries.attempts else { throw error }
+                try pause(backoff(afterFailures: failures, random: &generator))
+            }
+        }
+    }
+
+    /// Exponential from `firstBackoff`, capped, with full jitter over its upper half.
+    private func backoff(afterFailures failures: Int, random: inout some RandomNumberGenerator) -> Duration {
+        let first = retries.firstBackoff.wholeMilliseconds
+        let ceiling = min(retries.maximumBackoff.wholeMilliseconds, first << min(failures - 1, 20))
+        return .milliseconds(ceiling / 2 + Int64.random(in: 0...max(0, ceiling / 2), using: &random))
+    }
+
+    private func pause(_ duration: Duration) throws(AppStoreAPIError) {
+        if cancelled.current { throw AppStoreAPIError(.cancelled, "stopped while waiting to retry") }
+        let nanoseconds = Int(clamping: duration.wholeMilliseconds) * 1_000_000
+        if wakeUp.wait(timeout: .now() + .nanoseconds(nanoseconds)) == .success {
+            wakeUp.signal()  // let every other waiter see it too
+            throw AppStoreAPIError(.cancelled, "stopped while waiting to retry")
+        }
+    }
+
+    /// One HTTP exchange, its answer classified.
+    private func send(_ method: String, _ path: String, body: [UInt8]?) throws(AppStoreAPIError) -> JSONValue {
+        var headers = HTTPHeaders([
+            ("Authorization", "Bearer " + (try tokens.token())), ("Accept", "application/json"),
+            ("User-Agent", "StoreRelay/\(StoreRelayVersion.current)"),
+        ])
+        if body != nil { headers.add(name: "Content-Type", value: "application/json") }
+        let url = Self.url(base, path)
+        let request = HTTPClientRequest(method: method, url: url, headers: headers, body: body ?? [], extraCAFile: caFile)
+        let response: HTTPClientResponse
+        switch http.executeAndWait(request, timeout: timeout) {
+        case .success(let answer): response = answer
+        case .failure(let error): throw AppStoreAPIError(.transport, "\(method) \(path): \(error)")
+        }
+        let json = try? JSONValue.parse(response.body)
+        guard (200..<300).contains(response.status) else {
+            throw Self.error(status: response.status, json: json, headers: response.headers, what: "\(method) \(path.prefix(40))")
+        }
+        guard let json, json.objectValue != nil else {
+            throw AppStoreAPIError(.malformedResponse, "\(method) \(path.prefix(40)) answered \(response.status) without a JSON object")
+        }
+        return json
+    }
+
+    /// Apple's error answer: `{"errorCode":4000017,"errorMessage":"..."}` when it has a body.
+    static func error(status: Int, json: JSONValue?, headers: HTTPHeaders, what: String) -> AppStoreAPIError {
+        let code = json?["errorCode"]?.int64Value
+        let message = json?["errorMessage"]?.stringValue.map { String($0.prefix(200)) }
+        let described = "\(what) answered \(status)" + (code.map { " (\($0)" + (message.map { ": \($0)" } ?? "") + ")" } ?? "")
+        switch status {
+        case 401:
+            return AppStoreAPIError(.unauthorized, described + "; check the api-key file, key id, issuer id and bundle id",
+                                    status: status, errorCode: code)
+        case 429:
+            let retryAt = headers["Retry-After"].flatMap { Int64($0.trimmingCharacters(in: " \t")) }
+            return AppStoreAPIError(.rateLimited, described, status: status, errorCode: code, retryAt: retryAt)
+        default:
+            return AppStoreAPIError(.api, described, status: status, errorCode: code)
+        }
+    }
+
+    /// `path` under `base`, whose own path (a proxy's prefix) is kept and whose query is not.
+    static func url(_ base: HTTPURL, _ path: String) -> HTTPURL {
+        var prefix = base.pathAndQuery.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)[0]
+        while prefix.hasSuffix("/") { prefix = prefix.dropLast() }
+        let scheme = base.scheme.rawValue + "://" + (base.hostKind == .ipv6 ? "[\(base.host)]" : base.host) + ":\(base.port)"
+        return HTTPURL(scheme: base.scheme, host: base.host, hostKind: base.hostKind, port: base.port,
+                       pathAndQuery: prefix + path, absoluteString: scheme + prefix + path)
+    }
+
+    /// Percent-encodes everything but RFC 3986's unreserved characters (tokens are base64).
+    static func percentEncoded(_ text: String) -> String {
+        var out = ""
+        for byte in text.utf8 {
+            switch byte {
+            case 0x30...0x39, 0x41...0x5A, 0x61...0x7A, 0x2D, 0x2E, 0x5F, 0x7E: out.unicodeScalars.append(Unicode.Scalar(byte))
+            default: out += "%" + String(byte, radix: 16, uppercase: true).leftPadded(to: 2)
+            }
+        }
+        return out
+    }
+}
+
+private extension String {
+    func leftPadded(to width: Int) -> String { String(repeating: "0", count: max(0, width - count)) + self }
+    func trimmingCharacters(in set: String) -> String {
+        var text = Substring(self)
+        while let first = text.first, set.contains(first) { text = text.dropFirst() }
+        while let last = text.last, set.contains(last) { text = text.dropLast() }
+        return String(text)
+    }
+}
