@@ -80,7 +80,7 @@ let package = Package(
             name: "StoreRelayGateway",
             dependencies: [
                 "StoreRelayCore", "StoreRelayNet", "StoreRelayVerification", "StoreRelayStorage", "StoreRelayConfig",
-                "StoreRelayDelivery", "CStoreRelayShims",
+                "StoreRelayDelivery", "StoreRelayAppStoreAPI", "CStoreRelayShims",
             ],
             swiftSettings: swiftSettings
         ),

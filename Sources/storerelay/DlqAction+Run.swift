@@ -3,7 +3,7 @@ import StoreRelayCore
 
 /// What each `dlq` action does against the admin API.
 extension DlqAction {
-    func run(_ client: DlqClient) throws(DlqFailure) -> Int32 {
+    func run(_ client: AdminClient) throws(AdminCommandFailure) -> Int32 {
         switch self {
         case .list(let filters, let limit, let json):
             let listing = try client.listAll(filters, limit: limit)
@@ -18,20 +18,20 @@ extension DlqAction {
             }
             return ExitCode.ok
         case .show(let id):
-            let answer = try client.send("GET", DlqClient.letterPath(id))
+            let answer = try client.send("GET", AdminClient.letterPath(id))
             guard answer.status == 200, let record = answer.json else { throw Self.failure(answer, id: id) }
             writeStandardOutput(PrettyJSON.render(record))
             return ExitCode.ok
         case .replay(let ids):
-            return try each(ids) { id throws(DlqFailure) in
-                let answer = try client.send("POST", DlqClient.letterPath(id, suffix: "/replay"))
+            return try each(ids) { id throws(AdminCommandFailure) in
+                let answer = try client.send("POST", AdminClient.letterPath(id, suffix: "/replay"))
                 guard answer.status == 200 else { throw Self.failure(answer, id: id) }
                 let targets = answer.json?["destinations"]?.arrayValue?.compactMap(\.stringValue) ?? []
                 return "replayed \(id)" + (targets.isEmpty ? "" : " to " + targets.joined(separator: ", "))
             }
         case .purge(let ids):
-            return try each(ids) { id throws(DlqFailure) in
-                let answer = try client.send("DELETE", DlqClient.letterPath(id))
+            return try each(ids) { id throws(AdminCommandFailure) in
+                let answer = try client.send("DELETE", AdminClient.letterPath(id))
                 guard answer.status == 204 || answer.status == 200 else { throw Self.failure(answer, id: id) }
                 return "purged \(id)"
             }
@@ -61,7 +61,7 @@ extension DlqAction {
             var purged = 0
             for record in matching {
                 guard let id = record["id"]?.stringValue else { continue }
-                let answer = try client.send("DELETE", DlqClient.letterPath(id))
+                let answer = try client.send("DELETE", AdminClient.letterPath(id))
                 if answer.status == 204 { purged += 1 } else if answer.status != 404 {
                     throw .failure("purging \(id) failed after \(purged) purged: \(answer.message)")
                 }
@@ -72,7 +72,7 @@ extension DlqAction {
     }
 
     /// Prints what `--all` would touch; true when it should go ahead.
-    private func confirm(count: Int, verb: String, filters: Filters, confirmed: Bool, dryRun: Bool) throws(DlqFailure) -> Bool {
+    private func confirm(count: Int, verb: String, filters: Filters, confirmed: Bool, dryRun: Bool) throws(AdminCommandFailure) -> Bool {
         var scope: [String] = []
         if let destination = filters.destination { scope.append("destination \(destination)") }
         if let reason = filters.reason { scope.append("reason \(reason)") }
@@ -88,7 +88,7 @@ extension DlqAction {
     }
 
     /// Runs `body` for every id, printing its line; a failure is reported and the rest go on.
-    private func each(_ ids: [String], _ body: (String) throws(DlqFailure) -> String) throws(DlqFailure) -> Int32 {
+    private func each(_ ids: [String], _ body: (String) throws(AdminCommandFailure) -> String) throws(AdminCommandFailure) -> Int32 {
         var failed = false
         for id in ids {
             do {
@@ -101,7 +101,7 @@ extension DlqAction {
         return failed ? ExitCode.failure : ExitCode.ok
     }
 
-    private static func failure(_ answer: DlqClient.Answer, id: String) -> DlqFailure {
+    private static func failure(_ answer: AdminClient.Answer, id: String) -> AdminCommandFailure {
         switch answer.status {
         case 404: .failure("there is no dead letter \(id)")
         case 400: .failure("'\(id)' is not a dead-letter id (expected dl- and 32 hex digits)")

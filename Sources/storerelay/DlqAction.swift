@@ -26,7 +26,7 @@ enum DlqAction {
 
     static let reasons = ["exhausted", "rejected", "unrouted", "quarantined", "unreadable"]
 
-    init(subcommand: String, operands: [String], parsed: ParsedArguments) throws(DlqFailure) {
+    init(subcommand: String, operands: [String], parsed: ParsedArguments) throws(AdminCommandFailure) {
         var filters = Filters(destination: parsed.option("destination"), reason: parsed.option("reason"))
         filters.search = Self.searchOptions.compactMap { option, query in parsed.option(option).map { (query, $0) } }
         if let reason = filters.reason, !Self.reasons.contains(reason) {
@@ -34,7 +34,7 @@ enum DlqAction {
         }
         let all = parsed.flag("all")
         let filtered = filters.destination != nil || filters.reason != nil
-        func refuse(_ names: [String], _ context: String) throws(DlqFailure) {
+        func refuse(_ names: [String], _ context: String) throws(AdminCommandFailure) {
             for name in names where parsed.option(name) != nil || parsed.flag(name) {
                 throw .usage("--\(name) does not apply to \(context)")
             }
@@ -63,7 +63,7 @@ enum DlqAction {
                 if subcommand == "replay" {
                     self = .replayAll(filters, confirmed: confirmed, dryRun: dryRun)
                 } else {
-                    let age = try parsed.option("older-than").map { (text) throws(DlqFailure) -> Int64 in
+                    let age = try parsed.option("older-than").map { (text) throws(AdminCommandFailure) -> Int64 in
                         guard let value = Self.milliseconds(text) else {
                             throw .usage("--older-than takes a duration such as 30d, 12h or 90m, not '\(text)'")
                         }

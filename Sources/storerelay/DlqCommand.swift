@@ -63,7 +63,7 @@ enum DlqCommand: CommandDescribing {
         let operands = Array(parsed.positionals.dropFirst())
         do {
             let action = try DlqAction(subcommand: subcommand, operands: operands, parsed: parsed)
-            let client = try DlqClient.connect(parsed)
+            let client = try AdminClient.connect(parsed)
             defer { client.shutdown() }
             return try action.run(client)
         } catch {
@@ -71,7 +71,7 @@ enum DlqCommand: CommandDescribing {
         }
     }
 
-    private static func fail(_ failure: DlqFailure) -> Int32 {
+    private static func fail(_ failure: AdminCommandFailure) -> Int32 {
         writeStandardError("storerelay dlq: \(failure.message)")
         return failure.exitCode
     }

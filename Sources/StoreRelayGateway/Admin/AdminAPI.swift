@@ -30,6 +30,7 @@ struct AdminAPI: Sendable {
             "ready": .bool(backend.isReady),
             "destinations": .array(destinations),
             "deadLetters": .integer(Int64(counts.values.reduce(0, +))),
+            "reconciliation": .array(backend.reconciliations),
         ]
         return .json(body.serialized())
     }

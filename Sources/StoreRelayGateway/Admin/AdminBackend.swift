@@ -21,6 +21,27 @@ public protocol AdminBackend: Sendable {
     func replayAll(_ query: DeadLetterQuery) -> Int
     /// Readiness: journal writable and configuration loaded.
     var isReady: Bool { get }
+    /// Each app and environment reconciled with Apple: its last pass and probe (JSON objects).
+    var reconciliations: [JSONValue] { get }
+    /// Runs one reconciliation pass now, after any in progress, and gives its report; nil
+    /// when `app` has no api-key or `environment` is not reconciled here.
+    func reconcile(app: String, environment: AppStoreEnvironment, since: Duration?, onlyFailures: Bool, dryRun: Bool,
+                   completion: @escaping @Sendable (JSONValue?) -> Void)
+    /// Asks Apple for a TEST notification and waits up to `timeout` for it to arrive here;
+    /// nil as for `reconcile`.
+    func probe(app: String, environment: AppStoreEnvironment, timeout: Duration, completion: @escaping @Sendable (JSONValue?) -> Void)
+}
+
+/// A backend that talks to no App Store Server API (tests' doubles): nothing is reconciled.
+extension AdminBackend {
+    public var reconciliations: [JSONValue] { [] }
+    public func reconcile(app: String, environment: AppStoreEnvironment, since: Duration?, onlyFailures: Bool, dryRun: Bool,
+                          completion: @escaping @Sendable (JSONValue?) -> Void) {
+        completion(nil)
+    }
+    public func probe(app: String, environment: AppStoreEnvironment, timeout: Duration, completion: @escaping @Sendable (JSONValue?) -> Void) {
+        completion(nil)
+    }
 }
 
 /// The result of replaying one dead letter (defined with the engine that does it).

@@ -93,7 +93,8 @@ extension AdminHandler {
             ready: backend.isReady, destinations: backend.destinationStatuses,
             deadLetterCounts: backend.deadLetters.countsByDestination, letters: listing.items.map(\.json),
             nextCursor: listing.nextCursor, filters: filters, csrfToken: csrfToken,
-            notice: Self.notice(FormEncoding.value("done", in: request.query)), now: clock.now())
+            notice: Self.notice(FormEncoding.value("done", in: request.query)), now: clock.now(),
+            reconciliations: backend.reconciliations)
         return html(200, AdminPage.render(model))
     }
 

@@ -38,17 +38,43 @@ struct AdminHandler: Sendable {
             }
             return respondToPage(route, request)
         }
+        if let refusal = apiRefusal(request) { return refusal }
+        let response = respondToAPI(route, request)
+        if request.method != "GET" && request.method != "HEAD" { logAction(request, response) }
+        return response
+    }
+
+    /// Answers `request` through `completion`: at once, or once Apple has answered for the
+    /// routes that wait on it (`AdminRoute.isLongRunning`).
+    func respond(to request: HTTPRequest, completion: @escaping @Sendable (HTTPResponse) -> Void) {
+        guard case .route(let route) = AdminRoute.match(method: request.method, path: request.path), route.isLongRunning else {
+            return completion(respond(to: request))
+        }
+        if let refusal = apiRefusal(request) { return completion(refusal) }
+        let answer: @Sendable (HTTPResponse) -> Void = { [self] response in
+            logAction(request, response)
+            completion(response)
+        }
+        if route == .reconcile {
+            api.reconcile(body: request.body, completion: answer)
+        } else {
+            api.probe(body: request.body, completion: answer)
+        }
+    }
+
+    /// 429 while the client is throttled, 401 without the bearer token; nil when it may go on.
+    private func apiRefusal(_ request: HTTPRequest) -> HTTPResponse? {
         if let refusal = throttled(request) { return refusal }
         guard hasBearerToken(request) else {
             if request.headers["Authorization"] != nil { recordFailedAuthentication(request, what: "bearer token") }
             return .error(.unauthorized, headers: ["WWW-Authenticate": "Bearer realm=\"storerelay\""])
         }
-        let response = respondToAPI(route, request)
-        if request.method != "GET" && request.method != "HEAD" {
-            logger.info("admin action", [("http.method", request.method), ("http.path", request.path),
-                                         ("http.status", String(response.status))])
-        }
-        return response
+        return nil
+    }
+
+    private func logAction(_ request: HTTPRequest, _ response: HTTPResponse) {
+        logger.info("admin action", [("http.method", request.method), ("http.path", request.path),
+                                     ("http.status", String(response.status))])
     }
 
     private func respondToAPI(_ route: AdminRoute, _ request: HTTPRequest) -> HTTPResponse {

@@ -17,6 +17,8 @@ enum AdminPage {
         var csrfToken: String?
         var notice: String?
         var now: Timestamp
+        /// `/api/status`'s `reconciliation` entries: each app and environment asked of Apple.
+        var reconciliations: [JSONValue] = []
     }
 
     static let style = """
@@ -41,6 +43,7 @@ enum AdminPage {
         body += "</span></header>\n"
         if let notice = model.notice { body += "<p class=\"notice\">\(h(notice))</p>\n" }
         body += destinationsTable(model)
+        body += reconciliationTable(model)
         body += deadLettersSection(model)
         return document(title: "StoreRelay admin", body: body)
     }
@@ -90,6 +93,37 @@ enum AdminPage {
                 + "<td class=\"err\">\(lastError)</td><td class=\"num\">\(model.deadLetterCounts[status.name] ?? 0)</td></tr>\n"
         }
         if model.destinations.isEmpty { out += "<tr><td colspan=\"8\" class=\"muted\">No destinations configured.</td></tr>\n" }
+        return out + "</table>\n"
+    }
+
+    /// Each app and environment reconciled with Apple: last pass (when, outcome, what it
+    /// recovered) and last probe. Absent when no app has an api-key.
+    private static func reconciliationTable(_ model: Model) -> String {
+        guard !model.reconciliations.isEmpty else { return "" }
+        var out = "<h2>Reconciliation with Apple</h2>\n<table><tr><th>App</th><th>Environment</th><th>Last run</th>"
+            + "<th>Outcome</th><th>Found</th><th>Recovered</th><th>Last success</th><th>Last probe</th></tr>\n"
+        func when(_ value: JSONValue?) -> String {
+            guard let text = value?.stringValue, let time = Timestamp(iso8601: text) else { return "<span class=\"muted\">never</span>" }
+            return h(age(time, model.now)) + " ago"
+        }
+        for entry in model.reconciliations {
+            let run = entry["lastRun"]
+            var outcome = "<span class=\"muted\">none yet</span>"
+            if let result = run?["outcome"]?.stringValue {
+                outcome = "<span class=\"\(result == "success" ? "ok" : "bad")\">\(h(result))</span>"
+                if let error = run?["error"]?.stringValue { outcome += " <span class=\"err\">\(h(error))</span>" }
+            }
+            var probe = "<span class=\"muted\">none</span>"
+            if let result = entry["lastProbe"]?["outcome"]?.stringValue {
+                let roundTrip = entry["lastProbe"]?["roundTripMs"]?.int64Value.map { " in \($0) ms" } ?? ""
+                probe = "<span class=\"\(result == "arrived" ? "ok" : "bad")\">\(h(result))\(roundTrip)</span> "
+                    + when(entry["lastProbe"]?["startedAt"])
+            }
+            out += "<tr><td>\(h(entry["app"]?.stringValue ?? ""))</td><td>\(h(entry["environment"]?.stringValue ?? ""))</td>"
+                + "<td>\(when(run?["startedAt"]))</td><td>\(outcome)</td>"
+                + "<td class=\"num\">\(run?["found"]?.int64Value ?? 0)</td><td class=\"num\">\(run?["recovered"]?.int64Value ?? 0)</td>"
+                + "<td>\(when(entry["lastSuccess"]))</td><td>\(probe)</td></tr>\n"
+        }
         return out + "</table>\n"
     }
 

@@ -22,6 +22,10 @@ enum AdminRoute: Equatable {
     case uiReplay
     case uiPurge
     case uiReplayAll
+    /// `POST /api/reconcile`: one pass with Apple's Notification History, answered when done.
+    case reconcile
+    /// `POST /api/probe`: a TEST notification's round trip, answered when done.
+    case probe
 
     enum Match: Equatable {
         case route(AdminRoute)
@@ -54,6 +58,8 @@ enum AdminRoute: Equatable {
         case "/api/events": return [("GET", .listEvents)]
         case "/api/dead-letters": return [("GET", .listDeadLetters)]
         case "/api/dead-letters/replay": return [("POST", .replayMatching)]
+        case "/api/reconcile": return [("POST", .reconcile)]
+        case "/api/probe": return [("POST", .probe)]
         default: break
         }
         let segments = path.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
@@ -82,6 +88,10 @@ enum AdminRoute: Equatable {
                 || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || byte == UInt8(ascii: "-")
         }
     }
+
+    /// Whether answering waits on Apple (seconds to minutes): such routes answer later,
+    /// without holding the admin queue.
+    var isLongRunning: Bool { self == .reconcile || self == .probe }
 
     /// Whether the route is the HTML page's (session cookie accepted) rather than the API's.
     var isPage: Bool {

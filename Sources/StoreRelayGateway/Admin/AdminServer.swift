@@ -42,7 +42,7 @@ public final class AdminServer: Sendable {
         self.handler = handler
         let work = DispatchQueue(label: "storerelay.admin")
         server = HTTPServer(configuration: configuration, logger: logger) { request, responder in
-            work.async { responder.respond(handler.respond(to: request)) }
+            work.async { handler.respond(to: request) { responder.respond($0) } }
         }
     }
 

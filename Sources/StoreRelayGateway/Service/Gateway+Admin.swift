@@ -23,6 +23,29 @@ extension Gateway: AdminBackend {
 
     public var isReady: Bool { journal.isWritable }
 
+    public var reconciliations: [JSONValue] {
+        reconcilers.current.map { reconciler in
+            .object(JSONObject([
+                ("app", .string(reconciler.bundleId)),
+                ("environment", .string(reconciler.environment.rawValue)),
+                ("lastSuccess", .string(reconciler.lastSuccess.current?.iso8601)),
+                ("lastRun", reconciler.lastPass.current?.json ?? .null),
+                ("lastProbe", reconciler.lastProbe.current?.json ?? .null),
+            ]))
+        }
+    }
+
+    public func reconcile(app: String, environment: AppStoreEnvironment, since: Duration?, onlyFailures: Bool, dryRun: Bool,
+                          completion: @escaping @Sendable (JSONValue?) -> Void) {
+        guard let reconciler = reconcilers.find(bundleId: app, environment: environment) else { return completion(nil) }
+        reconciler.reconcile(ReconcileRequest(since: since, onlyFailures: onlyFailures, dryRun: dryRun)) { completion($0.json) }
+    }
+
+    public func probe(app: String, environment: AppStoreEnvironment, timeout: Duration, completion: @escaping @Sendable (JSONValue?) -> Void) {
+        guard let reconciler = reconcilers.find(bundleId: app, environment: environment) else { return completion(nil) }
+        reconciler.probe(timeout: timeout) { completion($0.json) }
+    }
+
     /// Starts the admin listener (API, dead-letter page, /metrics) on the configured address,
     /// with the configured token or the one generated into DATA/admin.token.
     static func startAdmin(_ gateway: Gateway, configuration: GatewayConfiguration, logger: Logger) throws(GatewayError) -> AdminServer {

@@ -30,6 +30,7 @@ extension Gateway {
             verifier: try Self.makeVerifier(new, clock: clock),
             // The journal keeps the window it opened with until a restart; so does the policy.
             policy: AcceptancePolicy(new, dedupeWindow: journal.options.dedupeRetention), routes: new.routes)
+        let reconciling = try reconcilers.prepare(new, dedupeWindow: journal.options.dedupeRetention)
         do {
             try delivery.reconfigure(new)
         } catch {
@@ -38,6 +39,7 @@ extension Gateway {
         intake.replace(processor: processor)
         publicRoutes.withLock { $0 = Self.publicRoutes(configuration: new, intake: intake, journal: journal, stopping: stopping) }
         current.withLock { $0 = new }
+        reconcilers.replace(with: reconciling)
         logger.info("configuration reloaded", [
             ("routes", String(new.routes.rules.count)), ("destinations", String(new.destinations.count)),
         ])

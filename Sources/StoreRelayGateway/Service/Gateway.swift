@@ -21,6 +21,8 @@ public final class Gateway: Sendable {
     let delivery: DeliveryEngine
     let intake: NotificationIntake
     let metrics = GatewayMetrics()
+    /// The apps and environments reconciled with Apple's Notification History.
+    let reconcilers: Reconcilers
     private let publicServer: HTTPServer
     /// The public listener's routes, rebuilt when a reload changes the notification paths.
     let publicRoutes: Locked<HTTPRoutes>
@@ -84,6 +86,16 @@ public final class Gateway: Sendable {
         intake = NotificationIntake(processor: processor, journal: journal, delivery: delivery, clock: clock,
                                     logger: logger, metrics: metrics)
         metrics.observe(delivery: delivery, journal: journal, journalDirectory: journalDirectory)
+        reconcilers = Reconcilers(dataDirectory: configuration.dataDirectory, intake: intake, journal: journal, clock: clock,
+                                  logger: logger, metrics: metrics)
+        let reconciling: [Reconciler]
+        do {
+            reconciling = try reconcilers.prepare(configuration, dedupeWindow: configuration.dedupeWindow)
+        } catch {
+            delivery.stop {}
+            journal.close()
+            throw error
+        }
 
         var serverConfiguration = HTTPServerConfiguration(address: configuration.listen.description)
         serverConfiguration.maxBodyBytes = configuration.maxBodySize
@@ -120,6 +132,8 @@ public final class Gateway: Sendable {
             journal.close()
             throw error
         }
+        // Last: a first pass feeds the intake, which must be fully up.
+        reconcilers.replace(with: reconciling)
         logger.info("started", [
             ("data", configuration.dataDirectory), ("routes", String(configuration.routes.rules.count)),
             ("destinations", String(configuration.destinations.count)),
@@ -140,6 +154,7 @@ public final class Gateway: Sendable {
         let grace = current.current.shutdownGrace
         logger.info("stopping", [("shutdown.grace", ConfigFormat.duration(grace))])
         adminServer.current?.shutdown()
+        reconcilers.stop()
         journalProbe.stop()
         memoryTrimmer.stop()
         publicServer.shutdown { [delivery, journal, logger] in

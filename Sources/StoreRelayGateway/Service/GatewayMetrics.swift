@@ -10,6 +10,8 @@ final class GatewayMetrics: Sendable {
     private let deliveries: Counter
     private let deliverySeconds: Histogram
     private let deadLettersCreated: Counter
+    private let reconcileRuns: Counter
+    private let reconcileRecovered: Counter
 
     init() {
         received = registry.counter(
@@ -30,6 +32,29 @@ final class GatewayMetrics: Sendable {
         deadLettersCreated = registry.counter(
             "storerelay_dead_letters_created_total", help: "Dead letters written, by destination and reason.",
             labels: ["destination", "reason"])
+        reconcileRuns = registry.counter(
+            "storerelay_reconcile_runs_total", help: "Reconciliation passes with Apple's Notification History, by app, environment and outcome.",
+            labels: ["app", "environment", "outcome"])
+        reconcileRecovered = registry.counter(
+            "storerelay_reconcile_recovered_total",
+            help: "Notifications recovered from Apple's Notification History that the gateway had missed, by app and environment.",
+            labels: ["app", "environment"])
+    }
+
+    func reconciliationFinished(app: String, environment: String, outcome: String, recovered: Int) {
+        reconcileRuns.increment([app, environment, outcome])
+        reconcileRecovered.increment([app, environment], by: Double(recovered))
+    }
+
+    /// The time of each app and environment's last successful reconciliation.
+    func observe(reconcilers: @escaping @Sendable () -> [Reconciler]) {
+        registry.gauge("storerelay_reconcile_last_success_timestamp_seconds",
+                       help: "UNIX time of the last successful reconciliation, by app and environment.",
+                       labels: ["app", "environment"]) {
+            reconcilers().compactMap { reconciler in
+                reconciler.lastSuccess.current.map { ([reconciler.bundleId, reconciler.environment.rawValue], Double($0.milliseconds) / 1000) }
+            }
+        }
     }
 
     /// Gauges read at scrape time from the running parts.

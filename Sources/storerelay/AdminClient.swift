@@ -4,18 +4,18 @@ import StoreRelayConfig
 import StoreRelayNet
 import StoreRelayCore
 
-/// A failed `dlq` command: one sentence for stderr and the exit code.
-struct DlqFailure: Error {
+/// A failed `dlq`, `reconcile` or `probe` command: one sentence for stderr and the exit code.
+struct AdminCommandFailure: Error {
     let message: String
     let exitCode: Int32
 
-    static func failure(_ message: String) -> DlqFailure { DlqFailure(message: message, exitCode: ExitCode.failure) }
-    static func usage(_ message: String) -> DlqFailure { DlqFailure(message: message, exitCode: ExitCode.usage) }
+    static func failure(_ message: String) -> AdminCommandFailure { AdminCommandFailure(message: message, exitCode: ExitCode.failure) }
+    static func usage(_ message: String) -> AdminCommandFailure { AdminCommandFailure(message: message, exitCode: ExitCode.usage) }
 }
 
 /// Talks to a running gateway's admin listener, one blocking request at a time: the CLI's
 /// main thread waits on a semaphore while `HTTPClient` does the I/O on its own queues.
-struct DlqClient {
+struct AdminClient {
     struct Answer {
         var status: Int
         var json: JSONValue?
@@ -44,7 +44,9 @@ struct DlqClient {
 
     /// Sends one request; a 401 and an unreachable server become failures here, every other
     /// status is the caller's to judge.
-    func send(_ method: String, _ path: String, json body: JSONValue? = nil) throws(DlqFailure) -> Answer {
+    func send(
+        _ method: String, _ path: String, json body: JSONValue? = nil, timeout: Duration = .seconds(120)
+    ) throws(AdminCommandFailure) -> Answer {
         var headers: HTTPHeaders = ["Authorization": "Bearer \(token)", "Accept": "application/json"]
         if body != nil { headers.add(name: "Content-Type", value: "application/json") }
         let request: HTTPClientRequest
@@ -53,7 +55,7 @@ struct DlqClient {
         } catch {
             throw .usage("\(baseURL) is not a usable admin URL (\(error.message))")
         }
-        switch client.executeAndWait(request, timeout: .seconds(120)) {
+        switch client.executeAndWait(request, timeout: timeout) {
         case .success(let response):
             let json = response.body.isEmpty ? nil : try? JSONValue.parse(response.body)
             if response.status == 401 {
@@ -67,7 +69,7 @@ struct DlqClient {
 
     /// Every dead letter matching the filters, newest first, following cursors, at most `limit`
     /// (nil: all); also whether more remained.
-    func listAll(_ filters: DlqAction.Filters, limit: Int?) throws(DlqFailure) -> (items: [JSONValue], more: Bool) {
+    func listAll(_ filters: DlqAction.Filters, limit: Int?) throws(AdminCommandFailure) -> (items: [JSONValue], more: Bool) {
         var items: [JSONValue] = []
         var cursor: String?
         repeat {
@@ -94,10 +96,10 @@ struct DlqClient {
     }
 }
 
-extension DlqClient {
+extension AdminClient {
     /// The admin URL and token from the options, else from the configuration: its `admin`
     /// address and `admin-token`, else `DATA/admin.token` (present on the gateway's machine).
-    static func connect(_ parsed: ParsedArguments) throws(DlqFailure) -> DlqClient {
+    static func connect(_ parsed: ParsedArguments) throws(AdminCommandFailure) -> AdminClient {
         var url = parsed.option("admin").map(normalize)
         var token = parsed.option("token")
         if url == nil || token == nil {
@@ -116,7 +118,7 @@ extension DlqClient {
             }
         }
         guard let url, let token, !token.isEmpty else { throw .usage("--token must not be empty") }
-        return DlqClient(baseURL: url, token: token)
+        return AdminClient(baseURL: url, token: token)
     }
 
     /// `host:port` and `http://host:port/` both become `http://host:port`.

@@ -1,0 +1,87 @@
+import StoreRelayAppStoreAPI
+import StoreRelayConfig
+import StoreRelayNet
+import StoreRelayStorage
+import StoreRelayCore
+
+/// Every app and environment the configuration lets the gateway ask Apple about: one
+/// `Reconciler` for each app with an `api-key`, for production and sandbox when accepted.
+/// A reload replaces them all; checkpoints live on disk, so nothing is lost by that.
+final class Reconcilers: Sendable {
+    private let all = Locked<[Reconciler]>([])
+    private let http = HTTPClient()
+    private let intake: NotificationIntake
+    private let journal: Journal
+    private let clock: any TimeSource
+    private let logger: Logger
+    private let metrics: GatewayMetrics
+    private let directory: String
+
+    init(dataDirectory: String, intake: NotificationIntake, journal: Journal, clock: any TimeSource, logger: Logger,
+         metrics: GatewayMetrics) {
+        directory = dataDirectory + "/reconcile"
+        self.intake = intake
+        self.journal = journal
+        self.clock = clock
+        self.logger = logger
+        self.metrics = metrics
+        metrics.observe { [all] in all.current }
+    }
+
+    var current: [Reconciler] { all.current }
+
+    func find(bundleId: String, environment: AppStoreEnvironment) -> Reconciler? {
+        all.current.first { $0.bundleId == bundleId && $0.environment == environment }
+    }
+
+    /// Builds the reconcilers `configuration` asks for; throws (and keeps the running ones)
+    /// when a key file cannot be used, so a start or reload with a bad key fails loudly.
+    func prepare(_ configuration: GatewayConfiguration, dedupeWindow: Duration) throws(GatewayError) -> [Reconciler] {
+        var made: [Reconciler] = []
+        let environments = configuration.environments.filter { $0 == .production || $0 == .sandbox }
+        for app in configuration.apps {
+            guard let key = app.apiKey else { continue }
+            let credentials: APICredentials
+            do {
+                credentials = try APICredentials.load(keyFile: key.path, keyId: key.keyId, issuerId: key.issuerId, bundleId: app.bundleId)
+            } catch {
+                throw GatewayError("app \(app.bundleId): \(error.message)")
+            }
+            for environment in environments {
+                let api: AppStoreServerAPI
+                do {
+                    api = try AppStoreServerAPI(credentials: credentials, environment: environment, baseURL: configuration.appleAPI?.url,
+                                                caFile: configuration.appleAPI?.caFile, http: http, clock: clock)
+                } catch {
+                    throw GatewayError("app \(app.bundleId): \(error.message)")
+                }
+                made.append(Reconciler(
+                    bundleId: app.bundleId, environment: environment, api: api, schedule: app.reconcile, directory: directory,
+                    intake: intake, journal: journal, dedupeWindow: dedupeWindow, clock: clock, logger: logger, metrics: metrics))
+            }
+        }
+        if !made.isEmpty {
+            do {
+                try PrivateFiles.createDirectory(directory)
+            } catch {
+                throw GatewayError("cannot create \(directory): \(error)")
+            }
+        }
+        return made
+    }
+
+    /// Stops the running reconcilers and starts `replacements`.
+    func replace(with replacements: [Reconciler]) {
+        let old = all.withLock { all in
+            defer { all = replacements }
+            return all
+        }
+        for reconciler in old { reconciler.stop() }
+        for reconciler in replacements { reconciler.start() }
+    }
+
+    func stop() {
+        replace(with: [])
+        http.shutdown()
+    }
+}
