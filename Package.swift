@@ -182,6 +182,11 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "AppStoreAPITests",
+            dependencies: ["StoreRelayAppStoreAPI", "StoreRelayVerification", "StoreRelayNet", "StoreRelayCore", "StoreRelayTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "EndToEndTests",
             dependencies: ["StoreRelayTestSupport", "StoreRelayCore", "StoreRelayVerification"],
             swiftSettings: swiftSettings

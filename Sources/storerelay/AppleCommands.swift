@@ -56,6 +56,10 @@ enum ReconcileCommand: CommandDescribing {
                     + "quarantined \(number("quarantined")), failed \(number("failed")) (\(number("pages")) pages)",
             ]
             if let clamped = report["clamped"]?.stringValue { lines.append("window shortened: \(clamped)") }
+            let restarts = number("restarts")
+            if restarts > 0 {
+                lines.append("window fetched again \(restarts) time\(restarts == 1 ? "" : "s") (Apple's pagination token expired; repeats count as already had)")
+            }
             writeStandardOutput(lines.joined(separator: "\n"))
             guard report["outcome"]?.stringValue == "success" else {
                 throw .failure("reconciliation failed: \(report["error"]?.stringValue ?? "unknown error")")

@@ -43,6 +43,17 @@ extension Gateway {
         return predicate(deadLetters)
     }
 
+    /// Waits until the lines of a file queue satisfy `predicate`.
+    @discardableResult
+    func waitForFileQueue(_ relativeDirectory: String, timeout: Double = 20, _ predicate: ([String]) -> Bool) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if predicate(fileQueueLines(relativeDirectory)) { return true }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        return predicate(fileQueueLines(relativeDirectory))
+    }
+
     /// Every line of every segment (open, closed or gzip-compressed) of a file queue.
     func fileQueueLines(_ relativeDirectory: String) -> [String] {
         let dir = directory.appendingPathComponent(relativeDirectory)
