@@ -61,7 +61,8 @@ public final class AppStoreServerAPI: Sendable {
         self.timeout = timeout
     }
 
-    /// Ends every wait for a retry at once; calls in progress return `.cancelled`.
+    /// Ends every wait for a retry at once; calls in progress return `.cancelled` instead of
+    /// asking Apple again.
     public func cancel() {
         cancelled.withLock { $0 = true }
         wakeUp.signal()
@@ -102,6 +103,7 @@ public final class AppStoreServerAPI: Sendable {
         var failures = 0
         var generator = SystemRandomNumberGenerator()
         while true {
+            if cancelled.current { throw AppStoreAPIError(.cancelled, "stopped before asking Apple") }
             do {
                 return try send(method, path, body: body)
             } catch {

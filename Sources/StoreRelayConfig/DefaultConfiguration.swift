@@ -36,6 +36,10 @@ environments production sandbox
 # No `app` block: every bundle id is accepted. Declare apps to quarantine all others:
 #   app com.example.app {
 #       apple-id 1234567890
+#       # Recover what Apple failed to deliver from its Notification History
+#       # (README "Recovering missed notifications"):
+#       api-key ./SubscriptionKey_KEYID.p8 KEYID ISSUER-ID
+#       reconcile every 1h overlap 2h
 #   }
 
 # One file queue per environment: JSON-lines segments that any consumer can tail,

@@ -9,7 +9,7 @@ extension Reconciler {
     /// the notification Apple shows is in this gateway's journal, or `timeout` passes.
     /// Runs on its own queue: a long reconciliation does not hold it up.
     func probe(timeout: Duration, completion: @escaping @Sendable (ProbeReport) -> Void) {
-        DispatchQueue.global().async { [self] in
+        probeQueue.async { [self] in
             let report = runProbe(timeout: timeout)
             lastProbe.withLock { $0 = report }
             var fields: Logger.Metadata = [("outcome", report.outcome.rawValue)]

@@ -25,6 +25,8 @@ final class Reconciler: Sendable {
     let logger: Logger
     private let metrics: GatewayMetrics
     private let queue: DispatchQueue
+    /// Probes wait on Apple for up to minutes; they get a queue of their own, one at a time.
+    let probeQueue: DispatchQueue
     private let timer = Locked<(any DispatchSourceTimer)?>(nil)
     /// The last pass and probe, for `/api/status` and the page.
     let lastPass = Locked<ReconcileReport?>(nil)
@@ -52,6 +54,7 @@ final class Reconciler: Sendable {
         self.logger = logger
         self.metrics = metrics
         queue = DispatchQueue(label: "storerelay.reconcile.\(bundleId).\(environment.rawValue)")
+        probeQueue = DispatchQueue(label: "storerelay.probe.\(bundleId).\(environment.rawValue)")
     }
 
     /// Starts the schedule, when there is one: a first pass at once (a restart is when
