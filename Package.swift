@@ -15,6 +15,7 @@ let package = Package(
         .library(name: "StoreRelayNet", targets: ["StoreRelayNet"]),
         .library(name: "StoreRelayVerification", targets: ["StoreRelayVerification"]),
         .library(name: "StoreRelayConfig", targets: ["StoreRelayConfig"]),
+        .library(name: "StoreRelayStorage", targets: ["StoreRelayStorage"]),
         .library(name: "StoreRelayDelivery", targets: ["StoreRelayDelivery"]),
         .library(name: "StoreRelaySimulator", targets: ["StoreRelaySimulator"]),
     ],

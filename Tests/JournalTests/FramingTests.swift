@@ -88,12 +88,16 @@ import Testing
     }
 
     @Test func snapshotChunksRoundTripAndStopAtDamage() throws {
-        let first: [DedupeSnapshot.Entry] = [(EventIDDigest("a"), 1), (EventIDDigest("é"), -5)]
+        // Chunks are written sorted by digest (`RetiredIDIndex` searches them): "é" sorts first.
+        let first: [DedupeSnapshot.Entry] = [(EventIDDigest("é"), -5), (EventIDDigest("a"), 1)]
+        #expect(first[0].digest < first[1].digest)
         let second: [DedupeSnapshot.Entry] = [(EventIDDigest(String(repeating: "z", count: 300)), 1 << 40)]
         let bytes = DedupeSnapshot.header() + DedupeSnapshot.chunk(first) + DedupeSnapshot.chunk(second)
         let contents = try #require(DedupeSnapshot.decode(bytes))
         #expect(contents.entries.map(\.digest) == (first + second).map(\.digest))
-        #expect(contents.entries.map(\.firstSeen) == [1, -5, 1 << 40])
+        #expect(contents.entries.map(\.firstSeen) == [-5, 1, 1 << 40])
+        // Unsorted entries are sorted on the way out.
+        #expect(DedupeSnapshot.chunk(first.reversed()) == DedupeSnapshot.chunk(first))
         #expect(contents.intactLength == bytes.count)
         #expect(!contents.isOldVersion)
         #expect(try #require(DedupeSnapshot.decode(DedupeSnapshot.header())).entries.isEmpty)

@@ -45,7 +45,10 @@ enum DedupeSnapshot {
         return out
     }
 
-    static func chunk(_ entries: [Entry]) -> [UInt8] {
+    /// One chunk, its entries sorted by digest (`RetiredIDIndex` searches them), unless the
+    /// caller says they are already.
+    static func chunk(_ unordered: [Entry], sorted: Bool = false) -> [UInt8] {
+        let entries = sorted ? unordered : unordered.sorted { $0.digest < $1.digest }
         var out: [UInt8] = []
         out.reserveCapacity(8 + entries.count * entrySize)
         out.appendLittleEndian(UInt32(entries.count))

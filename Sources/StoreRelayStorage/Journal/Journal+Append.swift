@@ -26,7 +26,7 @@ extension Journal {
                 s.stats.failures += 1
                 return .failed(.journalClosed)
             }
-            if s.live[digest] != nil || s.snapshot[digest] != nil {
+            if s.isStored(digest) {
                 s.stats.duplicates += 1
                 return .duplicate
             }

@@ -22,7 +22,7 @@ extension Journal {
                 for (digest, entry) in s.live where doomed.contains(entry.segment) {
                     s.live[digest] = nil
                     guard entry.firstSeen >= cutoff else { continue }
-                    s.snapshot[digest] = entry.firstSeen
+                    s.retiring[digest] = entry.firstSeen
                     plan.retired.append(((digest, entry.firstSeen), entry.segment))
                 }
                 s.segments.subtract(victims)
@@ -42,11 +42,18 @@ extension Journal {
         var removed: [UInt64] = []
         var failure: StorageError?
         do throws(StorageError) {
-            let entries = plan.retired.map(\.entry)
+            let entries = plan.retired.map(\.entry).sorted { $0.digest < $1.digest }
             try resyncRetiredFileIfNeeded()
             let length = retiredFile.access { $0.length }
             let newLength = try DedupeSnapshot.append(entries, directory: directory, at: length)
             retiredFile.access { $0.appended(entries, newLength: newLength) }
+            // Synced: the ids move from memory to the index of the file. Only this queue
+            // changes `retired`, so the new index (a copy of the filter) is built unlocked.
+            let next = state.withLock { $0.retired }.adding(entries, at: length + 4, file: nil)
+            state.withLock { s in
+                s.retired = next
+                for entry in entries { s.retiring[entry.digest] = nil }
+            }
             for victim in plan.victims {
                 try JournalFiles.removeFile(SegmentName.path(victim, in: directory))
                 removed.append(victim)
@@ -62,7 +69,7 @@ extension Journal {
             // Nothing was deleted because the ids could not be stored: they stay with their
             // segments, to be moved again by the next retirement.
             for (entry, segment) in plan.retired {
-                s.snapshot[entry.digest] = nil
+                s.retiring[entry.digest] = nil
                 s.live[entry.digest] = LiveEntry(segment: segment, firstSeen: entry.firstSeen)
             }
         }
@@ -79,54 +86,52 @@ extension Journal {
         callbackQueue.async { completion(.success(removedSegments)) }
     }
 
-    /// Rewrites `seen-ids` without the ids past the retention, and forgets them in memory.
-    /// On the retire queue; a failure leaves the file as it was, to be tried again later.
+    /// Rewrites `seen-ids` as a few sorted chunks without the ids past the retention, when
+    /// they are due to go or the chunks have grown many. On the retire queue; a failure leaves
+    /// the file as it was, to be tried again later.
     private func dropExpiredIDsIfDue() {
         let now = options.clock.now().milliseconds
         let cutoff = now - options.dedupeRetentionMilliseconds
-        guard retiredFile.access({ $0.needsCompaction(cutoff: cutoff, now: now) }) else { return }
+        let index = state.withLock { $0.retired }
+        guard retiredFile.access({ $0.needsCompaction(cutoff: cutoff, now: now, index: index) }) else { return }
         do throws(StorageError) {
-            let path = directory + "/" + DedupeSnapshot.fileName
-            let bytes = try JournalFiles.readAll(path)
-            let length = retiredFile.access { $0.length }
-            guard let contents = DedupeSnapshot.decode(Array(bytes.prefix(length))) else {
-                throw StorageError(.io, path: path, message: "seen-ids no longer reads back")
-            }
-            let kept = contents.entries.filter { $0.firstSeen >= cutoff }
-            let expired = contents.entries.filter { $0.firstSeen < cutoff }.map(\.digest)
-            let newLength = try DedupeSnapshot.compact(kept, directory: directory)
-            retiredFile.access { file in
-                file = RetiredIDsFile(length: newLength, holding: kept, compactedAt: now)
-            }
-            state.withLock { s in
-                for digest in expired where (s.snapshot[digest] ?? .max) < cutoff { s.snapshot[digest] = nil }
-            }
-            logger.info("journal forgot expired ids", [("journal.ids", String(expired.count))])
+            let made = try DedupeSnapshot.compact(merging: index, cutoff: cutoff, directory: directory)
+            retiredFile.access { $0 = RetiredIDsFile(length: made.length, holding: made.index, compactedAt: now) }
+            state.withLock { $0.retired = made.index }
+            logger.info("journal compacted seen-ids", [
+                ("journal.ids", String(made.index.count)), ("journal.expired_ids", String(made.dropped)),
+                ("journal.chunks", String(made.index.chunks.count)),
+            ])
         } catch {
             retiredFile.access { file in
                 file.compactedAt = now
                 file.lengthIsKnown = false
             }
-            logger.error("journal could not drop expired ids from seen-ids", [("error", error.message)])
+            logger.error("journal could not compact seen-ids", [("error", error.message)])
         }
     }
 
-    /// After a rewrite that failed part-way, finds where the next chunk goes: the end of the
-    /// intact file on disk, old or new; or, when it does not read back whole, writes a new
-    /// one from memory (which holds every id the file should).
+    /// After a rewrite that failed part-way, finds where the next chunk goes and what the
+    /// file holds: the old file or the new one, whichever the rename left, read back and
+    /// indexed afresh. A file that no longer reads back whole is rewritten from its intact
+    /// chunks; what a damaged chunk held is forgotten, and logged.
     private func resyncRetiredFileIfNeeded() throws(StorageError) {
         guard !retiredFile.access({ $0.lengthIsKnown }) else { return }
         let path = directory + "/" + DedupeSnapshot.fileName
-        if let contents = DedupeSnapshot.decode(try JournalFiles.readAll(path)), !contents.skippedDamage {
+        let now = options.clock.now().milliseconds
+        let cutoff = now - options.dedupeRetentionMilliseconds
+        if let scan = try DedupeSnapshot.scan(path: path, cutoff: cutoff), !scan.skippedDamage, scan.unsortedChunks.isEmpty {
             retiredFile.access { file in
-                file.length = contents.intactLength
+                file.length = scan.intactLength
                 file.lengthIsKnown = true
             }
+            state.withLock { $0.retired = scan.index }
             return
         }
-        let entries = state.withLock { $0.snapshot.map { (digest: $0.key, firstSeen: $0.value) } }
-        let length = try DedupeSnapshot.compact(entries, directory: directory)
-        let now = options.clock.now().milliseconds
-        retiredFile.access { $0 = RetiredIDsFile(length: length, holding: entries, compactedAt: now) }
+        logger.error("journal seen-ids does not read back whole; rewritten from its intact chunks", [("journal.file", path)])
+        let index = (try? DedupeSnapshot.scan(path: path, cutoff: cutoff))?.index ?? .empty
+        let made = try DedupeSnapshot.compact(merging: index, cutoff: cutoff, directory: directory)
+        retiredFile.access { $0 = RetiredIDsFile(length: made.length, holding: made.index, compactedAt: now) }
+        state.withLock { $0.retired = made.index }
     }
 }

@@ -96,7 +96,7 @@ public final class Journal: Sendable {
             let digest = digest(of: record)
             // Nothing of a retired event is written again (its progress records neither); an
             // event already live or already salvaged once is not either.
-            guard recovery.snapshot[digest ?? EventIDDigest(record.id)] == nil else { continue }
+            guard !recovery.retired.contains(digest ?? EventIDDigest(record.id)) else { continue }
             if let digest {
                 guard live[digest] == nil, rewriting.insert(digest).inserted else { continue }
             }
@@ -116,7 +116,7 @@ public final class Journal: Sendable {
             }
         }
 
-        let state = JournalState(live: live, snapshot: recovery.snapshot, segments: segments,
+        let state = JournalState(live: live, retired: recovery.retired, segments: segments,
                                  activeSegment: writer.sequence)
         logger.info("journal opened", [("journal.directory", directory), ("journal.segments", String(segments.count)),
                                        ("journal.records", String(records.count)),

@@ -14,8 +14,8 @@ struct JournalRecovery {
     let logger: Logger
 
     var issues: [RecoveryIssue] = []
-    /// Retired ids still within the dedupe retention, from `seen-ids`.
-    var snapshot: [EventIDDigest: Int64] = [:]
+    /// Retired ids still within the dedupe retention: the index of `seen-ids`.
+    var retired = RetiredIDIndex.empty
     /// The `seen-ids` file as left by recovery: always present, in the current layout.
     var snapshotFile = RetiredIDsFile()
     /// Good records in segment order: (segment, record), event records without their payload
@@ -45,52 +45,70 @@ struct JournalRecovery {
         }
     }
 
-    /// Loads `seen-ids`, then leaves it present, in the current layout, intact and without
-    /// expired entries, so retirements only ever append to it.
+    /// Loads `seen-ids`, then leaves it present, in the current layout (sorted chunks),
+    /// intact and without expired entries, so retirements only ever append to it. Streams:
+    /// the ids stay on disk, indexed by `RetiredIDIndex`.
     private mutating func loadSnapshot() throws(StorageError) {
         let path = directory + "/" + DedupeSnapshot.fileName
-        let cutoff = options.clock.now().milliseconds - options.dedupeRetentionMilliseconds
-        var mustRewrite = true
-        var length = 0
-        if access(path, F_OK) == 0 {
-            let bytes = try JournalFiles.readAll(path)
-            length = bytes.count
-            if let contents = DedupeSnapshot.decode(bytes) {
-                for entry in contents.entries where entry.firstSeen >= cutoff {
-                    snapshot[entry.digest] = max(snapshot[entry.digest] ?? .min, entry.firstSeen)
-                }
-                if contents.skippedDamage {
-                    // Only the last chunk can be torn by a crash: this is damage. Keep a copy,
-                    // keep every intact chunk; the damaged chunk's ids are forgotten.
-                    let aside = path + ".corrupt-\(options.clock.now().milliseconds)"
-                    try JournalFiles.writeFile(aside, bytes)
-                    logger.error("journal dedupe snapshot has a damaged chunk; the ids in it are forgotten",
-                                 [("journal.file", path), ("journal.forensic_copy", aside)])
-                    issues.append(RecoveryIssue(kind: .corruptSnapshot, path: path, offset: 0, droppedBytes: 0,
-                                                forensicCopy: aside, salvagedRecords: contents.entries.count,
-                                                detail: "a chunk failing its checksum before intact ones"))
-                } else if contents.intactLength < bytes.count {
-                    logger.warning("journal dedupe snapshot ended in a partial chunk; rewritten without it",
-                                   [("journal.file", path), ("journal.dropped_bytes", String(bytes.count - contents.intactLength))])
-                    issues.append(RecoveryIssue(kind: .tornSnapshotTail, path: path, offset: contents.intactLength,
-                                                droppedBytes: bytes.count - contents.intactLength, forensicCopy: nil,
-                                                salvagedRecords: 0, detail: "chunk cut short or failing its checksum"))
-                }
-                mustRewrite = contents.isOldVersion || contents.skippedDamage || contents.intactLength < bytes.count
-                    || snapshot.count < contents.entries.count
-            } else {
-                let aside = path + ".corrupt-\(options.clock.now().milliseconds)"
-                try JournalFiles.renameFile(path, aside)
-                try JournalFiles.syncDirectory(directory)
-                logger.error("journal dedupe snapshot is damaged; moved aside, ids of retired segments are forgotten",
-                             [("journal.file", aside)])
-                issues.append(RecoveryIssue(kind: .corruptSnapshot, path: path, offset: 0, droppedBytes: bytes.count,
-                                            forensicCopy: aside, salvagedRecords: 0, detail: "unknown header or version"))
-            }
+        let now = options.clock.now().milliseconds
+        let cutoff = now - options.dedupeRetentionMilliseconds
+        guard access(path, F_OK) == 0 else {
+            let made = try DedupeSnapshot.compact(merging: .empty, cutoff: cutoff, directory: directory)
+            retired = made.index
+            snapshotFile = RetiredIDsFile(length: made.length, holding: made.index, compactedAt: now)
+            return
         }
-        let entries = snapshot.map { (digest: $0.key, firstSeen: $0.value) }
-        if mustRewrite { length = try DedupeSnapshot.compact(entries, directory: directory) }
-        snapshotFile = RetiredIDsFile(length: length, holding: entries, compactedAt: options.clock.now().milliseconds)
+        guard let scan = try DedupeSnapshot.scan(path: path, cutoff: cutoff) else {
+            try loadUnscannable(path, cutoff: cutoff)
+            return
+        }
+        if scan.skippedDamage {
+            // Only the last chunk can be torn by a crash: this is damage. Keep a copy, keep
+            // every intact chunk; the damaged chunk's ids are forgotten.
+            let aside = path + ".corrupt-\(now)"
+            try JournalFiles.writeFile(aside, try JournalFiles.readAll(path))
+            logger.error("journal dedupe snapshot has a damaged chunk; the ids in it are forgotten",
+                         [("journal.file", path), ("journal.forensic_copy", aside)])
+            issues.append(RecoveryIssue(kind: .corruptSnapshot, path: path, offset: 0, droppedBytes: 0,
+                                        forensicCopy: aside, salvagedRecords: scan.index.count,
+                                        detail: "a chunk failing its checksum before intact ones"))
+        } else if scan.intactLength < scan.fileLength {
+            logger.warning("journal dedupe snapshot ended in a partial chunk; rewritten without it",
+                           [("journal.file", path), ("journal.dropped_bytes", String(scan.fileLength - scan.intactLength))])
+            issues.append(RecoveryIssue(kind: .tornSnapshotTail, path: path, offset: scan.intactLength,
+                                        droppedBytes: scan.fileLength - scan.intactLength, forensicCopy: nil,
+                                        salvagedRecords: 0, detail: "chunk cut short or failing its checksum"))
+        }
+        guard scan.needsRewrite else {
+            retired = scan.index
+            snapshotFile = RetiredIDsFile(length: scan.intactLength, holding: scan.index, compactedAt: now)
+            return
+        }
+        let made = try DedupeSnapshot.compact(merging: scan.index, unsortedChunks: scan.unsortedChunks, cutoff: cutoff, directory: directory)
+        retired = made.index
+        snapshotFile = RetiredIDsFile(length: made.length, holding: made.index, compactedAt: now)
+    }
+
+    /// A `seen-ids` that is not a version 2 file: a version 1 file (read whole, once, and
+    /// rewritten), or one whose header is not ours (moved aside; its ids are forgotten).
+    private mutating func loadUnscannable(_ path: String, cutoff: Int64) throws(StorageError) {
+        let now = options.clock.now().milliseconds
+        let bytes = try JournalFiles.readAll(path)
+        var entries: [DedupeSnapshot.Entry] = []
+        if let contents = DedupeSnapshot.decode(bytes), contents.isOldVersion {
+            entries = contents.entries
+        } else {
+            let aside = path + ".corrupt-\(now)"
+            try JournalFiles.renameFile(path, aside)
+            try JournalFiles.syncDirectory(directory)
+            logger.error("journal dedupe snapshot is damaged; moved aside, ids of retired segments are forgotten",
+                         [("journal.file", aside)])
+            issues.append(RecoveryIssue(kind: .corruptSnapshot, path: path, offset: 0, droppedBytes: bytes.count,
+                                        forensicCopy: aside, salvagedRecords: 0, detail: "unknown header or version"))
+        }
+        let made = try DedupeSnapshot.compact(merging: .empty, extra: entries, cutoff: cutoff, directory: directory)
+        retired = made.index
+        snapshotFile = RetiredIDsFile(length: made.length, holding: made.index, compactedAt: now)
     }
 
     private mutating func recoverSegment(_ sequence: UInt64, isLast: Bool) throws(StorageError) {

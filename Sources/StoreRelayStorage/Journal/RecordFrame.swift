@@ -25,9 +25,9 @@ enum RecordFrame {
     }
 
     /// CRC-32 as zlib computes it (the same polynomial as gzip and PNG).
-    static func checksum(_ bytes: UnsafeRawBufferPointer) -> UInt32 {
-        guard let base = bytes.baseAddress, bytes.count > 0 else { return 0 }
-        return UInt32(crc32(0, base.assumingMemoryBound(to: Bytef.self), uInt(bytes.count)))
+    static func checksum(_ bytes: UnsafeRawBufferPointer, continuing previous: UInt32 = 0) -> UInt32 {
+        guard let base = bytes.baseAddress, bytes.count > 0 else { return previous }
+        return UInt32(crc32(uLong(previous), base.assumingMemoryBound(to: Bytef.self), uInt(bytes.count)))
     }
 
     /// Appends one framed record to `out`.

@@ -13,8 +13,14 @@ struct RetiredIDsFile: Sendable {
     /// one, and `length` must be read back before the next chunk is written.
     var lengthIsKnown = true
 
-    /// Whether the file holds an entry older than `cutoff` and was not compacted lately.
-    func needsCompaction(cutoff: Int64, now: Int64) -> Bool {
+    /// Chunks beyond this many are merged: a "maybe" from the filter reads one block of each
+    /// chunk whose range holds the digest, and retirements' chunks each span every digest.
+    static let mostChunks = 64
+
+    /// Whether to rewrite the file: it holds an entry older than `cutoff` and was not
+    /// compacted lately, or `index` has grown too many chunks or outgrown its filter.
+    func needsCompaction(cutoff: Int64, now: Int64, index: RetiredIDIndex) -> Bool {
+        if index.chunks.count > Self.mostChunks || index.filter.isOverfull { return true }
         guard let oldestFirstSeen, oldestFirstSeen < cutoff else { return false }
         return now - compactedAt >= Self.compactionIntervalMilliseconds
     }
@@ -28,9 +34,9 @@ struct RetiredIDsFile: Sendable {
 }
 
 extension RetiredIDsFile {
-    /// The file as a load or a rewrite left it: `length` bytes holding `entries`, with
+    /// The file as a load or a rewrite left it: `length` bytes described by `index`, with
     /// nothing expired in it as of `now`.
-    init(length: Int, holding entries: [DedupeSnapshot.Entry], compactedAt now: Int64) {
-        self.init(length: length, oldestFirstSeen: entries.map(\.firstSeen).min(), compactedAt: now)
+    init(length: Int, holding index: RetiredIDIndex, compactedAt now: Int64) {
+        self.init(length: length, oldestFirstSeen: index.oldestFirstSeen, compactedAt: now)
     }
 }
