@@ -29,9 +29,10 @@ let package = Package(
         .executableTarget(
             name: "storerelay-bench",
             dependencies: [
-                "BenchKit", "CBenchOpenSSL",
+                "BenchKit", "CBenchOpenSSL", "CBenchSys",
                 .product(name: "StoreRelayCore", package: "StoreRelay"),
                 .product(name: "StoreRelayVerification", package: "StoreRelay"),
+                .product(name: "StoreRelayStorage", package: "StoreRelay"),
                 .product(name: "StoreRelayDelivery", package: "StoreRelay"),
                 .product(name: "StoreRelaySimulator", package: "StoreRelay"),
             ],

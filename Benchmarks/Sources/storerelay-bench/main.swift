@@ -4,7 +4,7 @@ import StoreRelaySimulator
 
 /// storerelay-bench: StoreRelay's on-demand benchmarks (see Benchmarks/README.md).
 /// Usage: storerelay-bench --binary PATH [--work DIR] [--seconds N] [--connections N] [--sweep 32,64,..]
-///                         [--only crypto,verify,accept,fanout] [--perf]
+///                         [--only crypto,verify,accept,fanout,dedupe] [--perf] [--dedupe-ids 1000000,10000000]
 ///                         [--fanout-rounds N] [--scenarios "1 webhook,4 webhooks,file queue"]
 let arguments = Array(CommandLine.arguments.dropFirst())
 func option(_ name: String) -> String? {
@@ -18,12 +18,29 @@ let seconds = Double(option("seconds") ?? "5") ?? 5
 let connections = Int(option("connections") ?? "256") ?? 256
 let only = Set((option("only") ?? "crypto,verify,accept,fanout").split(separator: ",").map(String.init))
 
+// The dedupe benchmark's probe: this binary again, in a fresh process (see DedupeBenchmark).
+if let directory = option("dedupe-probe") {
+    do {
+        try DedupeBenchmark.probe(directory: directory, count: Int(option("ids") ?? "") ?? 0)
+    } catch {
+        FileHandle.standardError.write(Data("\(error)\n".utf8))
+        exit(1)
+    }
+}
+
 do {
     guard FileManager.default.isExecutableFile(atPath: binary) else {
         throw BenchError("no gateway binary at \(binary): run `swift build -c release` in the repository root first")
     }
     try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
     Machine.describe(binary: binary)
+    if only == ["dedupe"] {
+        // Storage only: no gateway, chain or crypto ceiling needed.
+        let counts = (option("dedupe-ids") ?? "1000000,10000000").split(separator: ",").compactMap { Int($0) }
+        try DedupeBenchmark(work: work, counts: counts).run()
+        Report.summary()
+        exit(0)
+    }
 
     let chain = work + "/chain"
     let make = try ChildProcess(["/bin/sh", packageRoot + "/make-chain.sh", chain], stdout: work + "/make-chain.log", stderr: work + "/make-chain.log")
@@ -50,6 +67,10 @@ do {
     }
     if only.contains("fanout") {
         try FanoutBenchmark(context: context).run()
+    }
+    if only.contains("dedupe") {
+        let counts = (option("dedupe-ids") ?? "1000000,10000000").split(separator: ",").compactMap { Int($0) }
+        try DedupeBenchmark(work: work, counts: counts).run()
     }
     Report.summary()
 } catch {

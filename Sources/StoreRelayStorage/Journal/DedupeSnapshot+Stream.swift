@@ -135,7 +135,7 @@ extension DedupeSnapshot {
         merging index: RetiredIDIndex, unsortedChunks: [(entriesOffset: Int, count: Int)] = [], extra: [Entry] = [],
         cutoff: Int64, directory: String
     ) throws(StorageError) -> (index: RetiredIDIndex, length: Int, dropped: Int) {
-        var sources: [EntrySource] = []
+        var sources: [any EntrySource] = []
         if let file = index.file {
             for chunk in index.chunks { sources.append(ChunkReader(file: file, offset: chunk.entriesOffset, count: chunk.count)) }
         }
