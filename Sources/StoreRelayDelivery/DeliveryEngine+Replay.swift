@@ -11,8 +11,8 @@ public enum ReplayResult: Sendable, Equatable {
     case alreadyReplaying
     /// An `unreadable` letter: its event could not be read, so there is nothing to send.
     case unreadable
-    /// A notification Apple signed that this build could not read: its event lacks what could
-    /// not be read, so sending it would mislead; post its body again once StoreRelay reads it.
+    /// A notification Apple signed that this build still cannot read: its event lacks what
+    /// could not be read, so sending it would mislead. A replay after an upgrade reads it again.
     case notUnderstood
 }
 
@@ -40,8 +40,13 @@ extension DeliveryEngine {
 
     func replay(deadLetterId id: String, intent: String?) -> ReplayResult {
         guard let letter = deadLetters.letter(id: id) else { return .notFound }
-        guard let stored = letter.notification else { return .unreadable }
-        guard !stored.disposition.isNotUnderstood else { return .notUnderstood }
+        guard var stored = letter.notification else { return .unreadable }
+        if stored.disposition.isNotUnderstood {
+            // Read Apple's body again with this build: once it reads it, it goes out like any
+            // quarantined letter. (Posting the body again would only be a duplicate.)
+            guard let again = reprocess.current?(stored), !again.disposition.isNotUnderstood else { return .notUnderstood }
+            stored = again
+        }
         let topology = topology.current
         var names: [String]
         if let destination = letter.destination, letter.reason != .unrouted, topology.queues[destination] != nil {

@@ -47,6 +47,9 @@ public final class DeliveryEngine: Sendable {
     /// Letters a bulk replay just adopted from a replay by hand (see `replay(deadLetterId:intent:)`).
     let adopted = Locked<Set<String>>([])
     let client: HTTPClient
+    /// Reads a stored notification's Apple body again with the running build (set by the
+    /// gateway): how a replay delivers a notification an older build could not read.
+    public let reprocess = Locked<(@Sendable (StoredNotification) -> StoredNotification?)?>(nil)
     /// Lets destination queues, including those a reload builds, reach the engine without a
     /// retain cycle.
     let reference: EngineReference

@@ -121,7 +121,7 @@ struct TestChainTests {
         let replay = try Curl.post("http://127.0.0.1:\(adminPort)/api/dead-letters/\(letterId)/replay", json: "{}",
                                    headers: ["Authorization: Bearer \(token)"])
         #expect(replay.status == 409, "\(replay.body)")
-        #expect(replay.json?["message"]?.stringValue?.contains("could not read") == true, "\(replay.body)")
+        #expect(replay.json?["message"]?.stringValue?.contains("still cannot read") == true, "\(replay.body)")
 
         // Not proven to be Apple's: still refused, and nothing is kept.
         let forgedUUID = UUID().uuidString.lowercased()

@@ -26,15 +26,15 @@ import StoreRelayCore
         #expect(made.index.count == present.count)
         #expect(made.index.chunks.count == 3, "150,300 entries in chunks of 65,536")
         for (a, b) in zip(made.index.chunks, made.index.chunks.dropFirst()) { #expect(a.last < b.first) }
-        for digest in present { #expect(made.index.contains(digest)) }
+        for digest in present { #expect(made.index.lookup(digest) == .present) }
         let absent = Self.digests(200_000, seed: 2)
         var passedTheFilter = 0
         for digest in absent {
             if made.index.filter.mightContain(digest) { passedTheFilter += 1 }
-            #expect(!made.index.contains(digest))
+            #expect(made.index.lookup(digest) == .absent)
         }
         #expect(passedTheFilter > 0 && passedTheFilter < 6_000, "false positives: \(passedTheFilter) of 200,000")
-        #expect(!made.index.contains(EventIDDigest(high: 42, low: 300)))
+        #expect(made.index.lookup(EventIDDigest(high: 42, low: 300)) == .absent)
 
         // About 11 bits an id: a dictionary of them took over 400.
         #expect(made.index.memoryBytes * 8 / present.count <= 14, "\(made.index.memoryBytes) bytes for \(present.count) ids")
@@ -43,8 +43,8 @@ import StoreRelayCore
         let scan = try #require(try DedupeSnapshot.scan(path: dir.journal + "/seen-ids", cutoff: 0))
         #expect(!scan.needsRewrite)
         #expect(scan.index.count == present.count)
-        for digest in present.prefix(1_000) { #expect(scan.index.contains(digest)) }
-        for digest in absent.prefix(1_000) { #expect(!scan.index.contains(digest)) }
+        for digest in present.prefix(1_000) { #expect(scan.index.lookup(digest) == .present) }
+        for digest in absent.prefix(1_000) { #expect(scan.index.lookup(digest) == .absent) }
     }
 
     /// A compaction merges chunks into disjoint sorted ones, keeps an id once with its latest
@@ -70,7 +70,7 @@ import StoreRelayCore
         #expect(made.dropped == 1)
         #expect(made.index.count == 1_001, "the shared id once, the old one gone")
         #expect(made.index.chunks.count == 1)
-        #expect(made.index.contains(shared) && !made.index.contains(old))
+        #expect(made.index.lookup(shared) == .present && made.index.lookup(old) == .absent)
         let bytes = try JournalFiles.readAll(dir.journal + "/seen-ids")
         let contents = try #require(DedupeSnapshot.decode(bytes))
         #expect(contents.entries.first { $0.digest == shared }?.firstSeen == 20)
@@ -110,7 +110,7 @@ import StoreRelayCore
         #expect(rewritten.unsortedChunks.isEmpty && rewritten.index.count == ids.count)
     }
 
-    /// Many retirements grow many chunks; past `RetiredIDsFile.mostChunks` they are merged,
+    /// Many retirements append many chunks; past `RetiredIDsFile.mostAppendedChunks` they are merged,
     /// and every retired id stays a duplicate through it and after a restart.
     @Test func manyRetirementsAreMergedAndStillRemembered() async throws {
         let dir = TemporaryDirectory()
@@ -119,7 +119,7 @@ import StoreRelayCore
         let options = testOptions(segmentSizeLimit: 120, clock: clock)
         let journal = try open(dir.journal, options)
         var ids: [String] = []
-        for round in 0..<(RetiredIDsFile.mostChunks + 6) {
+        for round in 0..<(RetiredIDsFile.mostAppendedChunks * 2 + 6) {
             for n in 0..<2 {
                 let id = "r\(round)-\(n)"
                 ids.append(id)
@@ -127,13 +127,57 @@ import StoreRelayCore
             }
             _ = try await journal.retire(upTo: journal.activeSegment - 1).get()
         }
-        let chunks = journal.state.withLock { $0.retired.chunks.count }
-        #expect(chunks <= RetiredIDsFile.mostChunks, "\(chunks) chunks")
+        let (chunks, appended) = journal.state.withLock { ($0.retired.chunks.count, $0.retired.appendedChunks) }
+        #expect(appended <= RetiredIDsFile.mostAppendedChunks, "\(appended) appended chunks")
+        #expect(chunks <= RetiredIDsFile.mostAppendedChunks + 1, "\(chunks) chunks")
         for id in ids { #expect(journal.contains(id: id), "\(id)") }
         #expect(await journal.append(id: ids[3], "again").isDuplicate)
         journal.close()
         let reopened = try open(dir.journal, options)
         defer { reopened.close() }
         for id in ids { #expect(reopened.contains(id: id), "\(id) after a restart") }
+    }
+
+    /// A run of equal first halves in the middle of a chunk, starting in the tail of a block
+    /// whose fence is lower: the search must walk back to that block.
+    @Test func equalFirstHalvesInTheMiddleOfAChunkAreFound() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        try FileManager.default.createDirectory(atPath: dir.journal, withIntermediateDirectories: true)
+        var digests = (0..<1_000).map { EventIDDigest(high: UInt64($0) * 10, low: 0) }
+        // 300 entries with high 5_005, between entries 500 (5_000) and 501 (5_010): they start in
+        // the block of entries 384..511 and run on over the next fences.
+        digests += (0..<300).map { EventIDDigest(high: 5_005, low: UInt64($0)) }
+        let made = try DedupeSnapshot.compact(merging: .empty, extra: digests.map { ($0, Int64(1)) }, cutoff: 0, directory: dir.journal)
+        for low in 0..<300 { #expect(made.index.lookup(EventIDDigest(high: 5_005, low: UInt64(low))) == .present, "\(low)") }
+        #expect(made.index.lookup(EventIDDigest(high: 5_005, low: 300)) == .absent)
+        for digest in digests.prefix(1_000) { #expect(made.index.lookup(digest) == .present) }
+    }
+
+    /// When the read that would settle a "maybe" fails, the index says so, and the journal
+    /// refuses the append (Apple gets a 503 and retries) rather than call it a duplicate.
+    @Test func aFailedReadIsNeitherADuplicateNorNew() async throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let journal = try open(dir.journal, testOptions(clock: ManualClock()))
+        defer { journal.close() }
+        let digests = (0..<100).map { EventIDDigest("broken-\($0)") }
+        let scratch = dir.journal + "-scratch"
+        try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
+        let made = try DedupeSnapshot.compact(merging: .empty, extra: digests.map { ($0, Int64(1_800_000_000_000)) }, cutoff: 0,
+                                              directory: scratch)
+        // Its descriptor is closed under it: every read fails.
+        let file = try #require(made.index.file)
+        close(file.descriptor)
+        #expect(made.index.lookup(digests[0]) == .unknown)
+        journal.state.withLock { $0.retired = made.index }
+        let outcome = await journal.append(id: "broken-0", "payload")
+        guard case .failed = outcome else {
+            Issue.record("an append whose dedupe could not be settled was \(outcome)")
+            return
+        }
+        // An id the filter rules out needs no read, and is stored.
+        let fresh = try #require((0..<1_000).map { "fresh-\($0)" }.first { !made.index.filter.mightContain(EventIDDigest($0)) })
+        #expect(await journal.append(id: fresh, "payload").position != nil)
     }
 }

@@ -97,8 +97,8 @@ struct AdminAPI: Sendable {
         case .unreadable:
             return .error(.conflict, message: "Dead letter \(id) cannot be replayed: its event could not be read from the journal.")
         case .notUnderstood:
-            return .error(.conflict, message: "Dead letter \(id) cannot be replayed: StoreRelay could not read this notification "
-                + "(see its reason); post its body to the notification path again once it can.")
+            return .error(.conflict, message: "Dead letter \(id) cannot be replayed: this StoreRelay still cannot read the notification "
+                + "(see its reason); replay it again after an upgrade that reads it.")
         }
     }
 

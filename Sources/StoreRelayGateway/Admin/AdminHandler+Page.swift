@@ -161,7 +161,7 @@ extension AdminHandler {
         case "noroute": return "That dead letter still matches no route; fix routes.conf first."
         case "busy": return "That dead letter is already being replayed."
         case "unreadable": return "That dead letter's event could not be read from the journal; it cannot be replayed."
-        case "notunderstood": return "StoreRelay could not read that notification (see its reason), so it cannot be replayed; post its body again once it can."
+        case "notunderstood": return "This StoreRelay still cannot read that notification (see its reason); replay it again after an upgrade that reads it."
         case "invalid": return "That is not a dead-letter id."
         case "badfilter": return "Those filters are not valid; nothing was replayed."
         default: return nil

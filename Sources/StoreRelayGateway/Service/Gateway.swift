@@ -86,6 +86,11 @@ public final class Gateway: Sendable {
         intake = NotificationIntake(processor: processor, journal: journal, delivery: delivery, clock: clock,
                                     logger: logger, metrics: metrics)
         metrics.observe(delivery: delivery, journal: journal, journalDirectory: journalDirectory)
+        // The engine outlives no gateway, and the intake holds the engine: the intake's
+        // processor is what the closure needs, so it reaches it without holding the intake.
+        delivery.reprocess.withLock { [processor = intake.processorCell] in
+            $0 = { stored in try? processor.current.process(body: stored.body, pathEnvironment: nil, receivedAt: stored.receivedAt) }
+        }
         reconcilers = Reconcilers(dataDirectory: configuration.dataDirectory, intake: intake, journal: journal, clock: clock,
                                   logger: logger, metrics: metrics)
         let reconciling: [Reconciler]

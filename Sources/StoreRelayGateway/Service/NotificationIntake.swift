@@ -9,6 +9,8 @@ import StoreRelayCore
 final class NotificationIntake: Sendable {
     /// Replaced as a whole by a configuration reload; each notification uses one snapshot.
     private let processor: Locked<NotificationProcessor>
+    /// The processor in force, shared with what reprocesses stored notifications (replays).
+    var processorCell: Locked<NotificationProcessor> { processor }
     private let journal: Journal
     private let delivery: DeliveryEngine
     private let clock: any TimeSource

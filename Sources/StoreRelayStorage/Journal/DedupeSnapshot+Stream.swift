@@ -127,10 +127,11 @@ extension DedupeSnapshot {
     }
 
     /// Rewrites `seen-ids` atomically and durably as the sorted merge of every intact chunk
-    /// the scan or index knows, plus `extra` (entries from memory: a version 1 file's, or an
-    /// unsorted chunk's), without entries older than `cutoff`; an id held twice keeps its
-    /// latest first-seen time. Streams: memory holds one block per chunk and one chunk out.
-    /// Returns the new file's index, its length, and how many expired entries it dropped.
+    /// the scan or index knows, the `unsortedChunks` of an older StoreRelay (each sorted on its
+    /// own through a spill file: one retirement's ids in memory at a time), and `extra` (a
+    /// version 1 file's entries), without entries older than `cutoff`; an id held twice keeps
+    /// its latest first-seen time. Streams: memory holds one block per chunk and one chunk
+    /// out. Returns the new file's index, its length, and how many expired entries it dropped.
     static func compact(
         merging index: RetiredIDIndex, unsortedChunks: [(entriesOffset: Int, count: Int)] = [], extra: [Entry] = [],
         cutoff: Int64, directory: String
@@ -139,14 +140,10 @@ extension DedupeSnapshot {
         if let file = index.file {
             for chunk in index.chunks { sources.append(ChunkReader(file: file, offset: chunk.entriesOffset, count: chunk.count)) }
         }
-        var loose = extra
-        if let file = index.file {
-            for unsorted in unsortedChunks {
-                var reader = ChunkReader(file: file, offset: unsorted.entriesOffset, count: unsorted.count)
-                while let entry = try reader.next() { loose.append(entry) }
-            }
+        if let file = index.file, !unsortedChunks.isEmpty {
+            sources += try spillSorted(unsortedChunks, from: file, directory: directory)
         }
-        if !loose.isEmpty { sources.append(MemorySource(loose.sorted { $0.digest < $1.digest })) }
+        if !extra.isEmpty { sources.append(MemorySource(extra.sorted { $0.digest < $1.digest })) }
 
         let temporary = directory + "/" + temporaryName
         try JournalFiles.removeFile(temporary)
@@ -193,6 +190,42 @@ extension DedupeSnapshot {
         let file = try ReadOnlyFile(path: directory + "/" + fileName)
         let count = chunks.reduce(0) { $0 + $1.count }
         return (RetiredIDIndex(chunks: chunks, filter: filter, count: count, oldestFirstSeen: oldest, file: file), length, dropped)
+    }
+}
+
+extension DedupeSnapshot {
+    static let spillName = "seen-ids.sorting"
+
+    /// Each unsorted chunk, read and sorted alone, written to a spill file (removed once
+    /// opened: the reader keeps it) as a sorted chunk to merge from.
+    fileprivate static func spillSorted(
+        _ chunks: [(entriesOffset: Int, count: Int)], from file: ReadOnlyFile, directory: String
+    ) throws(StorageError) -> [any EntrySource] {
+        let path = directory + "/" + spillName
+        try JournalFiles.removeFile(path)
+        let fd = try JournalFiles.openFile(path, O_WRONLY | O_CREAT | O_EXCL)
+        var placed: [(offset: Int, count: Int)] = []
+        var length = 0
+        do throws(StorageError) {
+            for chunk in chunks {
+                var reader = ChunkReader(file: file, offset: chunk.entriesOffset, count: chunk.count)
+                var entries: [Entry] = []
+                entries.reserveCapacity(chunk.count)
+                while let entry = try reader.next() { entries.append(entry) }
+                let bytes = Self.chunk(entries)
+                try JournalFiles.writeAll(fd, bytes, at: length, path: path)
+                placed.append((length + 4, chunk.count))
+                length += bytes.count
+            }
+        } catch {
+            close(fd)
+            try? JournalFiles.removeFile(path)
+            throw error
+        }
+        close(fd)
+        let spill = try ReadOnlyFile(path: path)
+        try JournalFiles.removeFile(path)
+        return placed.map { ChunkReader(file: spill, offset: $0.offset, count: $0.count) }
     }
 }
 

@@ -139,18 +139,10 @@ enum DedupeSnapshot {
         defer { close(fd) }
         let bytes = chunk(entries)
         try JournalFiles.writeAll(fd, bytes, at: length, path: path)
+        // Whatever an earlier failed append left past the intact end goes: it would read as
+        // a torn tail, or as damage, at the next open.
+        try JournalFiles.truncate(fd, to: length + bytes.count, path: path)
         try JournalFiles.syncData(fd, path: path)
         return length + bytes.count
-    }
-
-    /// Replaces the file atomically and durably with `entries` in one chunk. Returns its length.
-    @discardableResult
-    static func compact(_ entries: [Entry], directory: String) throws(StorageError) -> Int {
-        let temporary = directory + "/" + temporaryName
-        let bytes = entries.isEmpty ? header() : header() + chunk(entries)
-        try JournalFiles.writeFile(temporary, bytes)
-        try JournalFiles.renameFile(temporary, directory + "/" + fileName)
-        try JournalFiles.syncDirectory(directory)
-        return bytes.count
     }
 }

@@ -42,8 +42,9 @@ struct DigestBloomFilter: Sendable {
         return true
     }
 
-    /// Whether it holds so many more ids than it was sized for that it should be rebuilt.
-    var isOverfull: Bool { count > capacity * 2 }
+    /// Whether it holds more ids than it was sized for (its false positives then climb past
+    /// 1 %), so it should be rebuilt.
+    var isOverfull: Bool { count > capacity }
 
     /// Bytes of memory its bits take.
     var byteCount: Int { words.count * 8 }

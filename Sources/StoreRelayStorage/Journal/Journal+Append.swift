@@ -26,9 +26,15 @@ extension Journal {
                 s.stats.failures += 1
                 return .failed(.journalClosed)
             }
-            if s.isStored(digest) {
+            switch s.stored(digest) {
+            case .present:
                 s.stats.duplicates += 1
                 return .duplicate
+            case .unknown:
+                s.stats.failures += 1
+                return .failed(StorageError(.io, message: "seen-ids could not be read to tell whether \(id.prefix(64)) is a duplicate"))
+            case .absent:
+                break
             }
             if s.inFlight[id] != nil {
                 s.inFlight[id]!.append(request)

@@ -104,23 +104,34 @@ extension Journal {
             ])
         } catch {
             retiredFile.access { file in
-                file.compactedAt = now
+                file.failedAt = now
                 file.lengthIsKnown = false
             }
-            logger.error("journal could not compact seen-ids", [("error", error.message)])
+            logger.error("journal could not compact seen-ids; tried again in 5 minutes", [("error", error.message)])
         }
     }
 
     /// After a rewrite that failed part-way, finds where the next chunk goes and what the
     /// file holds: the old file or the new one, whichever the rename left, read back and
-    /// indexed afresh. A file that no longer reads back whole is rewritten from its intact
-    /// chunks; what a damaged chunk held is forgotten, and logged.
+    /// indexed afresh (and rewritten when it needs it). A file whose header is no longer ours
+    /// is moved aside, as at open; an I/O error is thrown, and the ids stay with their
+    /// segments until a later retirement.
     private func resyncRetiredFileIfNeeded() throws(StorageError) {
         guard !retiredFile.access({ $0.lengthIsKnown }) else { return }
         let path = directory + "/" + DedupeSnapshot.fileName
         let now = options.clock.now().milliseconds
         let cutoff = now - options.dedupeRetentionMilliseconds
-        if let scan = try DedupeSnapshot.scan(path: path, cutoff: cutoff), !scan.skippedDamage, scan.unsortedChunks.isEmpty {
+        guard let scan = try DedupeSnapshot.scan(path: path, cutoff: cutoff) else {
+            let aside = path + ".corrupt-\(now)"
+            try JournalFiles.renameFile(path, aside)
+            logger.error("journal seen-ids no longer reads back; moved aside, ids of retired segments are forgotten",
+                         [("journal.file", aside)])
+            let made = try DedupeSnapshot.compact(merging: .empty, cutoff: cutoff, directory: directory)
+            retiredFile.access { $0 = RetiredIDsFile(length: made.length, holding: made.index, compactedAt: now) }
+            state.withLock { $0.retired = made.index }
+            return
+        }
+        guard scan.skippedDamage || !scan.unsortedChunks.isEmpty else {
             retiredFile.access { file in
                 file.length = scan.intactLength
                 file.lengthIsKnown = true
@@ -128,9 +139,9 @@ extension Journal {
             state.withLock { $0.retired = scan.index }
             return
         }
-        logger.error("journal seen-ids does not read back whole; rewritten from its intact chunks", [("journal.file", path)])
-        let index = (try? DedupeSnapshot.scan(path: path, cutoff: cutoff))?.index ?? .empty
-        let made = try DedupeSnapshot.compact(merging: index, cutoff: cutoff, directory: directory)
+        logger.error("journal seen-ids has a damaged chunk; rewritten from its intact chunks", [("journal.file", path)])
+        let made = try DedupeSnapshot.compact(merging: scan.index, unsortedChunks: scan.unsortedChunks, cutoff: cutoff,
+                                              directory: directory)
         retiredFile.access { $0 = RetiredIDsFile(length: made.length, holding: made.index, compactedAt: now) }
         state.withLock { $0.retired = made.index }
     }

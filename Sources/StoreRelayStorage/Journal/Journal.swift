@@ -96,7 +96,9 @@ public final class Journal: Sendable {
             let digest = digest(of: record)
             // Nothing of a retired event is written again (its progress records neither); an
             // event already live or already salvaged once is not either.
-            guard !recovery.retired.contains(digest ?? EventIDDigest(record.id)) else { continue }
+            // A retired id whose lookup fails is written again: a possible duplicate kept beats
+            // an acknowledged record dropped.
+            guard recovery.retired.lookup(digest ?? EventIDDigest(record.id)) != .present else { continue }
             if let digest {
                 guard live[digest] == nil, rewriting.insert(digest).inserted else { continue }
             }

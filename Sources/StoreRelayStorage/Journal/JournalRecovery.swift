@@ -37,6 +37,7 @@ struct JournalRecovery {
 
     mutating func run() throws(StorageError) {
         try JournalFiles.removeFile(directory + "/" + DedupeSnapshot.temporaryName)
+        try JournalFiles.removeFile(directory + "/" + DedupeSnapshot.spillName)
         try loadSnapshot()
         let sequences = try JournalFiles.listDirectory(directory).compactMap(SegmentName.sequence(of:)).sorted()
         highestSequence = sequences.last ?? 0
@@ -66,7 +67,7 @@ struct JournalRecovery {
             // Only the last chunk can be torn by a crash: this is damage. Keep a copy, keep
             // every intact chunk; the damaged chunk's ids are forgotten.
             let aside = path + ".corrupt-\(now)"
-            try JournalFiles.writeFile(aside, try JournalFiles.readAll(path))
+            try Self.copy(path, to: aside)
             logger.error("journal dedupe snapshot has a damaged chunk; the ids in it are forgotten",
                          [("journal.file", path), ("journal.forensic_copy", aside)])
             issues.append(RecoveryIssue(kind: .corruptSnapshot, path: path, offset: 0, droppedBytes: 0,
@@ -87,6 +88,26 @@ struct JournalRecovery {
         let made = try DedupeSnapshot.compact(merging: scan.index, unsortedChunks: scan.unsortedChunks, cutoff: cutoff, directory: directory)
         retired = made.index
         snapshotFile = RetiredIDsFile(length: made.length, holding: made.index, compactedAt: now)
+    }
+
+    /// Copies a file of any size through a fixed buffer (a forensic copy of `seen-ids`).
+    private static func copy(_ source: String, to destination: String) throws(StorageError) {
+        let input = try JournalFiles.openFile(source, O_RDONLY)
+        defer { close(input) }
+        try JournalFiles.removeFile(destination)
+        let output = try JournalFiles.openFile(destination, O_WRONLY | O_CREAT | O_EXCL)
+        defer { close(output) }
+        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        var offset = 0
+        while true {
+            let count = try buffer.withMutableBytes { (raw) throws(StorageError) in
+                try JournalFiles.read(input, into: raw, at: offset, path: source)
+            }
+            guard count > 0 else { break }
+            try JournalFiles.writeAll(output, Array(buffer[0..<count]), at: offset, path: destination)
+            offset += count
+        }
+        try JournalFiles.syncFile(output, path: destination)
     }
 
     /// A `seen-ids` that is not a version 2 file: a version 1 file (read whole, once, and

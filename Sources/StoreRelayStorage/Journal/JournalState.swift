@@ -57,11 +57,13 @@ struct JournalState: Sendable {
     }
 
     func knows(_ id: String, _ digest: EventIDDigest) -> Bool {
-        isStored(digest) || inFlight[id] != nil
+        inFlight[id] != nil || stored(digest) != .absent
     }
 
-    /// Whether the journal holds the id, live or retired.
-    func isStored(_ digest: EventIDDigest) -> Bool {
-        live[digest] != nil || retiring[digest] != nil || retired.contains(digest)
+    /// Whether the journal holds the id, live or retired (`.unknown` when `seen-ids` could
+    /// not be read to tell).
+    func stored(_ digest: EventIDDigest) -> RetiredIDIndex.Membership {
+        if live[digest] != nil || retiring[digest] != nil { return .present }
+        return retired.lookup(digest)
     }
 }

@@ -11,8 +11,8 @@ import Darwin
 ///
 /// Every chunk of the file is sorted by digest, so a "maybe" from the filter is settled by
 /// one read of at most 128 entries (3 KiB, from the page cache in practice) per chunk whose
-/// range holds the digest. A compaction merges all chunks into a few disjoint ones, so the
-/// chunks to look in stay few. Reads go through a descriptor the index holds: a compaction
+/// range holds the digest: one of the compacted chunks, whose ranges are disjoint, and each
+/// chunk a retirement appended since (at most `RetiredIDsFile.mostAppendedChunks`). Reads go through a descriptor the index holds: a compaction
 /// renames a new file over the old one, and this index keeps reading the file it describes
 /// until it is replaced by the new file's.
 final class RetiredIDIndex: Sendable {
@@ -32,6 +32,9 @@ final class RetiredIDIndex: Sendable {
     }
 
     let chunks: [Chunk]
+    /// Of `chunks`, the last ones, appended by retirements since the file was last compacted:
+    /// each spans every digest, so a "maybe" reads one block of each.
+    let appendedChunks: Int
     let filter: DigestBloomFilter
     /// Entries in the file (an id retired twice counts twice until a compaction merges it).
     let count: Int
@@ -40,8 +43,9 @@ final class RetiredIDIndex: Sendable {
     /// The file the chunks are in; nil for an empty index.
     let file: ReadOnlyFile?
 
-    init(chunks: [Chunk], filter: DigestBloomFilter, count: Int, oldestFirstSeen: Int64?, file: ReadOnlyFile?) {
+    init(chunks: [Chunk], appendedChunks: Int = 0, filter: DigestBloomFilter, count: Int, oldestFirstSeen: Int64?, file: ReadOnlyFile?) {
         self.chunks = chunks
+        self.appendedChunks = appendedChunks
         self.filter = filter
         self.count = count
         self.oldestFirstSeen = oldestFirstSeen
@@ -50,19 +54,25 @@ final class RetiredIDIndex: Sendable {
 
     static let empty = RetiredIDIndex(chunks: [], filter: DigestBloomFilter(capacity: 0), count: 0, oldestFirstSeen: nil, file: nil)
 
-    /// Whether `digest` is in the file. A read error answers "yes": the caller then treats a
-    /// notification as a duplicate of one it may have had, which Apple's next retry settles,
-    /// rather than fanning out twice what it certainly had.
-    func contains(_ digest: EventIDDigest) -> Bool {
-        guard filter.mightContain(digest), let file else { return false }
+    /// What the file says of one id.
+    enum Membership: Sendable {
+        case absent, present
+        /// The read that would settle it failed: neither answer may be given (the caller
+        /// refuses the append, so Apple retries, rather than acknowledge or drop it unseen).
+        case unknown
+    }
+
+    func lookup(_ digest: EventIDDigest) -> Membership {
+        guard filter.mightContain(digest), let file else { return .absent }
+        var failed = false
         for chunk in chunks where chunk.mayHold(digest) {
             switch file.find(digest, in: chunk) {
-            case .found?: return true
-            case nil: return true
+            case .found?: return .present
+            case nil: failed = true
             case .absent?: continue
             }
         }
-        return false
+        return failed ? .unknown : .absent
     }
 
     /// This index with one more chunk, appended at `entriesOffset` and synced. `file` is
@@ -72,8 +82,8 @@ final class RetiredIDIndex: Sendable {
         var filter = filter
         for entry in sorted { filter.insert(entry.digest) }
         let oldest = sorted.map(\.firstSeen).min().map { min(oldestFirstSeen ?? $0, $0) } ?? oldestFirstSeen
-        return RetiredIDIndex(chunks: chunks + [chunk], filter: filter, count: count + sorted.count, oldestFirstSeen: oldest,
-                              file: self.file ?? file)
+        return RetiredIDIndex(chunks: chunks + [chunk], appendedChunks: appendedChunks + 1, filter: filter,
+                              count: count + sorted.count, oldestFirstSeen: oldest, file: self.file ?? file)
     }
 
     /// Bytes of memory the index takes beyond its fixed size.

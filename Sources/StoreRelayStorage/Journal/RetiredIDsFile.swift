@@ -13,14 +13,22 @@ struct RetiredIDsFile: Sendable {
     /// one, and `length` must be read back before the next chunk is written.
     var lengthIsKnown = true
 
-    /// Chunks beyond this many are merged: a "maybe" from the filter reads one block of each
-    /// chunk whose range holds the digest, and retirements' chunks each span every digest.
-    static let mostChunks = 64
+    /// Chunks appended by retirements beyond this many are merged: each spans every digest, so
+    /// a "maybe" from the filter reads one block of each (under the journal lock). A merge
+    /// rewrites the file, so its cost is spread over this many retirements.
+    static let mostAppendedChunks = 16
+    /// After a failed rewrite, none is tried again for this long (a full disk would otherwise
+    /// make every retirement read and rewrite the whole file in vain).
+    static let retryAfterFailureMilliseconds: Int64 = 300_000
+
+    /// When the last rewrite failed, if it did.
+    var failedAt: Int64?
 
     /// Whether to rewrite the file: it holds an entry older than `cutoff` and was not
-    /// compacted lately, or `index` has grown too many chunks or outgrown its filter.
+    /// compacted lately, or `index` has grown too many appended chunks or outgrown its filter.
     func needsCompaction(cutoff: Int64, now: Int64, index: RetiredIDIndex) -> Bool {
-        if index.chunks.count > Self.mostChunks || index.filter.isOverfull { return true }
+        if let failedAt, now - failedAt < Self.retryAfterFailureMilliseconds { return false }
+        if index.appendedChunks > Self.mostAppendedChunks || index.filter.isOverfull { return true }
         guard let oldestFirstSeen, oldestFirstSeen < cutoff else { return false }
         return now - compactedAt >= Self.compactionIntervalMilliseconds
     }

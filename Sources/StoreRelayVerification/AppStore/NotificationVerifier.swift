@@ -56,16 +56,19 @@ public final class NotificationVerifier: Sendable {
             throw .malformed(.notNotification, "the payload has no notificationUUID, so it is not a notification")
         }
         // From here on the payload is proven to be Apple's: what cannot be read is kept, not
-        // refused, so a container or environment Apple adds tomorrow loses nothing.
-        func unreadable(_ error: VerificationError) -> NotificationReading {
-            .unreadable(UnreadableNotification(
+        // refused, so a container or environment Apple adds tomorrow loses nothing. Unless its
+        // signature was skipped (Xcode / LocalTesting by opt-in): then nothing is proven, and
+        // what cannot be read is refused as before.
+        func unreadable(_ error: VerificationError) throws(VerificationError) -> NotificationReading {
+            if skip { throw error }
+            return .unreadable(UnreadableNotification(
                 payload: payload, environment: environment, signedDate: verified.effectiveDate,
                 signatureVerified: verified.signatureVerified, error: error))
         }
         let subject: NotificationSubject
         switch claimed {
         case .success(let read): subject = read
-        case .failure(let error): return unreadable(error)
+        case .failure(let error): return try unreadable(error)
         }
 
         let data = payload["data"]?.objectValue
@@ -80,7 +83,7 @@ public final class NotificationVerifier: Sendable {
             }
             appTransaction = inApp
         } catch {
-            return unreadable(error)
+            return try unreadable(error)
         }
 
         return .readable(VerifiedNotification(
