@@ -49,13 +49,13 @@ public struct AppStoreAPIError: Error, Sendable, CustomStringConvertible {
         public static let retryable: Set<Int64> = [4040002, 4040004, 4040006, 5000001, 4290000]
     }
 
-    /// Whether asking again later may succeed: network failures, 5xx, and the codes Apple
-    /// marks retryable. Rate limits are waited out separately, until `retryAt`.
+    /// Whether asking again later may succeed: network failures, every 5xx, and the codes
+    /// Apple marks retryable. Rate limits are waited out separately, until `retryAt`.
     public var isRetryable: Bool {
         switch kind {
         case .transport: return true
         case .api:
-            if let errorCode { return Code.retryable.contains(errorCode) }
+            if let errorCode, Code.retryable.contains(errorCode) { return true }
             return (status ?? 0) >= 500
         default: return false
         }

@@ -16,12 +16,15 @@ public final class AppStoreServerAPI: Sendable {
     public static let sandboxURL = "https://api.storekit-sandbox.apple.com"
 
     public struct Retries: Sendable {
-        /// Attempts of one call before its last error is returned.
-        public var attempts = 5
+        /// Attempts of one call before its last error is returned: the first and five retries.
+        public var attempts = 6
         public var firstBackoff: Duration = .seconds(1)
         public var maximumBackoff: Duration = .seconds(30)
         /// A `Retry-After` further away than this is returned as an error rather than waited.
         public var longestRateLimitWait: Duration = .seconds(600)
+        /// 429s one call waits out before it gives up (a server answering 429 forever must
+        /// not hold the reconciler forever).
+        public var rateLimitWaits = 10
         public init() {}
     }
 
@@ -61,8 +64,8 @@ public final class AppStoreServerAPI: Sendable {
         self.timeout = timeout
     }
 
-    /// Ends every wait for a retry at once; calls in progress return `.cancelled` instead of
-    /// asking Apple again.
+    /// Ends every wait for a retry at once: a call in progress returns `.cancelled` instead of
+    /// asking Apple again (an exchange already under way still completes).
     public func cancel() {
         cancelled.withLock { $0 = true }
         wakeUp.signal()
@@ -76,13 +79,14 @@ public final class AppStoreServerAPI: Sendable {
     ) throws(AppStoreAPIError) -> NotificationHistoryPage {
         var path = "/inApps/v1/notifications/history"
         if let paginationToken { path += "?paginationToken=" + Self.percentEncoded(paginationToken) }
-        return try NotificationHistoryPage(json: call("POST", path, body: query.body))
+        return try NotificationHistoryPage(json: call("POST", path, body: query.body, deadline: nil))
     }
 
     /// `POST /inApps/v1/notifications/test`: asks Apple to send a TEST notification to the
-    /// app's configured URL; returns its `testNotificationToken`.
-    public func requestTestNotification() throws(AppStoreAPIError) -> String {
-        let json = try call("POST", "/inApps/v1/notifications/test", body: [])
+    /// app's configured URL; returns its `testNotificationToken`. Retries stop at `deadline`
+    /// (UNIX milliseconds).
+    public func requestTestNotification(deadline: Int64? = nil) throws(AppStoreAPIError) -> String {
+        let json = try call("POST", "/inApps/v1/notifications/test", body: [], deadline: deadline)
         guard let token = json["testNotificationToken"]?.stringValue, !token.isEmpty else {
             throw AppStoreAPIError(.malformedResponse, "the test notification response has no testNotificationToken")
         }
@@ -91,41 +95,58 @@ public final class AppStoreServerAPI: Sendable {
 
     /// `GET /inApps/v1/notifications/test/{token}`: what Apple sent and how its attempts went.
     /// A 404 TestNotificationNotFoundError (not sent yet) is returned, not retried.
-    public func testNotificationStatus(token: String) throws(AppStoreAPIError) -> TestNotificationStatus {
-        let json = try call("GET", "/inApps/v1/notifications/test/" + Self.percentEncoded(token), body: nil)
+    public func testNotificationStatus(token: String, deadline: Int64? = nil) throws(AppStoreAPIError) -> TestNotificationStatus {
+        let json = try call("GET", "/inApps/v1/notifications/test/" + Self.percentEncoded(token), body: nil, deadline: deadline)
         return TestNotificationStatus(signedPayload: json["signedPayload"]?.stringValue,
                                       sendAttempts: SendAttempt.list(json["sendAttempts"]))
     }
 
     // MARK: Requests and retries
 
-    private func call(_ method: String, _ path: String, body: [UInt8]?) throws(AppStoreAPIError) -> JSONValue {
-        var failures = 0
+    private func call(_ method: String, _ path: String, body: [UInt8]?, deadline: Int64?) throws(AppStoreAPIError) -> JSONValue {
+        var failures = 0, rateLimited = 0
         var generator = SystemRandomNumberGenerator()
         while true {
             if cancelled.current { throw AppStoreAPIError(.cancelled, "stopped before asking Apple") }
+            let now = clock.now().milliseconds
+            var timeout = timeout
+            if let deadline { timeout = min(timeout, .milliseconds(max(1_000, deadline - now))) }
             do {
-                return try send(method, path, body: body)
+                return try send(method, path, body: body, timeout: timeout)
             } catch {
+                let wait: Duration
                 if error.kind == .rateLimited {
-                    let retryAt = error.retryAt ?? clock.now().milliseconds + 1000
-                    let wait = Duration.milliseconds(max(0, retryAt - clock.now().milliseconds))
-                    guard wait <= retries.longestRateLimitWait else { throw error }
-                    try pause(wait)
-                    continue
+                    rateLimited += 1
+                    wait = Self.rateLimitWait(retryAt: error.retryAt, now: clock.now().milliseconds)
+                    guard rateLimited <= retries.rateLimitWaits, wait <= retries.longestRateLimitWait else { throw error }
+                } else {
+                    failures += 1
+                    guard error.isRetryable, failures < retries.attempts else { throw error }
+                    wait = backoff(afterFailures: failures, random: &generator)
                 }
-                failures += 1
-                guard error.isRetryable, failures < retries.attempts else { throw error }
-                try pause(backoff(afterFailures: failures, random: &generator))
+                if let deadline, clock.now().milliseconds + wait.wholeMilliseconds > deadline { throw error }
+                try pause(wait)
             }
         }
     }
 
-    /// Exponential from `firstBackoff`, capped, with full jitter over its upper half.
+    /// How long to wait out a 429: until Apple's `Retry-After`, a UNIX time in milliseconds.
+    /// A proxy's delta-seconds (a small number) is honoured as such; a missing, unreadable or
+    /// past value still waits a second, so a 429 never turns into a tight loop.
+    static func rateLimitWait(retryAt: Int64?, now: Int64) -> Duration {
+        guard let retryAt else { return .seconds(1) }
+        // Anything below 10^11 cannot be a UNIX time in milliseconds of this century.
+        let milliseconds = retryAt < 100_000_000_000 ? retryAt * 1000 : retryAt - now
+        return .milliseconds(max(1000, milliseconds))
+    }
+
+    /// Exponential from `firstBackoff` (1 s), doubling up to `maximumBackoff` (30 s), plus up
+    /// to half again at random (still capped), so retries of many calls spread out.
     private func backoff(afterFailures failures: Int, random: inout some RandomNumberGenerator) -> Duration {
         let first = retries.firstBackoff.wholeMilliseconds
-        let ceiling = min(retries.maximumBackoff.wholeMilliseconds, first << min(failures - 1, 20))
-        return .milliseconds(ceiling / 2 + Int64.random(in: 0...max(0, ceiling / 2), using: &random))
+        let maximum = retries.maximumBackoff.wholeMilliseconds
+        let ceiling = min(maximum, first << min(failures - 1, 20))
+        return .milliseconds(min(maximum, ceiling + Int64.random(in: 0...max(0, ceiling / 2), using: &random)))
     }
 
     private func pause(_ duration: Duration) throws(AppStoreAPIError) {
@@ -138,7 +159,7 @@ public final class AppStoreServerAPI: Sendable {
     }
 
     /// One HTTP exchange, its answer classified.
-    private func send(_ method: String, _ path: String, body: [UInt8]?) throws(AppStoreAPIError) -> JSONValue {
+    private func send(_ method: String, _ path: String, body: [UInt8]?, timeout: Duration) throws(AppStoreAPIError) -> JSONValue {
         var headers = HTTPHeaders([
             ("Authorization", "Bearer " + (try tokens.token())), ("Accept", "application/json"),
             ("User-Agent", "StoreRelay/\(StoreRelayVersion.current)"),

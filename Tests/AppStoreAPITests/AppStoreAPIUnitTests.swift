@@ -68,10 +68,22 @@ import StoreRelayTestSupport
         for code in [4040002, 4040004, 4040006, 5000001] {
             #expect(error(code >= 5000000 ? 500 : 404, #"{"errorCode":\#(code),"errorMessage":"x"}"#).isRetryable, "\(code)")
         }
-        #expect(!error(500, #"{"errorCode":5000000,"errorMessage":"x"}"#).isRetryable)
+        // Every 5xx is retried, Apple's non-retryable internal error included (the SPEC says so).
+        #expect(error(500, #"{"errorCode":5000000,"errorMessage":"x"}"#).isRetryable)
         #expect(error(502, "<html>bad gateway</html>").isRetryable)
         #expect(!error(404, #"{"errorCode":4040010,"errorMessage":"x"}"#).isRetryable)
         #expect(AppStoreAPIError(.transport, "reset").isRetryable)
+    }
+
+    /// A 429 waits until Apple's Retry-After (UNIX milliseconds), honours a proxy's
+    /// delta-seconds, and never waits less than a second.
+    @Test func rateLimitWaits() {
+        let now: Int64 = 1_800_000_000_000
+        #expect(AppStoreServerAPI.rateLimitWait(retryAt: now + 4_500, now: now) == .milliseconds(4_500))
+        #expect(AppStoreServerAPI.rateLimitWait(retryAt: 30, now: now) == .seconds(30))
+        #expect(AppStoreServerAPI.rateLimitWait(retryAt: nil, now: now) == .seconds(1))
+        #expect(AppStoreServerAPI.rateLimitWait(retryAt: now - 5_000, now: now) == .seconds(1))
+        #expect(AppStoreServerAPI.rateLimitWait(retryAt: 0, now: now) == .seconds(1))
     }
 
     @Test func historyPagesAreReadStrictly() throws {

@@ -155,9 +155,34 @@ struct ReconcileTests {
         #expect(metrics.body.contains(#"storerelay_reconcile_runs_total{app="com.acme.journal",environment="production",outcome="failed"} 2"#),
                 "\(metrics.body)")
         let page = try Curl.get("http://127.0.0.1:\(admin)/", headers: ["Authorization: Bearer \(token)"])
-        #expect(page.body.contains("Reconciliation with Apple") && page.body.contains("failed"))
+        #expect(page.body.contains("Reconciliation with Apple") && page.body.contains(#"<span class="bad">failed</span>"#))
         // Notifications are still accepted.
         #expect(try gateway.post(signedPayload: notification().jws).json?["status"]?.stringValue == "accepted")
+    }
+
+    /// The checkpoint says "everything before it was asked for": a pass moves it only when its
+    /// window reached back to it, asked for everything (not only Apple's failures) and stored
+    /// it (not a dry run). A checkpoint file that does not read back fails the pass untouched.
+    @Test func theCheckpointMovesOnlyAfterAWindowReachingIt() throws {
+        let fake = try FakeAppStoreAPI(bundleId: Self.bundleId)
+        try fake.control(["history": []])
+        let directory = try Gateway.directory(trusting: ca, "storerelay-reconcile-checkpoint")
+        let gateway = try Gateway(config: config(fake, every: "24h"), directory: directory)
+        #expect(gateway.process.waitForLog { $0["message"]?.stringValue == "reconciliation finished" } != nil)
+        let first = try #require(checkpoint(gateway))
+        for extra in [["--since", "1m"], ["--since", "3h", "--only-failures"], ["--since", "3h", "--dry-run"]] {
+            let result = try reconcile(gateway, extra)
+            #expect(result.status == 0, "\(extra): \(result.stderr)")
+            #expect(checkpoint(gateway) == first, "\(extra) moved the checkpoint")
+        }
+        #expect(try reconcile(gateway, ["--since", "3h"]).status == 0)
+        #expect(try #require(checkpoint(gateway)) > first)
+
+        let path = directory.appendingPathComponent("data/reconcile/\(Self.bundleId).production.json")
+        try Data("{\"checkpoint\":".utf8).write(to: path)
+        let refused = try reconcile(gateway)
+        #expect(refused.status == 1 && refused.stderr.contains("cannot be read"), "\(refused.stderr)")
+        #expect(try Data(contentsOf: path) == Data("{\"checkpoint\":".utf8))
     }
 
     /// `kill -9` in the middle of a pass loses nothing: the checkpoint did not move, so the

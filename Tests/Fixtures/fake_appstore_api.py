@@ -124,6 +124,12 @@ class Handler(BaseHTTPRequestHandler):
         pass
 
     def answer(self, status, payload, headers=None, record=None):
+        # Logged before it is sent: a client that has its answer finds the request logged.
+        record["status"] = status
+        record["answer"] = payload
+        with lock:
+            with open(args.log, "a") as f:
+                f.write(json.dumps(record) + "\n")
         body = json.dumps(payload).encode()
         self.send_response(status)
         for key, value in (headers or {}).items():
@@ -132,11 +138,6 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
-        record["status"] = status
-        record["answer"] = payload
-        with lock:
-            with open(args.log, "a") as f:
-                f.write(json.dumps(record) + "\n")
 
     def error(self, status, code, message, record, headers=None):
         self.answer(status, {"errorCode": code, "errorMessage": message}, headers, record)

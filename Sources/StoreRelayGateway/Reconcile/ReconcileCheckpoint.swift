@@ -14,11 +14,27 @@ struct ReconcileCheckpoint: Sendable {
         path = directory + "/" + bundleId + "." + environment.rawValue + ".json"
     }
 
-    /// The stored checkpoint; nil when there is none yet, or the file cannot be read (the
-    /// first pass then starts one overlap back, as on a new install).
-    func load() -> Int64? {
-        guard let bytes = try? PrivateFiles.readAll(path), let json = try? JSONValue.parse(bytes) else { return nil }
-        return json["checkpoint"]?.int64Value
+    enum Stored {
+        /// No file yet: a new install (the first pass starts one overlap back).
+        case missing
+        case saved(Int64)
+        /// A file that does not read back: a pass must not guess over it, or a gap before
+        /// it would be skipped unnoticed.
+        case unreadable(String)
+    }
+
+    func load() -> Stored {
+        guard PrivateFiles.exists(path) else { return .missing }
+        let bytes: [UInt8]
+        do {
+            bytes = try PrivateFiles.readAll(path)
+        } catch {
+            return .unreadable("\(error)")
+        }
+        guard let value = (try? JSONValue.parse(bytes))?["checkpoint"]?.int64Value else {
+            return .unreadable("not {\"checkpoint\": <UNIX ms>}")
+        }
+        return .saved(value)
     }
 
     func save(_ checkpoint: Int64) throws(SystemCallFailure) {

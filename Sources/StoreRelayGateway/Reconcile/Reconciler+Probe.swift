@@ -9,9 +9,9 @@ extension Reconciler {
     /// the notification Apple shows is in this gateway's journal, or `timeout` passes.
     /// Runs on its own queue: a long reconciliation does not hold it up.
     func probe(timeout: Duration, completion: @escaping @Sendable (ProbeReport) -> Void) {
-        probeQueue.async { [self] in
+        record.probeQueue.async { [self] in
             let report = runProbe(timeout: timeout)
-            lastProbe.withLock { $0 = report }
+            record.lastProbe.withLock { $0 = report }
             var fields: Logger.Metadata = [("outcome", report.outcome.rawValue)]
             if let roundTrip = report.roundTripMilliseconds { fields.append(("round.trip.ms", String(roundTrip))) }
             if let error = report.error { fields.append(("error", error)) }
@@ -23,17 +23,18 @@ extension Reconciler {
     private func runProbe(timeout: Duration) -> ProbeReport {
         let started = clock.now()
         var report = ProbeReport(startedAt: started)
+        // Every call to Apple, its retries included, ends by the deadline.
+        let deadline = started.milliseconds + timeout.wholeMilliseconds
         let token: String
         do {
-            token = try api.requestTestNotification()
+            token = try api.requestTestNotification(deadline: deadline)
         } catch {
             report.error = "App Store Server API: \(error.message)"
             return report
         }
-        let deadline = started.milliseconds + timeout.wholeMilliseconds
         while true {
             do {
-                let status = try api.testNotificationStatus(token: token)
+                let status = try api.testNotificationStatus(token: token, deadline: deadline)
                 report.attempts = status.sendAttempts.map { ($0.attemptDate, $0.result) }
                 if let payload = status.signedPayload, let uuid = Self.notificationUUID(payload) {
                     report.notificationUUID = uuid

@@ -9,9 +9,10 @@ import StoreRelayCore
 /// already has is a duplicate, what it missed is stored and fanned out, marked
 /// `recoveredBy: "history"`.
 ///
-/// Passes run one at a time on the reconciler's own queue — the scheduled ones every
-/// `reconcile every`, and those `storerelay reconcile` asks for — and block only that queue
-/// while Apple answers. The checkpoint advances only once a window's last page is stored.
+/// Passes run one at a time on the app and environment's own queue (`ReconcileRecord`, kept
+/// across reloads) — the scheduled ones every `reconcile every`, and those `storerelay
+/// reconcile` asks for — and block only that queue while Apple answers. The checkpoint
+/// advances only once a window reaching back to it has had its last page stored.
 final class Reconciler: Sendable {
     let bundleId: String
     let environment: AppStoreEnvironment
@@ -24,14 +25,10 @@ final class Reconciler: Sendable {
     let clock: any TimeSource
     let logger: Logger
     private let metrics: GatewayMetrics
-    private let queue: DispatchQueue
-    /// Probes wait on Apple for up to minutes; they get a queue of their own, one at a time.
-    let probeQueue: DispatchQueue
+    /// Queues and last outcomes of this app and environment, shared with the reconcilers a
+    /// reload builds after this one.
+    let record: ReconcileRecord
     private let timer = Locked<(any DispatchSourceTimer)?>(nil)
-    /// The last pass and probe, for `/api/status` and the page.
-    let lastPass = Locked<ReconcileReport?>(nil)
-    let lastSuccess = Locked<Timestamp?>(nil)
-    let lastProbe = Locked<ProbeReport?>(nil)
 
     /// Apple keeps 180 days of production history and 30 of sandbox; an hour's margin keeps
     /// a slow clock from asking for a day Apple no longer has.
@@ -40,8 +37,9 @@ final class Reconciler: Sendable {
     }
 
     init(bundleId: String, environment: AppStoreEnvironment, api: AppStoreServerAPI, schedule: ReconcileSchedule?,
-         directory: String, intake: NotificationIntake, journal: Journal, dedupeWindow: Duration,
+         record: ReconcileRecord, directory: String, intake: NotificationIntake, journal: Journal, dedupeWindow: Duration,
          clock: any TimeSource, logger: Logger, metrics: GatewayMetrics) {
+        self.record = record
         self.bundleId = bundleId
         self.environment = environment
         self.api = api
@@ -53,23 +51,24 @@ final class Reconciler: Sendable {
         self.clock = clock
         self.logger = logger
         self.metrics = metrics
-        queue = DispatchQueue(label: "storerelay.reconcile.\(bundleId).\(environment.rawValue)")
-        probeQueue = DispatchQueue(label: "storerelay.probe.\(bundleId).\(environment.rawValue)")
     }
 
-    /// Starts the schedule, when there is one: a first pass at once (a restart is when
-    /// something is most likely to have been missed), then one every `reconcile every`.
-    func start() {
+    /// Starts the schedule, when there is one: one pass every `reconcile every`, the first at
+    /// once when the gateway starts (a restart is when something is most likely to have been
+    /// missed), or one interval on after a reload.
+    func start(passNow: Bool) {
         guard let schedule else { return }
-        let source = DispatchSource.makeTimerSource(queue: queue)
-        source.schedule(deadline: .now() + .milliseconds(200), repeating: .milliseconds(Int(schedule.every.wholeMilliseconds)))
+        let every = Int(schedule.every.wholeMilliseconds)
+        let source = DispatchSource.makeTimerSource(queue: record.queue)
+        source.schedule(deadline: .now() + .milliseconds(passNow ? 200 : every), repeating: .milliseconds(every))
         source.setEventHandler { [self] in _ = runPass(ReconcileRequest()) }
         timer.withLock { $0 = source }
         source.resume()
     }
 
-    /// Stops the schedule and cuts short any wait for Apple; a pass in progress ends at its
-    /// next call without moving the checkpoint.
+    /// Stops the schedule and cuts short any wait for Apple: a pass in progress ends at its
+    /// next call to Apple (the exchange under way completes; if that was the last page, the
+    /// pass completes too). Later passes of this app wait on the same queue for it.
     func stop() {
         timer.withLock { timer in
             timer?.cancel()
@@ -80,7 +79,7 @@ final class Reconciler: Sendable {
 
     /// Runs one pass after any pass in progress, then calls `completion` with its report.
     func reconcile(_ request: ReconcileRequest, completion: @escaping @Sendable (ReconcileReport) -> Void) {
-        queue.async { [self] in completion(runPass(request)) }
+        record.queue.async { [self] in completion(runPass(request)) }
     }
 
     // MARK: One pass
@@ -90,29 +89,42 @@ final class Reconciler: Sendable {
         var report = ReconcileReport(startedAt: Timestamp(milliseconds: now))
         report.dryRun = request.dryRun
         report.windowEnd = now
-        let overlap = schedule?.overlap.wholeMilliseconds ?? 0
-        var start = request.since.map { now - $0.wholeMilliseconds } ?? ((checkpoint.load() ?? now) - overlap)
-        // Apple has no older history; and a notification signed before the dedupe window
-        // cannot be told from one already delivered, so the policy would only quarantine it.
-        let kept = now - Self.historyKept(environment)
-        let remembered = now - dedupeWindow.wholeMilliseconds
-        if start < max(kept, remembered) {
-            report.clamped = kept >= remembered
-                ? "Apple keeps \(environment == .production ? 180 : 30) days of \(environment.rawValue) history"
-                : "notifications signed before the \(ConfigFormat.duration(dedupeWindow)) dedupe-window cannot be told from ones already delivered"
-            start = max(kept, remembered)
-        }
-        report.windowStart = min(start, now - 1)
-        logger.info("reconciliation started", tagged([
-            ("window.start", Timestamp(milliseconds: report.windowStart).iso8601), ("dry.run", request.dryRun ? "yes" : "no"),
-        ]))
-        do {
+        do throws(ReconcileFailure) {
+            let stored: Int64?
+            switch checkpoint.load() {
+            case .missing: stored = nil
+            case .saved(let value): stored = value
+            case .unreadable(let why):
+                throw ReconcileFailure("the checkpoint \(checkpoint.path) cannot be read (\(why)); fix or remove it")
+            }
+            let overlap = schedule?.overlap.wholeMilliseconds ?? 0
+            guard request.since != nil || stored != nil || schedule != nil else {
+                throw ReconcileFailure("this app has no checkpoint and no reconcile schedule: give --since")
+            }
+            // What a scheduled pass asks for; a checkpoint moves only after a window reaching it.
+            let planned = (stored ?? now) - overlap
+            var start = request.since.map { now - $0.wholeMilliseconds } ?? planned
+            // Apple has no older history; and a notification signed before the dedupe window
+            // cannot be told from one already delivered, so the policy would only quarantine it
+            // (ten minutes' margin: the pass takes time, the policy judges at its own now).
+            let kept = now - Self.historyKept(environment)
+            let remembered = now - dedupeWindow.wholeMilliseconds + 600_000
+            if start < max(kept, remembered) {
+                report.clamped = kept >= remembered
+                    ? "Apple keeps \(environment == .production ? 180 : 30) days of \(environment.rawValue) history"
+                    : "notifications signed before the \(ConfigFormat.duration(dedupeWindow)) dedupe-window cannot be told from ones already delivered"
+                start = max(kept, remembered)
+            }
+            report.windowStart = min(start, now - 1)
+            logger.info("reconciliation started", tagged([
+                ("window.start", Timestamp(milliseconds: report.windowStart).iso8601), ("dry.run", request.dryRun ? "yes" : "no"),
+            ]))
             try fetchWindow(NotificationHistoryQuery(startDate: report.windowStart, endDate: now, onlyFailures: request.onlyFailures),
                             dryRun: request.dryRun, into: &report)
-            if !request.dryRun {
-                // Never backwards: a manual pass over an older window leaves a later checkpoint.
-                if (checkpoint.load() ?? .min) < now { try saveCheckpoint(now) }
-            }
+            // The checkpoint says "everything before it was asked for": only a whole window
+            // from it (or from as far back as can be asked) moves it, never backwards.
+            let coversCheckpoint = report.windowStart <= planned || report.clamped != nil
+            if !request.dryRun, !request.onlyFailures, coversCheckpoint, (stored ?? .min) < now { try saveCheckpoint(now) }
         } catch {
             report.outcome = .failed
             report.error = error.message
@@ -126,6 +138,9 @@ final class Reconciler: Sendable {
     /// pagination token starts the window again: what was stored comes back as duplicates.
     private func fetchWindow(_ query: NotificationHistoryQuery, dryRun: Bool, into report: inout ReconcileReport) throws(ReconcileFailure) {
         var token: String?
+        // A dry run stores nothing, so a window fetched again would count its first pages
+        // as recovered twice: it remembers what it counted.
+        var counted: Set<String>? = dryRun ? [] : nil
         while true {
             let page: NotificationHistoryPage
             do {
@@ -137,10 +152,10 @@ final class Reconciler: Sendable {
                     token = nil
                     continue
                 }
-                throw ReconcileFailure("App Store Server API: \(error.message)", unauthorized: error.kind == .unauthorized)
+                throw ReconcileFailure("App Store Server API: \(error.message)")
             }
             report.pages += 1
-            try take(page.items, dryRun: dryRun, into: &report)
+            try take(page.items, dryRun: dryRun, counted: &counted, into: &report)
             guard page.hasMore, let next = page.paginationToken else { return }
             token = next
         }
@@ -148,7 +163,9 @@ final class Reconciler: Sendable {
 
     /// Feeds one page to the intake and waits for every answer. A notification the journal
     /// could not store fails the pass, so the checkpoint stays and the next pass asks again.
-    private func take(_ items: [NotificationHistoryPage.Item], dryRun: Bool, into report: inout ReconcileReport) throws(ReconcileFailure) {
+    private func take(
+        _ items: [NotificationHistoryPage.Item], dryRun: Bool, counted: inout Set<String>?, into report: inout ReconcileReport
+    ) throws(ReconcileFailure) {
         let outcomes = Locked<[IntakeOutcome]>([])
         let group = DispatchGroup()
         for item in items {
@@ -162,6 +179,14 @@ final class Reconciler: Sendable {
         report.found += items.count
         var unavailable: String?
         for outcome in outcomes.current {
+            if case .accepted(let id) = outcome, counted?.insert(id).inserted == false {
+                report.alreadyHad += 1
+                continue
+            }
+            if case .quarantined(let id) = outcome, counted?.insert(id).inserted == false {
+                report.alreadyHad += 1
+                continue
+            }
             switch outcome {
             case .accepted: report.recovered += 1
             case .duplicate: report.alreadyHad += 1
@@ -182,8 +207,8 @@ final class Reconciler: Sendable {
     }
 
     private func finish(_ report: ReconcileReport) {
-        lastPass.withLock { $0 = report }
-        if report.outcome == .success, !report.dryRun { lastSuccess.withLock { $0 = report.finishedAt } }
+        record.lastPass.withLock { $0 = report }
+        if report.outcome == .success, !report.dryRun { record.lastSuccess.withLock { $0 = report.finishedAt } }
         metrics.reconciliationFinished(app: bundleId, environment: environment.rawValue, outcome: report.outcome.rawValue,
                                        recovered: report.dryRun ? 0 : report.recovered)
         var fields: [(String, String)] = [
@@ -209,11 +234,6 @@ final class Reconciler: Sendable {
 /// Why a pass stopped, in one sentence.
 struct ReconcileFailure: Error {
     let message: String
-    /// Apple refused the credentials: nothing will change until an operator fixes them.
-    let unauthorized: Bool
 
-    init(_ message: String, unauthorized: Bool = false) {
-        self.message = message
-        self.unauthorized = unauthorized
-    }
+    init(_ message: String) { self.message = message }
 }

@@ -6,9 +6,11 @@ import StoreRelayCore
 
 /// Every app and environment the configuration lets the gateway ask Apple about: one
 /// `Reconciler` for each app with an `api-key`, for production and sandbox when accepted.
-/// A reload replaces them all; checkpoints live on disk, so nothing is lost by that.
+/// A reload replaces the reconcilers; checkpoints live on disk, and each app and environment's
+/// queue and last outcomes (`ReconcileRecord`) carry over to its new reconciler.
 final class Reconcilers: Sendable {
     private let all = Locked<[Reconciler]>([])
+    private let records = Locked<[String: ReconcileRecord]>([:])
     private let http = HTTPClient()
     private let intake: NotificationIntake
     private let journal: Journal
@@ -48,6 +50,13 @@ final class Reconcilers: Sendable {
                 throw GatewayError("app \(app.bundleId): \(error.message)")
             }
             for environment in environments {
+                let key = app.bundleId + "\n" + environment.rawValue
+                let record = records.withLock { records in
+                    if let existing = records[key] { return existing }
+                    let made = ReconcileRecord(bundleId: app.bundleId, environment: environment)
+                    records[key] = made
+                    return made
+                }
                 let api: AppStoreServerAPI
                 do {
                     api = try AppStoreServerAPI(credentials: credentials, environment: environment, baseURL: configuration.appleAPI?.url,
@@ -56,7 +65,8 @@ final class Reconcilers: Sendable {
                     throw GatewayError("app \(app.bundleId): \(error.message)")
                 }
                 made.append(Reconciler(
-                    bundleId: app.bundleId, environment: environment, api: api, schedule: app.reconcile, directory: directory,
+                    bundleId: app.bundleId, environment: environment, api: api, schedule: app.reconcile, record: record,
+                    directory: directory,
                     intake: intake, journal: journal, dedupeWindow: dedupeWindow, clock: clock, logger: logger, metrics: metrics))
             }
         }
@@ -70,18 +80,19 @@ final class Reconcilers: Sendable {
         return made
     }
 
-    /// Stops the running reconcilers and starts `replacements`.
-    func replace(with replacements: [Reconciler]) {
+    /// Stops the running reconcilers and starts `replacements`: with a pass at once when the
+    /// gateway starts (`passNow`), one interval on after a reload.
+    func replace(with replacements: [Reconciler], passNow: Bool) {
         let old = all.withLock { all in
             defer { all = replacements }
             return all
         }
         for reconciler in old { reconciler.stop() }
-        for reconciler in replacements { reconciler.start() }
+        for reconciler in replacements { reconciler.start(passNow: passNow) }
     }
 
     func stop() {
-        replace(with: [])
+        replace(with: [], passNow: false)
         http.shutdown()
     }
 }

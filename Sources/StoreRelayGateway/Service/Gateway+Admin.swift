@@ -28,9 +28,9 @@ extension Gateway: AdminBackend {
             .object(JSONObject([
                 ("app", .string(reconciler.bundleId)),
                 ("environment", .string(reconciler.environment.rawValue)),
-                ("lastSuccess", .string(reconciler.lastSuccess.current?.iso8601)),
-                ("lastRun", reconciler.lastPass.current?.json ?? .null),
-                ("lastProbe", reconciler.lastProbe.current?.json ?? .null),
+                ("lastSuccess", .string(reconciler.record.lastSuccess.current?.iso8601)),
+                ("lastRun", reconciler.record.lastPass.current?.json ?? .null),
+                ("lastProbe", reconciler.record.lastProbe.current?.json ?? .null),
             ]))
         }
     }

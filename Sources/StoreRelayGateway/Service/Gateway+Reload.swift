@@ -39,7 +39,7 @@ extension Gateway {
         intake.replace(processor: processor)
         publicRoutes.withLock { $0 = Self.publicRoutes(configuration: new, intake: intake, journal: journal, stopping: stopping) }
         current.withLock { $0 = new }
-        reconcilers.replace(with: reconciling)
+        reconcilers.replace(with: reconciling, passNow: false)
         logger.info("configuration reloaded", [
             ("routes", String(new.routes.rules.count)), ("destinations", String(new.destinations.count)),
         ])

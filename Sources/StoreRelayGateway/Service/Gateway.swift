@@ -138,7 +138,7 @@ public final class Gateway: Sendable {
             throw error
         }
         // Last: a first pass feeds the intake, which must be fully up.
-        reconcilers.replace(with: reconciling)
+        reconcilers.replace(with: reconciling, passNow: true)
         logger.info("started", [
             ("data", configuration.dataDirectory), ("routes", String(configuration.routes.rules.count)),
             ("destinations", String(configuration.destinations.count)),

@@ -52,7 +52,7 @@ final class GatewayMetrics: Sendable {
                        help: "UNIX time of the last successful reconciliation, by app and environment.",
                        labels: ["app", "environment"]) {
             reconcilers().compactMap { reconciler in
-                reconciler.lastSuccess.current.map { ([reconciler.bundleId, reconciler.environment.rawValue], Double($0.milliseconds) / 1000) }
+                reconciler.record.lastSuccess.current.map { ([reconciler.bundleId, reconciler.environment.rawValue], Double($0.milliseconds) / 1000) }
             }
         }
     }
