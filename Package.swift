@@ -70,6 +70,12 @@ let package = Package(
             dependencies: ["StoreRelayCore", "StoreRelayNet", "StoreRelayVerification", "StoreRelayStorage", "StoreRelayConfig"],
             swiftSettings: swiftSettings
         ),
+        // Cluster mode's state on a Redis or Valkey server: keys, durability, acknowledgement.
+        .target(
+            name: "StoreRelayCluster",
+            dependencies: ["StoreRelayCore", "StoreRelayNet"],
+            swiftSettings: swiftSettings
+        ),
         // The App Store Server API client: tokens, Notification History, test notifications.
         .target(
             name: "StoreRelayAppStoreAPI",
@@ -180,6 +186,11 @@ let package = Package(
         .testTarget(
             name: "GatewayTests",
             dependencies: ["StoreRelayGateway", "StoreRelayConfig", "StoreRelayDelivery", "StoreRelayCore"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "ClusterTests",
+            dependencies: ["StoreRelayCluster", "StoreRelayNet", "StoreRelayCore", "StoreRelayTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -108,6 +108,7 @@ struct RedisClientTests {
         try await waitUntil { redis.isConnected }
         let script = RedisScript(source: "return redis.call('INCRBY', KEYS[1], ARGV[1])",
                                  sha1: "8cd00688c05c46bde4a2e60658ef20a2e5c0b248")
+        #expect(RedisScript(source: script.source) == script, "the SHA-1 computed here is the server's")
         let computed = try await redis.reply(RESPCommand("SCRIPT", "LOAD", script.source)).string
         #expect(computed == script.sha1, "the test's SHA-1 is the server's")
         #expect(try await redis.evaluate(script, keys: ["total"], arguments: [Array("5".utf8)]) == .integer(5))
