@@ -8,14 +8,14 @@ import Glibc
 /// trusted, and the destinations the benchmark measures.
 final class GatewayRunner {
     enum Destination {
-        /// A webhook to the sink's `path`.
-        case webhook(name: String, port: UInt16, path: String)
+        /// A webhook to the sink's `path`, with extra block lines (`max-attempts 1000`, ...).
+        case webhook(name: String, port: UInt16, path: String, options: [String] = [])
         /// A file queue in `directory` (no rotation during a run).
         case file(name: String, directory: String)
 
         var name: String {
             switch self {
-            case .webhook(let name, _, _), .file(let name, _): name
+            case .webhook(let name, _, _, _), .file(let name, _): name
             }
         }
     }
@@ -28,8 +28,11 @@ final class GatewayRunner {
     let directory: String
     let logPath: String
 
+    let binary: String
+
     /// Writes the configuration into `directory` (created fresh) and starts the gateway.
     init(binary: String, directory: String, trustRoot: String, destinations: [Destination]) throws {
+        self.binary = binary
         try Files.recreateDirectory(directory)
         // Earlier phases (and runs) leave gigabytes of dirty pages and deleted files behind:
         // write them out now, so their writeback does not stall this gateway's group commits
@@ -52,13 +55,12 @@ final class GatewayRunner {
         ]
         for destination in destinations {
             switch destination {
-            case .webhook(let name, let port, let path):
+            case .webhook(let name, let port, let path, let options):
                 lines += [
                     "destination \(name) webhook http://127.0.0.1:\(port)\(path) {",
                     // Signed like a real deployment: the HMAC is part of the cost.
                     "    signing-secret whsec_c3RvcmVyZWxheS1iZW5jaC1zaWduaW5nLWtleQ==",
-                    "}",
-                ]
+                ] + options.map { "    " + $0 } + ["}"]
             case .file(let name, let queue):
                 lines += ["destination \(name) file \(queue) {", "    rotate 1GiB 1h", "}"]
             }

@@ -4,7 +4,8 @@ import StoreRelaySimulator
 
 /// storerelay-bench: StoreRelay's on-demand benchmarks (see Benchmarks/README.md).
 /// Usage: storerelay-bench --binary PATH [--work DIR] [--seconds N] [--connections N] [--sweep 32,64,..]
-///                         [--only crypto,verify,accept,fanout,dedupe] [--perf] [--dedupe-ids 1000000,10000000]
+///                         [--only crypto,verify,accept,fanout,dedupe,backlog] [--perf] [--dedupe-ids 1000000,10000000]
+///                         [--backlog 100000,1000000]
 ///                         [--fanout-rounds N] [--scenarios "1 webhook,4 webhooks,file queue"]
 let arguments = Array(CommandLine.arguments.dropFirst())
 func option(_ name: String) -> String? {
@@ -67,6 +68,10 @@ do {
     }
     if only.contains("fanout") {
         try FanoutBenchmark(context: context).run()
+    }
+    if only.contains("backlog") {
+        let counts = (option("backlog") ?? "100000,1000000").split(separator: ",").compactMap { Int($0) }
+        try BacklogBenchmark(context: context, counts: counts).run()
     }
     if only.contains("dedupe") {
         let counts = (option("dedupe-ids") ?? "1000000,10000000").split(separator: ",").compactMap { Int($0) }
