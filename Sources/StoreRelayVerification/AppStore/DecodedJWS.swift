@@ -125,10 +125,14 @@ public struct DecodedJWS: Sendable {
         return Timestamp(milliseconds: Int64(milliseconds.rounded(.down)))
     }
 
-    /// The payload's own `environment` (transactions, renewal info) or `receiptType` (app
-    /// transactions), when it names a known environment.
+    /// The payload's own environment (`signedEnvironmentName`), when it names a known one.
     public var payloadEnvironment: AppStoreEnvironment? {
-        let name = payload["environment"]?.stringValue ?? payload["receiptType"]?.stringValue
-        return name.flatMap(AppStoreEnvironment.init(appleName:))
+        payload.signedEnvironmentName.flatMap(AppStoreEnvironment.init(appleName:))
     }
+}
+
+extension JSONObject {
+    /// A signed payload's own environment, as Apple names it: `environment` (transactions,
+    /// renewal info), or `receiptType` (app transactions).
+    var signedEnvironmentName: String? { self["environment"]?.stringValue ?? self["receiptType"]?.stringValue }
 }

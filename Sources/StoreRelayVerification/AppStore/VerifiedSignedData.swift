@@ -19,13 +19,11 @@ public struct VerifiedSignedData: Sendable {
         self.signatureVerified = signatureVerified
     }
 
-    /// `environment` (or `receiptType` for app transactions), parsed.
-    public var environment: AppStoreEnvironment? {
-        (payload["environment"]?.stringValue ?? payload["receiptType"]?.stringValue).flatMap(AppStoreEnvironment.init(appleName:))
-    }
+    /// `environmentName`, parsed.
+    public var environment: AppStoreEnvironment? { environmentName.flatMap(AppStoreEnvironment.init(appleName:)) }
 
     /// The raw `environment` / `receiptType` text, when present.
-    public var environmentName: String? { payload["environment"]?.stringValue ?? payload["receiptType"]?.stringValue }
+    public var environmentName: String? { payload.signedEnvironmentName }
 
     public var bundleId: String? { payload["bundleId"]?.stringValue }
 }
