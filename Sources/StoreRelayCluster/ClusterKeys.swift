@@ -16,4 +16,10 @@ public struct ClusterKeys: Sendable, Hashable {
     public func queue(_ destination: String) -> String { Self.prefix + "queue:" + destination }
     /// `dead`: the stream of events dead-lettered at acceptance (unrouted, quarantined).
     public var deadLetters: String { Self.prefix + "dead" }
+    /// `delayed:<destination>`: event ids waiting for a retry, scored by their due time.
+    public func delayed(_ destination: String) -> String { Self.prefix + "delayed:" + destination }
+    /// `attempts:<destination>`: how many attempts each event retried there has had.
+    public func attempts(_ destination: String) -> String { Self.prefix + "attempts:" + destination }
+    /// The consumer group every instance joins on every destination's stream.
+    public static let group = "storerelay"
 }
