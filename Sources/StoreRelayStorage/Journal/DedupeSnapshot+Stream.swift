@@ -57,10 +57,16 @@ extension DedupeSnapshot {
             let count = Int(countBytes.withUnsafeBytes { $0.littleEndian(at: 0, as: UInt32.self) })
             let end = offset + 4 + count * entrySize
             guard count > 0, end + 4 <= length else { break }
-            // First pass over the chunk: checksum and order, without touching the index.
+            // One pass over the chunk: checksum and order, and what the index will take of it,
+            // held aside (one chunk's digests) until the checksum says the chunk is intact.
             var crc = countBytes.withUnsafeBytes { RecordFrame.checksum($0) }
             var sorted = true
             var previous: EventIDDigest?
+            var digests: [EventIDDigest] = []
+            digests.reserveCapacity(count)
+            var builder = RetiredIDIndex.ChunkBuilder(entriesOffset: offset + 4)
+            var expired = 0
+            var chunkOldest: Int64?
             var read = 0
             while read < count {
                 let take = min(blockEntries, count - read)
@@ -69,9 +75,15 @@ extension DedupeSnapshot {
                     let block = UnsafeRawBufferPointer(rebasing: raw[0..<(take * entrySize)])
                     crc = RecordFrame.checksum(block, continuing: crc)
                     for index in 0..<take {
-                        let digest = EventIDDigest(high: block.littleEndian(at: index * entrySize), low: block.littleEndian(at: index * entrySize + 8))
+                        let at = index * entrySize
+                        let digest = EventIDDigest(high: block.littleEndian(at: at), low: block.littleEndian(at: at + 8))
+                        let firstSeen = Int64(bitPattern: block.littleEndian(at: at + 16, as: UInt64.self))
                         if let previous, digest < previous { sorted = false }
                         previous = digest
+                        digests.append(digest)
+                        builder.add(digest)
+                        if firstSeen < cutoff { expired += 1 }
+                        chunkOldest = min(chunkOldest ?? firstSeen, firstSeen)
                     }
                 }
                 read += take
@@ -86,25 +98,9 @@ extension DedupeSnapshot {
                 offset = end + 4
                 continue
             }
-            // Second pass: the filter, the fences and the ages.
-            var builder = RetiredIDIndex.ChunkBuilder(entriesOffset: offset + 4)
-            read = 0
-            while read < count {
-                let take = min(blockEntries, count - read)
-                try readEntries(file, at: offset + 4 + read * entrySize, count: take, into: &buffer)
-                buffer.withUnsafeBytes { raw in
-                    for index in 0..<take {
-                        let at = index * entrySize
-                        let digest = EventIDDigest(high: raw.littleEndian(at: at), low: raw.littleEndian(at: at + 8))
-                        let firstSeen = Int64(bitPattern: raw.littleEndian(at: at + 16, as: UInt64.self))
-                        filter.insert(digest)
-                        builder.add(digest)
-                        if firstSeen < cutoff { scan.expired += 1 }
-                        oldest = min(oldest ?? firstSeen, firstSeen)
-                    }
-                }
-                read += take
-            }
+            for digest in digests { filter.insert(digest) }
+            scan.expired += expired
+            if let chunkOldest { oldest = min(oldest ?? chunkOldest, chunkOldest) }
             if !sorted {
                 scan.unsortedChunks.append((offset + 4, count))
             } else if let chunk = builder.chunk {
