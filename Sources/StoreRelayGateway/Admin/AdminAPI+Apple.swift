@@ -7,46 +7,35 @@ extension AdminAPI {
     /// Body `{"app":..,"environment":"production"|"sandbox","since":"48h","onlyFailures":false,
     /// "dryRun":false}` (`since` optional: from the checkpoint); answers the pass's report.
     func reconcile(body: [UInt8], completion: @escaping @Sendable (HTTPResponse) -> Void) {
-        let target: Target
-        do {
-            target = try Target(body, example: #"{"app":"com.acme.journal","environment":"production","since":"48h"}"#)
+        do throws(Target.Refusal) {
+            let target = try Target(body, example: #"{"app":"com.acme.journal","environment":"production","since":"48h"}"#)
+            let since = try target.duration("since", "a duration such as 48h or 7d") { $0 > .zero }
+            let onlyFailures = target.json["onlyFailures"]?.boolValue ?? false
+            let dryRun = target.json["dryRun"]?.boolValue ?? false
+            backend.reconcile(app: target.app, environment: target.environment, since: since, onlyFailures: onlyFailures,
+                              dryRun: dryRun) { completion(Self.answer($0, target)) }
         } catch {
-            return completion(error.response)
-        }
-        var since: Duration?
-        if let text = target.json["since"]?.stringValue {
-            guard let duration = Duration(compact: text), duration > .zero else {
-                return completion(.error(.badRequest, message: "since must be a duration such as 48h or 7d, not '\(text.prefix(40))'."))
-            }
-            since = duration
-        }
-        let onlyFailures = target.json["onlyFailures"]?.boolValue ?? false
-        let dryRun = target.json["dryRun"]?.boolValue ?? false
-        backend.reconcile(app: target.app, environment: target.environment, since: since, onlyFailures: onlyFailures,
-                          dryRun: dryRun) { report in
-            completion(report.map { .json($0.serialized()) } ?? Self.notReconciled(target.app, target.environment))
+            completion(error.response)
         }
     }
 
     /// Body `{"app":..,"environment":..,"timeout":"60s"}` (timeout optional, 60s, at most
     /// 10m); answers the probe's report.
     func probe(body: [UInt8], completion: @escaping @Sendable (HTTPResponse) -> Void) {
-        let target: Target
-        do {
-            target = try Target(body, example: #"{"app":"com.acme.journal","environment":"sandbox","timeout":"60s"}"#)
+        do throws(Target.Refusal) {
+            let target = try Target(body, example: #"{"app":"com.acme.journal","environment":"sandbox","timeout":"60s"}"#)
+            let timeout = try target.duration("timeout", "a duration from 1s to 10m, such as 60s") {
+                $0 >= .seconds(1) && $0 <= .seconds(600)
+            } ?? .seconds(60)
+            backend.probe(app: target.app, environment: target.environment, timeout: timeout) { completion(Self.answer($0, target)) }
         } catch {
-            return completion(error.response)
+            completion(error.response)
         }
-        var timeout = Duration.seconds(60)
-        if let text = target.json["timeout"]?.stringValue {
-            guard let duration = Duration(compact: text), duration >= .seconds(1), duration <= .seconds(600) else {
-                return completion(.error(.badRequest, message: "timeout must be a duration from 1s to 10m, such as 60s, not '\(text.prefix(40))'."))
-            }
-            timeout = duration
-        }
-        backend.probe(app: target.app, environment: target.environment, timeout: timeout) { report in
-            completion(report.map { .json($0.serialized()) } ?? Self.notReconciled(target.app, target.environment))
-        }
+    }
+
+    /// The report as the answer, or 404 when the app and environment are not set up.
+    private static func answer(_ report: JSONValue?, _ target: Target) -> HTTPResponse {
+        report.map { .json($0.serialized()) } ?? notReconciled(target.app, target.environment)
     }
 
     private static func notReconciled(_ app: String, _ environment: AppStoreEnvironment) -> HTTPResponse {
@@ -72,6 +61,16 @@ private struct Target {
         self.app = app
         self.environment = environment
         self.json = json
+    }
+
+    /// The body's duration `key`, when given; 400 naming `expected` when it is not one
+    /// `accepts` takes.
+    func duration(_ key: String, _ expected: String, accepts: (Duration) -> Bool) throws(Refusal) -> Duration? {
+        guard let text = json[key]?.stringValue else { return nil }
+        guard let duration = Duration(compact: text), accepts(duration) else {
+            throw Refusal(response: .error(.badRequest, message: "\(key) must be \(expected), not '\(text.prefix(40))'."))
+        }
+        return duration
     }
 
     struct Refusal: Error {
