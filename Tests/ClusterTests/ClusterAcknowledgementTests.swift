@@ -12,20 +12,6 @@ import Testing
 struct ClusterAcknowledgementTests {
     let keys = ClusterKeys()
 
-    /// A client that checks durability as cluster mode does.
-    func client(_ server: RedisServerProcess) throws -> RedisClient {
-        var configuration = RedisConfiguration(url: try RedisURL.parse("redis://127.0.0.1:\(server.port)"))
-        configuration.connectTimeout = .seconds(3)
-        configuration.commandTimeout = .seconds(3)
-        configuration.reconnectInitial = .milliseconds(20)
-        configuration.reconnectMaximum = .milliseconds(200)
-        configuration.connectionChecks = ServerDurability.checks
-        configuration.acceptConnection = ServerDurability.refusal
-        let client = RedisClient(configuration: configuration)
-        client.start()
-        return client
-    }
-
     func acknowledge(_ acknowledgement: ClusterAcknowledgement, _ id: String, destinations: [String] = ["billing", "crm"],
                      deadLetterReason: String? = nil) -> ClusterAcknowledgement.Outcome {
         let outcome = Locked<ClusterAcknowledgement.Outcome?>(nil)
@@ -39,45 +25,25 @@ struct ClusterAcknowledgementTests {
         return outcome.current!
     }
 
-    func command(_ client: RedisClient, _ arguments: String...) -> RESPValue? {
-        let reply = Locked<RESPValue?>(nil)
-        let done = DispatchSemaphore(value: 0)
-        client.send(RESPCommand(arguments[0], Array(arguments.dropFirst()))) { result in
-            reply.withLock { $0 = try? result.get() }
-            done.signal()
-        }
-        done.wait()
-        return reply.current
-    }
-
-    func waitUntil(_ seconds: Double = 5, _ condition: () -> Bool) -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline {
-            if condition() { return true }
-            Thread.sleep(forTimeInterval: 0.01)
-        }
-        return condition()
-    }
-
     /// A server that could lose an acknowledged write is refused with the setting named.
     @Test func aServerWithoutAppendOnlyAlwaysIsRefused() throws {
         let volatile = try RedisServerProcess(durable: false)
-        let refused = try client(volatile)
+        let refused = try clusterClient(volatile)
         defer { refused.shutdown() }
-        #expect(waitUntil { refused.lastError != nil })
+        #expect(pollUntil(timeout: 5, interval: 0.01) { refused.lastError != nil })
         #expect(refused.lastError?.message.contains("appendonly no") == true, "\(String(describing: refused.lastError))")
         #expect(!refused.isConnected)
 
         let everySecond = try RedisServerProcess(extraArguments: ["--appendfsync", "everysec"])
-        let lax = try client(everySecond)
+        let lax = try clusterClient(everySecond)
         defer { lax.shutdown() }
-        #expect(waitUntil { lax.lastError != nil })
+        #expect(pollUntil(timeout: 5, interval: 0.01) { lax.lastError != nil })
         #expect(lax.lastError?.message.contains("appendfsync everysec") == true, "\(String(describing: lax.lastError))")
 
         let durable = try RedisServerProcess()
-        let accepted = try client(durable)
+        let accepted = try clusterClient(durable)
         defer { accepted.shutdown() }
-        #expect(waitUntil { accepted.isConnected })
+        #expect(pollUntil(timeout: 5, interval: 0.01) { accepted.isConnected })
         #expect(ServerDurability.refusal([.error("ERR unknown command 'CONFIG'"), .array([])])?.contains("require-aof no") == true)
     }
 
@@ -85,28 +51,28 @@ struct ClusterAcknowledgementTests {
     /// same id again (Apple's retry, or another instance) is a duplicate and enqueues nothing.
     @Test func storesOnceAndEnqueuesOnEveryDestination() throws {
         let server = try RedisServerProcess()
-        let redis = try client(server)
+        let redis = try clusterClient(server)
         defer { redis.shutdown() }
-        #expect(waitUntil { redis.isConnected })
+        #expect(pollUntil(timeout: 5, interval: 0.01) { redis.isConnected })
         let acknowledgement = ClusterAcknowledgement(client: redis, dedupeWindow: .seconds(14 * 86_400))
         #expect(acknowledge(acknowledgement, "evt-1") == .stored)
         #expect(acknowledge(acknowledgement, "evt-1") == .duplicate)
         for destination in ["billing", "crm"] {
-            #expect(command(redis, "XLEN", keys.queue(destination))?.integer == 1)
+            #expect(reply(redis, "XLEN", keys.queue(destination))?.integer == 1)
         }
-        #expect(command(redis, "GET", keys.event("evt-1"))?.string == "{\"id\":\"evt-1\"}")
-        let ttl = command(redis, "TTL", keys.seen("evt-1"))?.integer ?? 0
+        #expect(reply(redis, "GET", keys.event("evt-1"))?.string == "{\"id\":\"evt-1\"}")
+        let ttl = reply(redis, "TTL", keys.seen("evt-1"))?.integer ?? 0
         #expect(ttl > 14 * 86_400 - 60 && ttl <= 14 * 86_400)
 
         // Unrouted: on the dead-letter stream with its reason, on no destination's.
         #expect(acknowledge(acknowledgement, "evt-2", destinations: [], deadLetterReason: "unrouted") == .stored)
-        let dead = command(redis, "XRANGE", keys.deadLetters, "-", "+")?.elements?.first?.elements?.last?.elements?.compactMap(\.string)
+        let dead = reply(redis, "XRANGE", keys.deadLetters, "-", "+")?.elements?.first?.elements?.last?.elements?.compactMap(\.string)
         #expect(dead == ["id", "evt-2", "reason", "unrouted"])
-        #expect(command(redis, "XLEN", keys.queue("billing"))?.integer == 1)
+        #expect(reply(redis, "XLEN", keys.queue("billing"))?.integer == 1)
 
         // Every key is in one hash slot, as a Redis or Valkey cluster requires of one script.
         let slots = Set([keys.seen("a"), keys.event("b"), keys.queue("c"), keys.deadLetters].compactMap {
-            command(redis, "CLUSTER", "KEYSLOT", $0)?.integer
+            reply(redis, "CLUSTER", "KEYSLOT", $0)?.integer
         })
         #expect(slots.count <= 1)
     }
@@ -114,9 +80,9 @@ struct ClusterAcknowledgementTests {
     /// Two instances racing on one id: exactly one stores it.
     @Test func concurrentInstancesStoreAnIdOnce() throws {
         let server = try RedisServerProcess()
-        let first = try client(server), second = try client(server)
+        let first = try clusterClient(server), second = try clusterClient(server)
         defer { first.shutdown(); second.shutdown() }
-        #expect(waitUntil { first.isConnected && second.isConnected })
+        #expect(pollUntil(timeout: 5, interval: 0.01) { first.isConnected && second.isConnected })
         let instances = [first, second].map { ClusterAcknowledgement(client: $0, dedupeWindow: .seconds(7 * 86_400)) }
         let outcomes = Locked<[ClusterAcknowledgement.Outcome]>([])
         DispatchQueue.concurrentPerform(iterations: 200) { index in
@@ -125,26 +91,26 @@ struct ClusterAcknowledgementTests {
         }
         #expect(outcomes.current.filter { $0 == .stored }.count == 100)
         #expect(outcomes.current.filter { $0 == .duplicate }.count == 100)
-        #expect(command(first, "XLEN", keys.queue("billing"))?.integer == 100)
+        #expect(reply(first, "XLEN", keys.queue("billing"))?.integer == 100)
     }
 
     /// Without the server nothing is acknowledged; once it is back (its append-only file
     /// kept every acknowledged id), acceptance resumes and remembers.
     @Test func withoutTheServerNothingIsAcknowledged() throws {
         let server = try RedisServerProcess()
-        let redis = try client(server)
+        let redis = try clusterClient(server)
         defer { redis.shutdown() }
-        #expect(waitUntil { redis.isConnected })
+        #expect(pollUntil(timeout: 5, interval: 0.01) { redis.isConnected })
         let acknowledgement = ClusterAcknowledgement(client: redis, dedupeWindow: .seconds(7 * 86_400))
         #expect(acknowledge(acknowledgement, "before") == .stored)
         server.stop()
-        #expect(waitUntil { !redis.isConnected })
+        #expect(pollUntil(timeout: 5, interval: 0.01) { !redis.isConnected })
         guard case .unavailable = acknowledge(acknowledgement, "during") else {
             Issue.record("acknowledged while the server was down")
             return
         }
         try server.restart()
-        #expect(waitUntil(10) { redis.isConnected })
+        #expect(pollUntil(timeout: 10) { redis.isConnected })
         #expect(acknowledge(acknowledgement, "before") == .duplicate, "the append-only file kept it")
         #expect(acknowledge(acknowledgement, "during") == .stored)
     }
@@ -152,9 +118,9 @@ struct ClusterAcknowledgementTests {
     /// `wait-replicas` needs WAITAOF (Redis 7.2, Valkey): short of it, never a 200.
     @Test func waitReplicasShortOfItsCountIsUnavailable() throws {
         let server = try RedisServerProcess()
-        let redis = try client(server)
+        let redis = try clusterClient(server)
         defer { redis.shutdown() }
-        #expect(waitUntil { redis.isConnected })
+        #expect(pollUntil(timeout: 5, interval: 0.01) { redis.isConnected })
         let acknowledgement = ClusterAcknowledgement(client: redis, dedupeWindow: .seconds(7 * 86_400), waitReplicas: 1,
                                                      waitTimeout: .milliseconds(200))
         guard case .unavailable(let why) = acknowledge(acknowledgement, "replicated") else {

@@ -13,27 +13,11 @@ import Testing
 struct ClusterQueueTests {
     let keys = ClusterKeys()
 
+    /// A connected client of `server`.
     func client(_ server: RedisServerProcess) throws -> RedisClient {
-        var configuration = RedisConfiguration(url: try RedisURL.parse("redis://127.0.0.1:\(server.port)"))
-        configuration.connectTimeout = .seconds(3)
-        configuration.commandTimeout = .seconds(3)
-        let client = RedisClient(configuration: configuration)
-        client.start()
-        let deadline = Date().addingTimeInterval(5)
-        while !client.isConnected, Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+        let client = try clusterClient(server)
+        pollUntil(timeout: 5, interval: 0.01) { client.isConnected }
         return client
-    }
-
-    /// Waits for a completion-style call's result.
-    func wait<T: Sendable>(_ body: (@escaping @Sendable (Result<T, RedisError>) -> Void) -> Void) throws -> T {
-        let outcome = Locked<Result<T, RedisError>?>(nil)
-        let done = DispatchSemaphore(value: 0)
-        body { result in
-            outcome.withLock { $0 = result }
-            done.signal()
-        }
-        done.wait()
-        return try outcome.current!.get()
     }
 
     func enqueue(_ redis: RedisClient, _ ids: [String]) throws {
@@ -45,10 +29,6 @@ struct ClusterQueueTests {
         }
     }
 
-    func count(_ redis: RedisClient, _ arguments: String...) throws -> Int64? {
-        try wait { completion in redis.send(RESPCommand(arguments[0], Array(arguments.dropFirst()))) { completion($0) } }.integer
-    }
-
     /// Two instances reading one destination share its entries: each goes to one of them;
     /// completing removes it from the stream and from the pending list.
     @Test func eachEntryGoesToOneInstanceAndLeavesWhenDone() throws {
@@ -57,18 +37,18 @@ struct ClusterQueueTests {
         defer { redis.shutdown() }
         let a = ClusterQueue(client: redis, destination: "hook", consumer: "instance-a")
         let b = ClusterQueue(client: redis, destination: "hook", consumer: "instance-b")
-        try wait { a.prepare(completion: $0) }
-        try wait { b.prepare(completion: $0) }  // the group exists already: fine
+        try waitForResult { a.prepare(completion: $0) }
+        try waitForResult { b.prepare(completion: $0) }  // the group exists already: fine
         try enqueue(redis, (0..<10).map { "evt-\($0)" })
-        let first = try wait { a.read(count: 6, completion: $0) }
-        let second = try wait { b.read(count: 6, completion: $0) }
+        let first = try waitForResult { a.read(count: 6, completion: $0) }
+        let second = try waitForResult { b.read(count: 6, completion: $0) }
         #expect(first.count == 6 && second.count == 4)
         #expect(Set(first.map(\.eventId)).isDisjoint(with: second.map(\.eventId)))
         #expect(Set((first + second).map(\.eventId)) == Set((0..<10).map { "evt-\($0)" }))
-        #expect(try wait { a.read(count: 6, completion: $0) }.isEmpty)
-        for entry in first { try wait { a.complete(entry, completion: $0) } }
-        #expect(try count(redis, "XLEN", keys.queue("hook")) == 4)
-        let pending = try wait { completion in redis.send(RESPCommand("XPENDING", keys.queue("hook"), ClusterKeys.group)) { completion($0) } }
+        #expect(try waitForResult { a.read(count: 6, completion: $0) }.isEmpty)
+        for entry in first { try waitForResult { a.complete(entry, completion: $0) } }
+        #expect(reply(redis, "XLEN", keys.queue("hook"))?.integer == 4)
+        let pending = try waitForResult { completion in redis.send(RESPCommand("XPENDING", keys.queue("hook"), ClusterKeys.group)) { completion($0) } }
         #expect(pending.elements?.first?.integer == 4, "only b's four are pending")
     }
 
@@ -80,20 +60,20 @@ struct ClusterQueueTests {
         defer { redis.shutdown() }
         let a = ClusterQueue(client: redis, destination: "hook", consumer: "instance-a")
         let b = ClusterQueue(client: redis, destination: "hook", consumer: "instance-b")
-        try wait { a.prepare(completion: $0) }
+        try waitForResult { a.prepare(completion: $0) }
         try enqueue(redis, ["evt-retry"])
-        let entry = try #require(try wait { a.read(count: 1, completion: $0) }.first)
+        let entry = try #require(try waitForResult { a.read(count: 1, completion: $0) }.first)
         #expect(entry.attempts == 0)
-        try wait { a.retry(entry, due: 2_000, attempts: 1, completion: $0) }
-        #expect(try count(redis, "XLEN", keys.queue("hook")) == 0)
-        #expect(try count(redis, "ZCARD", keys.delayed("hook")) == 1)
-        #expect(try wait { b.moveDue(now: 1_999, completion: $0) } == 0, "not due yet")
-        #expect(try wait { b.moveDue(now: 2_000, completion: $0) } == 1)
-        #expect(try count(redis, "ZCARD", keys.delayed("hook")) == 0)
-        let again = try #require(try wait { b.read(count: 1, completion: $0) }.first)
+        try waitForResult { a.retry(entry, due: 2_000, attempts: 1, completion: $0) }
+        #expect(reply(redis, "XLEN", keys.queue("hook"))?.integer == 0)
+        #expect(reply(redis, "ZCARD", keys.delayed("hook"))?.integer == 1)
+        #expect(try waitForResult { b.moveDue(now: 1_999, completion: $0) } == 0, "not due yet")
+        #expect(try waitForResult { b.moveDue(now: 2_000, completion: $0) } == 1)
+        #expect(reply(redis, "ZCARD", keys.delayed("hook"))?.integer == 0)
+        let again = try #require(try waitForResult { b.read(count: 1, completion: $0) }.first)
         #expect(again.eventId == "evt-retry" && again.attempts == 1)
-        try wait { b.complete(again, completion: $0) }
-        #expect(try count(redis, "HLEN", keys.attempts("hook")) == 0)
+        try waitForResult { b.complete(again, completion: $0) }
+        #expect(reply(redis, "HLEN", keys.attempts("hook"))?.integer == 0)
     }
 
     /// An instance that dies leaves its entries pending; after they idle `claim-after`, another
@@ -106,20 +86,20 @@ struct ClusterQueueTests {
         let dead = ClusterQueue(client: redis, destination: "hook", consumer: "instance-dead")
         let slow = ClusterQueue(client: redis, destination: "hook", consumer: "instance-slow")
         let survivor = ClusterQueue(client: redis, destination: "hook", consumer: "instance-survivor")
-        try wait { dead.prepare(completion: $0) }
+        try waitForResult { dead.prepare(completion: $0) }
         try enqueue(redis, ["evt-a", "evt-b", "evt-c", "evt-d"])
-        let abandoned = try wait { dead.read(count: 2, completion: $0) }
-        let running = try wait { slow.read(count: 2, completion: $0) }
+        let abandoned = try waitForResult { dead.read(count: 2, completion: $0) }
+        let running = try waitForResult { slow.read(count: 2, completion: $0) }
         #expect(abandoned.count == 2 && running.count == 2)
         // One of the dead instance's entries is deleted underneath it.
-        #expect(try count(redis, "XDEL", keys.queue("hook"), abandoned[1].streamId) == 1)
-        let early = try wait { survivor.claimIdle(minimumIdle: .milliseconds(300), count: 10, completion: $0) }
+        #expect(reply(redis, "XDEL", keys.queue("hook"), abandoned[1].streamId)?.integer == 1)
+        let early = try waitForResult { survivor.claimIdle(minimumIdle: .milliseconds(300), count: 10, completion: $0) }
         #expect(early.entries.isEmpty, "nothing has idled long enough yet: \(early)")
         for _ in 0..<4 {
             Thread.sleep(forTimeInterval: 0.1)
-            try wait { slow.keepAlive(running, completion: $0) }
+            try waitForResult { slow.keepAlive(running, completion: $0) }
         }
-        let claimed = try wait { survivor.claimIdle(minimumIdle: .milliseconds(300), count: 10, completion: $0) }
+        let claimed = try waitForResult { survivor.claimIdle(minimumIdle: .milliseconds(300), count: 10, completion: $0) }
         #expect(claimed.entries.map(\.eventId) == [abandoned[0].eventId], "the slow instance's entries are still its own")
         // Reported by the first scan that meets it, idle or not (Redis checks that first).
         #expect(early.lost + claimed.lost == [abandoned[1].streamId])

@@ -64,16 +64,6 @@ private final class ParkingHarness: Sendable {
     }
 }
 
-/// Waits until `condition` holds or `seconds` pass; returns whether it held.
-private func eventually(_ seconds: Double = 20, _ condition: () -> Bool) -> Bool {
-    let deadline = Date().addingTimeInterval(seconds)
-    while Date() < deadline {
-        if condition() { return true }
-        Thread.sleep(forTimeInterval: 0.02)
-    }
-    return condition()
-}
-
 /// Nothing listens here: connections are refused at once, so attempts fail and retry.
 private let refusingURL = "http://127.0.0.1:1/down"
 
@@ -91,14 +81,14 @@ private let refusingURL = "http://127.0.0.1:1/down"
             """, whole: 2)
         defer { harness.stop() }
         let accepted = try harness.accept(40, destinations: ["hook"])
-        #expect(eventually { (harness.engine.status.first?.parked ?? 0) >= 30 })
+        #expect(pollUntil(timeout: 20) { (harness.engine.status.first?.parked ?? 0) >= 30 })
         let readsBefore = harness.engine.reader.journalReads
         try harness.engine.reconfigure(try ParkingHarness.configuration("""
             destination hook webhook \(sink.url("/ok")) {
                 concurrency 2
             }
             """))
-        #expect(eventually { harness.engine.unfinishedEvents == 0 })
+        #expect(pollUntil(timeout: 20) { harness.engine.unfinishedEvents == 0 })
         let delivered = sink.requests
         #expect(delivered.count == 40)
         for notification in accepted {
@@ -122,7 +112,7 @@ private let refusingURL = "http://127.0.0.1:1/down"
             }
             """, whole: 2)
         let accepted = try first.accept(100, destinations: ["hook"])
-        #expect(eventually { first.engine.status.first?.queueDepth == 100 })
+        #expect(pollUntil(timeout: 20) { first.engine.status.first?.queueDepth == 100 })
         first.stop()
 
         let sink = try WebhookSink()
@@ -134,7 +124,7 @@ private let refusingURL = "http://127.0.0.1:1/down"
         defer { second.stop() }
         #expect(second.journal.recovered.filter { $0.kind == .event }.allSatisfy { $0.progressPayload == nil })
         try second.resume()
-        #expect(eventually { second.engine.unfinishedEvents == 0 })
+        #expect(pollUntil(timeout: 20) { second.engine.unfinishedEvents == 0 })
         let delivered = Set(sink.requests.compactMap { $0["headers"]?["webhook-id"]?.stringValue })
         #expect(delivered == Set(accepted.map(\.id)))
         // 100 read at resume, and most of those parked again read back once more when due
@@ -155,12 +145,12 @@ private let refusingURL = "http://127.0.0.1:1/down"
             """, whole: 2, readBackRetryDelay: .milliseconds(20))
         defer { harness.stop() }
         _ = try harness.accept(8, destinations: ["hook"])
-        #expect(eventually { (harness.engine.status.first?.parked ?? 0) >= 4 })
+        #expect(pollUntil(timeout: 20) { (harness.engine.status.first?.parked ?? 0) >= 4 })
         for segment in harness.journal.segments {
             try FileManager.default.removeItem(atPath: harness.directory.appendingPathComponent("journal")
                 .appendingPathComponent(String(format: "%020llu.log", segment)).path)
         }
-        #expect(eventually(30) { harness.engine.deadLetters.list(reason: .unreadable).items.count >= 4 })
+        #expect(pollUntil(timeout: 30) { harness.engine.deadLetters.list(reason: .unreadable).items.count >= 4 })
         let letters = harness.engine.deadLetters.list(reason: .unreadable).items
         for letter in letters {
             #expect(letter.notification == nil)
@@ -188,7 +178,7 @@ private let refusingURL = "http://127.0.0.1:1/down"
             """, whole: 10)
         defer { harness.stop() }
         let first = try harness.accept(1, destinations: ["ok", "bad"])[0]
-        #expect(eventually { harness.engine.deadLetters.count == 1 && harness.engine.unfinishedEvents == 0 })
+        #expect(pollUntil(timeout: 20) { harness.engine.deadLetters.count == 1 && harness.engine.unfinishedEvents == 0 })
         let recent = try #require(harness.engine.state(ofEvent: first.id))
         #expect(recent.allDeliveriesKnown && recent.deliveries.count == 2)
 
@@ -204,7 +194,7 @@ private let refusingURL = "http://127.0.0.1:1/down"
             }
             done.wait()
         }
-        #expect(eventually { harness.engine.unfinishedEvents == 0 && sink.requests(path: "/ok").count == 5 })
+        #expect(pollUntil(timeout: 20) { harness.engine.unfinishedEvents == 0 && sink.requests(path: "/ok").count == 5 })
         let old = try #require(harness.engine.state(ofEvent: first.id), "an old event with a dead letter must still answer")
         #expect(!old.allDeliveriesKnown)
         #expect(old.json["deliveriesKnown"] == "dead-lettered only")
@@ -249,10 +239,10 @@ private let refusingURL = "http://127.0.0.1:1/down"
             .write(to: replays.appendingPathComponent(intent + ".json"), atomically: true, encoding: .utf8)
 
         harness.engine.resumeReplays()
-        #expect(eventually { store.letter(id: waiting.id) == nil })
+        #expect(pollUntil(timeout: 20) { store.letter(id: waiting.id) == nil })
         #expect(sink.requests.compactMap { $0["headers"]?["webhook-id"]?.stringValue } == ["still-waiting"])
         #expect(store.letter(id: alreadyDone.id) != nil, "a letter the replay already wrote again was taken twice")
-        #expect(eventually { ((try? FileManager.default.contentsOfDirectory(atPath: replays.path)) ?? []).isEmpty })
+        #expect(pollUntil(timeout: 20) { ((try? FileManager.default.contentsOfDirectory(atPath: replays.path)) ?? []).isEmpty })
     }
 
     /// A letter that fails again in a bulk replay keeps every replay that wrote it
@@ -276,12 +266,12 @@ private let refusingURL = "http://127.0.0.1:1/down"
         done.wait()
 
         #expect(harness.engine.replayAll(DeadLetterQuery()) == 1)
-        #expect(eventually { (store.letter(id: letter.id)?.replayedBy.count ?? 0) == 2 })
+        #expect(pollUntil(timeout: 20) { (store.letter(id: letter.id)?.replayedBy.count ?? 0) == 2 })
         let markers = store.letter(id: letter.id)?.replayedBy ?? []
         #expect(markers.first == "replay-aaaaaaaaaaaaaaaa" && markers.last?.hasPrefix("replay-") == true)
         let replays = harness.directory.appendingPathComponent("replays")
         func records() -> [String] { (try? FileManager.default.contentsOfDirectory(atPath: replays.path)) ?? [] }
-        #expect(eventually { records().isEmpty })
+        #expect(pollUntil(timeout: 20) { records().isEmpty })
 
         // Replayed by hand, then taken by a bulk replay: the bulk replay waits for it.
         let byHand = DeadLetter(notification: try sampleNotification(id: "by-hand", destinations: ["hook"]),
@@ -291,7 +281,7 @@ private let refusingURL = "http://127.0.0.1:1/down"
         #expect(harness.engine.replay(deadLetterId: byHand.id) == .replayed(destinations: ["hook"]))
         #expect(harness.engine.replayAll(DeadLetterQuery(eventId: "by-hand")) == 1)
         #expect(records().count == 1, "the bulk replay counted the letter replayed by hand as done")
-        #expect(eventually { records().isEmpty })
+        #expect(pollUntil(timeout: 20) { records().isEmpty })
         #expect(store.letter(id: byHand.id)?.replayedBy.count == 1)
     }
 
@@ -306,7 +296,7 @@ private let refusingURL = "http://127.0.0.1:1/down"
             """, whole: 1)
         defer { harness.stop() }
         let accepted = try harness.accept(5, destinations: ["down"])
-        #expect(eventually { (harness.engine.state(ofEvent: "event-4")?.deliveries.first?.attempts.count ?? 0) >= 2 })
+        #expect(pollUntil(timeout: 20) { (harness.engine.state(ofEvent: "event-4")?.deliveries.first?.attempts.count ?? 0) >= 2 })
         let state = try #require(harness.engine.state(ofEvent: "event-4"))
         #expect(state.notification.event == accepted[4].event)
         #expect(state.deliveries.first?.phase == .pending)
@@ -327,12 +317,12 @@ private let refusingURL = "http://127.0.0.1:1/down"
         let accepted = try harness.accept(10, destinations: ["down"])
         // Five attempts failed (then the breaker opened) and their next is an hour away: those
         // wait in the journal, with every job beyond the two kept whole.
-        #expect(eventually {
+        #expect(pollUntil(timeout: 20) {
             let status = harness.engine.status.first
             return status?.queueDepth == 10 && status?.inFlight == 0 && (status?.parked ?? 0) >= 5
         })
         try harness.engine.reconfigure(try ParkingHarness.configuration("destination other webhook \(refusingURL) {\n}\n"))
-        #expect(eventually { harness.engine.unfinishedEvents == 0 })
+        #expect(pollUntil(timeout: 20) { harness.engine.unfinishedEvents == 0 })
         let letters = harness.engine.deadLetters.list(limit: 100).items
         #expect(letters.count == 10)
         for notification in accepted {
@@ -353,7 +343,7 @@ private let refusingURL = "http://127.0.0.1:1/down"
             """, whole: 1)
         defer { harness.stop() }
         let accepted = try harness.accept(6, destinations: ["down"])
-        #expect(eventually { harness.engine.unfinishedEvents == 0 })
+        #expect(pollUntil(timeout: 20) { harness.engine.unfinishedEvents == 0 })
         let letters = harness.engine.deadLetters.list(limit: 100).items
         #expect(letters.count == 6)
         #expect(letters.allSatisfy { $0.reason == .exhausted })

@@ -49,15 +49,10 @@ import StoreRelayTestSupport
             return read
         } }
         #expect(engine.replay(deadLetterId: letter.id) == .replayed(destinations: ["all"]))
-        let deadline = Date().addingTimeInterval(20)
-        var delivered = false
-        while Date() < deadline, !delivered {
-            let names = (try? FileManager.default.contentsOfDirectory(atPath: queueDirectory)) ?? []
-            delivered = names.contains { name in
+        #expect(pollUntil(timeout: 20, interval: 0.05) {
+            ((try? FileManager.default.contentsOfDirectory(atPath: queueDirectory)) ?? []).contains { name in
                 (try? String(contentsOfFile: queueDirectory + "/" + name, encoding: .utf8))?.contains(unread.id) == true
             }
-            if !delivered { Thread.sleep(forTimeInterval: 0.05) }
-        }
-        #expect(delivered)
+        })
     }
 }

@@ -24,34 +24,19 @@ extension Gateway {
     /// Waits until the number of dead letters on disk satisfies `predicate`.
     @discardableResult
     func waitForDeadLetterCount(timeout: Double = 20, _ predicate: (Int) -> Bool) -> Bool {
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            if predicate(deadLetterFileCount) { return true }
-            Thread.sleep(forTimeInterval: 0.05)
-        }
-        return predicate(deadLetterFileCount)
+        pollUntil(timeout: timeout, interval: 0.05) { predicate(deadLetterFileCount) }
     }
 
     /// Waits until the dead letters satisfy `predicate`.
     @discardableResult
     func waitForDeadLetters(timeout: Double = 20, _ predicate: ([JSONValue]) -> Bool) -> Bool {
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            if predicate(deadLetters) { return true }
-            Thread.sleep(forTimeInterval: 0.02)
-        }
-        return predicate(deadLetters)
+        pollUntil(timeout: timeout) { predicate(deadLetters) }
     }
 
     /// Waits until the lines of a file queue satisfy `predicate`.
     @discardableResult
     func waitForFileQueue(_ relativeDirectory: String, timeout: Double = 20, _ predicate: ([String]) -> Bool) -> Bool {
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            if predicate(fileQueueLines(relativeDirectory)) { return true }
-            Thread.sleep(forTimeInterval: 0.05)
-        }
-        return predicate(fileQueueLines(relativeDirectory))
+        pollUntil(timeout: timeout, interval: 0.05) { predicate(fileQueueLines(relativeDirectory)) }
     }
 
     /// Every line of every segment (open, closed or gzip-compressed) of a file queue.

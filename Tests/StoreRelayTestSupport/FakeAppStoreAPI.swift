@@ -84,11 +84,6 @@ public final class FakeAppStoreAPI: @unchecked Sendable {
     /// Waits until `predicate` holds for the requests answered, or the deadline passes.
     @discardableResult
     public func waitFor(timeout: Double = 20, _ predicate: ([JSONValue]) -> Bool) -> Bool {
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            if predicate(requests) { return true }
-            Thread.sleep(forTimeInterval: 0.05)
-        }
-        return predicate(requests)
+        pollUntil(timeout: timeout, interval: 0.05) { predicate(requests) }
     }
 }

@@ -55,12 +55,7 @@ public final class WebhookSink: @unchecked Sendable {
     /// Waits until `predicate` holds for the received requests, or the deadline passes.
     @discardableResult
     public func waitFor(timeout: Double = 20, _ predicate: ([JSONValue]) -> Bool) -> Bool {
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            if predicate(requests) { return true }
-            Thread.sleep(forTimeInterval: 0.02)
-        }
-        return predicate(requests)
+        pollUntil(timeout: timeout) { predicate(requests) }
     }
 }
 

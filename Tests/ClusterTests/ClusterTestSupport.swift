@@ -1,0 +1,36 @@
+import Dispatch
+import StoreRelayCluster
+import StoreRelayCore
+import StoreRelayNet
+import StoreRelayTestSupport
+
+/// A client of `server` that checks durability as cluster mode does, started.
+func clusterClient(_ server: RedisServerProcess) throws -> RedisClient {
+    var configuration = RedisConfiguration(url: try RedisURL.parse("redis://127.0.0.1:\(server.port)"))
+    configuration.connectTimeout = .seconds(3)
+    configuration.commandTimeout = .seconds(3)
+    configuration.reconnectInitial = .milliseconds(20)
+    configuration.reconnectMaximum = .milliseconds(200)
+    configuration.connectionChecks = ServerDurability.checks
+    configuration.acceptConnection = ServerDurability.refusal
+    let client = RedisClient(configuration: configuration)
+    client.start()
+    return client
+}
+
+/// The result a completion-style call gives, waited for.
+func waitForResult<T: Sendable>(_ body: (@escaping @Sendable (Result<T, RedisError>) -> Void) -> Void) throws -> T {
+    let outcome = Locked<Result<T, RedisError>?>(nil)
+    let done = DispatchSemaphore(value: 0)
+    body { result in
+        outcome.withLock { $0 = result }
+        done.signal()
+    }
+    done.wait()
+    return try outcome.current!.get()
+}
+
+/// One command's reply, or nil when it failed.
+func reply(_ client: RedisClient, _ arguments: String...) -> RESPValue? {
+    try? waitForResult { completion in client.send(RESPCommand(arguments[0], Array(arguments.dropFirst()))) { completion($0) } }
+}
