@@ -1,6 +1,6 @@
 import StoreRelayCore
 
-/// `app` and `destination`: their header lines, the options of their blocks, and closing.
+/// `app`, `destination` and `cluster`: their header lines, the options of their blocks, and closing.
 extension ConfigParser {
     static let appOptions = ["apple-id", "shared-secret", "api-key", "reconcile"]
     static let webhookOptions = [
@@ -73,6 +73,9 @@ extension ConfigParser {
             apps.append(app)
         case .webhook(let options): destinations.append(DestinationConfiguration(name: block.name, kind: .webhook(options)))
         case .file(let options): destinations.append(DestinationConfiguration(name: block.name, kind: .file(options)))
+        case .cluster(let options):
+            cluster = options
+            clusterNamesDedupeWindow = block.seenOptions["dedupe-window"] != nil
         case .ignored: break
         }
     }
@@ -87,6 +90,7 @@ extension ConfigParser {
         case .app: known = Self.appOptions
         case .webhook: known = Self.webhookOptions
         case .file: known = Self.fileOptions
+        case .cluster: known = Self.clusterOptions
         case .ignored: return
         }
         guard known.contains(head.text) else {
@@ -110,6 +114,9 @@ extension ConfigParser {
         case .file(var options):
             fileOption(head, arguments, &options)
             block.kind = .file(options)
+        case .cluster(var options):
+            clusterOption(head, arguments, &options)
+            block.kind = .cluster(options)
         case .ignored:
             break
         }

@@ -40,6 +40,9 @@ extension ConfigParser {
         case "destination":
             beginDestination(head, arguments, opener: opener)
             return
+        case "cluster":
+            beginCluster(head, arguments, opener: opener)
+            return
         default:
             break
         }
@@ -49,7 +52,7 @@ extension ConfigParser {
             return
         }
         if let opener {
-            report(.invalidBlock, at: opener, "'\(head.text)' does not take a block (expected '{' only after app or destination)")
+            report(.invalidBlock, at: opener, "'\(head.text)' does not take a block (expected '{' only after app, destination or cluster)")
             state = .block(Block(kind: .ignored, label: "'\(head.text)'", opener: opener, isValid: false))
             return
         }
@@ -125,15 +128,7 @@ extension ConfigParser {
             }
         case "dedupe-window":
             guard once(head), arity(head, arguments, 1...1, "dedupe-window DURATION") else { return }
-            dedupeWindow = value(arguments[0], "dedupe-window") { text throws(ConfigValueError) in
-                let window = try Self.positiveDuration(text)
-                // Apple retries a notification for up to three days: a week is the least that
-                // still recognises every retry.
-                guard window >= GatewayConfiguration.Defaults.minimumDedupeWindow else {
-                    throw ConfigValueError("the window must be at least 7d (Apple retries for up to 3 days)")
-                }
-                return window
-            }
+            dedupeWindow = value(arguments[0], "dedupe-window", Self.dedupeWindowValue)
         case "trust-root":
             guard arity(head, arguments, 1...5, "trust-root PEM-FILE [ENVIRONMENT...]") else { return }
             guard let file = pathValue(arguments[0], "trust-root") else { return }

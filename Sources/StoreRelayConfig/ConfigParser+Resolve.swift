@@ -54,6 +54,10 @@ extension ConfigParser {
             destinations: destinations,
             routes: RouteTable(rules: routes))
         configuration.appleAPI = appleAPI
+        if var cluster {
+            if !clusterNamesDedupeWindow { cluster.dedupeWindow = dedupeWindow ?? ClusterConfiguration.defaultDedupeWindow }
+            configuration.cluster = cluster
+        }
         return .success(configuration)
     }
 }

@@ -33,6 +33,7 @@ struct ConfigParser {
             case app(AppConfiguration)
             case webhook(WebhookOptions)
             case file(FileQueueOptions)
+            case cluster(ClusterConfiguration)
             /// The block's header line was unusable; its options are skipped, its `}` still closes it.
             case ignored
         }
@@ -63,7 +64,7 @@ struct ConfigParser {
 
     static let directives = [
         "listen", "path", "tls", "admin", "admin-token", "data", "max-body", "read-timeout",
-        "idle-timeout", "max-connections", "max-connections-per-address", "dedupe-window", "shutdown-grace", "recent-events", "trust-root", "environments", "app", "shared-secret", "destination", "route", "apple-api-url",
+        "idle-timeout", "max-connections", "max-connections-per-address", "dedupe-window", "shutdown-grace", "recent-events", "trust-root", "environments", "app", "shared-secret", "destination", "route", "apple-api-url", "cluster",
     ]
 
     let file: String
@@ -90,6 +91,9 @@ struct ConfigParser {
     var recentEvents: Int?
     var trustRoots: [TrustRoot] = []
     var appleAPI: AppleAPIOverride?
+    var cluster: ClusterConfiguration?
+    /// Whether the cluster block named its own `dedupe-window` (else the top level's applies).
+    var clusterNamesDedupeWindow = false
     /// Apps whose block has `reconcile` but no `api-key`, with the line of `reconcile`.
     var reconcileWithoutKey: [(app: String, line: Int)] = []
     var environments: [AppStoreEnvironment]?
@@ -148,7 +152,8 @@ struct ConfigParser {
         case .app: return !Self.appOptions.contains(head.text)
         case .webhook: return !Self.webhookOptions.contains(head.text)
         case .file: return !Self.fileOptions.contains(head.text)
-        case .ignored: return !(Self.appOptions + Self.webhookOptions + Self.fileOptions).contains(head.text)
+        case .cluster: return !Self.clusterOptions.contains(head.text)
+        case .ignored: return !(Self.appOptions + Self.webhookOptions + Self.fileOptions + Self.clusterOptions).contains(head.text)
         }
     }
 

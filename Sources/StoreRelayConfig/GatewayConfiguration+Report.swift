@@ -22,6 +22,13 @@ extension GatewayConfiguration {
         out.append("")
         out.append("Accepted environments: \(environments.map(\.rawValue).joined(separator: ", "))")
         out.append("Data directory: \(dataDirectory)")
+        if let cluster {
+            out.append("Cluster mode: \(cluster.url) (password never shown)\(cluster.caFile.map { ", ca-file \($0)" } ?? "")")
+            out.append("  instance-id \(cluster.instanceId ?? "<hostname-pid at start>"), dedupe-window \(ConfigFormat.duration(cluster.dedupeWindow)), claim-after \(ConfigFormat.duration(cluster.claimAfter))")
+            out.append("  wait-replicas \(cluster.waitReplicas), wait-timeout \(ConfigFormat.duration(cluster.waitTimeout)), require-aof \(cluster.requireAOF ? "yes" : "no")")
+        } else {
+            out.append("Single-node mode: the journal in \(dataDirectory)/journal")
+        }
         out.append("Trust roots: \((["Apple Root CA - G3 (built in)"] + trustRoots.map(\.description)).joined(separator: ", "))")
         out.append("Primary shared secret: \(sharedSecret == nil ? "<not set>" : "<set>")")
         out.append("")

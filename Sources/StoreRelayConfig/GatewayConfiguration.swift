@@ -79,6 +79,9 @@ public struct GatewayConfiguration: Sendable {
     public var routes: RouteTable
     /// `apple-api-url`: the App Store Server API base URL for both environments; nil: Apple's.
     public var appleAPI: AppleAPIOverride?
+    /// `cluster`: the shared Redis or Valkey server of cluster mode; nil: single-node mode
+    /// with its own journal (the default).
+    public var cluster: ClusterConfiguration?
 
     public init(
         sourceFile: String = "routes.conf",

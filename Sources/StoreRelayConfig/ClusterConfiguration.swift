@@ -1,0 +1,41 @@
+public import StoreRelayNet
+
+/// The `cluster URL { ... }` block (docs/SPEC.md "Cluster mode"): every instance shares one
+/// Redis or Valkey server for dedupe, delivery queues, dead letters and recent events,
+/// instead of keeping its own journal.
+public struct ClusterConfiguration: Sendable, Hashable {
+    public static let defaultClaimAfter: Duration = .seconds(60)
+    public static let defaultWaitTimeout: Duration = .seconds(1)
+    /// The server's dedupe window when neither the block nor the top level names one (SPEC).
+    public static let defaultDedupeWindow: Duration = .seconds(14 * 86_400)
+
+    public var url: RedisURL
+    /// `ca-file`: a CA that also vouches for a `rediss://` server.
+    public var caFile: String?
+    /// `instance-id`: this instance's consumer name, heartbeat and file-queue subdirectory;
+    /// nil: `hostname-pid`, chosen at start.
+    public var instanceId: String?
+    /// `dedupe-window`: how long an id is remembered on the server.
+    public var dedupeWindow: Duration
+    /// `claim-after`: how long a delivery may sit idle on a (dead) instance before another
+    /// takes it over.
+    public var claimAfter: Duration
+    /// `wait-replicas`: > 0 waits for `WAITAOF 1 N` before answering 200.
+    public var waitReplicas: Int
+    public var waitTimeout: Duration
+    /// `require-aof`: refuse a server that is not `appendonly yes` + `appendfsync always`.
+    public var requireAOF: Bool
+
+    public init(url: RedisURL, caFile: String? = nil, instanceId: String? = nil, dedupeWindow: Duration = defaultDedupeWindow,
+                claimAfter: Duration = defaultClaimAfter, waitReplicas: Int = 0, waitTimeout: Duration = defaultWaitTimeout,
+                requireAOF: Bool = true) {
+        self.url = url
+        self.caFile = caFile
+        self.instanceId = instanceId
+        self.dedupeWindow = dedupeWindow
+        self.claimAfter = claimAfter
+        self.waitReplicas = waitReplicas
+        self.waitTimeout = waitTimeout
+        self.requireAOF = requireAOF
+    }
+}

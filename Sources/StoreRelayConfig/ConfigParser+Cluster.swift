@@ -1,0 +1,90 @@
+import StoreRelayNet
+import StoreRelayCore
+
+/// `cluster redis://... { ... }`: the shared server of cluster mode and its options.
+extension ConfigParser {
+    static let clusterOptions = [
+        "ca-file", "instance-id", "dedupe-window", "claim-after", "wait-replicas", "wait-timeout", "require-aof",
+    ]
+
+    mutating func beginCluster(_ head: ConfigToken, _ arguments: [ConfigToken], opener: ConfigToken?) {
+        var isValid = arity(head, arguments, 1...1, "cluster redis://[user:password@]host:port[/db] { ... }")
+        if isValid, let first = seenDirectives["cluster"] {
+            report(.duplicate, at: head, "duplicate 'cluster' (already given at line \(first); it may appear once)")
+            isValid = false
+        }
+        seenDirectives["cluster"] = seenDirectives["cluster"] ?? head.line
+        var url: RedisURL?
+        if isValid {
+            url = value(arguments[0], "cluster URL") { text throws(ConfigValueError) in
+                do throws(AddressError) { return try RedisURL.parse(text) } catch { throw ConfigValueError(error.description) }
+            }
+            isValid = url != nil
+        }
+        let placeholder = RedisURL(usesTLS: false, host: "invalid", hostKind: .hostname, port: RedisURL.defaultPort,
+                                   user: nil, password: nil, database: 0)
+        let block = Block(kind: .cluster(ClusterConfiguration(url: url ?? placeholder)), name: "cluster", label: "cluster",
+                          opener: opener ?? head, isValid: isValid)
+        if opener != nil { state = .block(block) } else { close(block) }
+    }
+
+    mutating func clusterOption(_ head: ConfigToken, _ arguments: [ConfigToken], _ options: inout ClusterConfiguration) {
+        switch head.text {
+        case "ca-file":
+            guard arity(head, arguments, 1...1, "ca-file PEM-FILE") else { return }
+            if let path = pathValue(arguments[0], "ca-file") { options.caFile = path }
+        case "instance-id":
+            guard arity(head, arguments, 1...1, "instance-id NAME") else { return }
+            // It names a consumer, a heartbeat key and a file-queue subdirectory.
+            if let id = value(arguments[0], "instance-id", Self.instanceId) { options.instanceId = id }
+        case "dedupe-window":
+            guard arity(head, arguments, 1...1, "dedupe-window DURATION") else { return }
+            if let window = value(arguments[0], "dedupe-window", Self.dedupeWindowValue) { options.dedupeWindow = window }
+        case "claim-after":
+            guard arity(head, arguments, 1...1, "claim-after DURATION") else { return }
+            if let after = value(arguments[0], "claim-after", { text throws(ConfigValueError) in
+                let after = try ConfigValue.duration(text)
+                // Shorter than an attempt's own timeout, a live instance's deliveries would be
+                // taken over while they run.
+                guard after >= .seconds(1) else { throw ConfigValueError("'\(text)' is shorter than 1s") }
+                return after
+            }) {
+                options.claimAfter = after
+            }
+        case "wait-replicas":
+            guard arity(head, arguments, 1...1, "wait-replicas COUNT") else { return }
+            if let count = value(arguments[0], "wait-replicas", { text throws(ConfigValueError) in
+                try ConfigValue.integer(text, in: 0...16)
+            }) {
+                options.waitReplicas = count
+            }
+        case "wait-timeout":
+            guard arity(head, arguments, 1...1, "wait-timeout DURATION") else { return }
+            if let timeout = value(arguments[0], "wait-timeout", Self.positiveDuration) { options.waitTimeout = timeout }
+        default:
+            guard arity(head, arguments, 1...1, "require-aof yes|no") else { return }
+            if let required = value(arguments[0], "require-aof", ConfigValue.boolean) { options.requireAOF = required }
+        }
+    }
+
+    /// Letters, digits, `-`, `_` and `.`, up to 64: safe as a directory and a key part.
+    static func instanceId(_ text: String) throws(ConfigValueError) -> String {
+        guard !text.isEmpty, text.count <= 64, text != ".", text != "..",
+              text.unicodeScalars.allSatisfy({ ConfigLexer.isASCIILetter($0) || ("0"..."9").contains($0) || "-_.".unicodeScalars.contains($0) })
+        else {
+            throw ConfigValueError("'\(text.prefix(80))' is not an instance id (expected up to 64 letters, digits, '-', '_' and '.')")
+        }
+        return text
+    }
+
+    /// A dedupe window: at least 7 days, the longest Apple retries and then some.
+    static func dedupeWindowValue(_ text: String) throws(ConfigValueError) -> Duration {
+        let window = try positiveDuration(text)
+        // Apple retries a notification for up to three days: a week is the least that still
+        // recognises every retry.
+        guard window >= GatewayConfiguration.Defaults.minimumDedupeWindow else {
+            throw ConfigValueError("the window must be at least 7d (Apple retries for up to 3 days)")
+        }
+        return window
+    }
+}
