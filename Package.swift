@@ -70,10 +70,11 @@ let package = Package(
             dependencies: ["StoreRelayCore", "StoreRelayNet", "StoreRelayVerification", "StoreRelayStorage", "StoreRelayConfig"],
             swiftSettings: swiftSettings
         ),
-        // Cluster mode's state on a Redis or Valkey server: keys, durability, acknowledgement.
+        // Cluster mode on a Redis or Valkey server: acknowledgement, shared delivery queues,
+        // dead letters, recent events and heartbeats.
         .target(
             name: "StoreRelayCluster",
-            dependencies: ["StoreRelayCore", "StoreRelayNet"],
+            dependencies: ["StoreRelayCore", "StoreRelayNet", "StoreRelayConfig", "StoreRelayDelivery"],
             swiftSettings: swiftSettings
         ),
         // The App Store Server API client: tokens, Notification History, test notifications.
@@ -87,7 +88,7 @@ let package = Package(
             name: "StoreRelayGateway",
             dependencies: [
                 "StoreRelayCore", "StoreRelayNet", "StoreRelayVerification", "StoreRelayStorage", "StoreRelayConfig",
-                "StoreRelayDelivery", "StoreRelayAppStoreAPI", "CStoreRelayShims",
+                "StoreRelayDelivery", "StoreRelayAppStoreAPI", "StoreRelayCluster", "CStoreRelayShims",
             ],
             swiftSettings: swiftSettings
         ),
@@ -190,7 +191,10 @@ let package = Package(
         ),
         .testTarget(
             name: "ClusterTests",
-            dependencies: ["StoreRelayCluster", "StoreRelayNet", "StoreRelayCore", "StoreRelayTestSupport"],
+            dependencies: [
+                "StoreRelayCluster", "StoreRelayDelivery", "StoreRelayVerification", "StoreRelayNet", "StoreRelayCore",
+                "StoreRelayTestSupport",
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

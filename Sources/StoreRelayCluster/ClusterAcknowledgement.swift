@@ -1,12 +1,13 @@
+import StoreRelayDelivery
 import StoreRelayNet
 import StoreRelayCore
 
 /// Acceptance in cluster mode: one atomic script on the server dedupes the id (`SET NX EX`
 /// with the dedupe window), stores the record once, and enqueues the id on every routed
-/// destination's stream, or on the dead-letter stream with its reason. Apple's 200 waits for
-/// its reply, and, with `waitReplicas`, for `WAITAOF` to report the write on that many
-/// replicas' append-only files. Any failure, timeout or shortfall is `.unavailable`: 503,
-/// never 200.
+/// destination's stream, or writes its dead letter (`unrouted`, `quarantined`). Apple's 200
+/// waits for its reply, and, with `waitReplicas`, for `WAITAOF` to report the write on that
+/// many replicas' append-only files. Any failure, timeout or shortfall is `.unavailable`:
+/// 503, never 200.
 public final class ClusterAcknowledgement: Sendable {
     public enum Outcome: Sendable, Equatable {
         case stored
@@ -15,18 +16,31 @@ public final class ClusterAcknowledgement: Sendable {
         case unavailable(String)
     }
 
-    static let script = RedisScript(source: """
+    static let script = RedisScript(source: ClusterLua.finish + """
         -- Cluster mode's acknowledgement (docs/SPEC.md "Cluster mode"), atomic on the server:
-        -- KEYS[1] the id's dedupe marker, KEYS[2] the stored record, KEYS[3..] the streams to
-        -- enqueue it on (each routed destination's, or the dead-letter stream).
+        -- KEYS[1] the id's dedupe marker, KEYS[2] the record, KEYS[3] the event's state,
+        -- KEYS[4..] the streams to enqueue it on (each routed destination's).
         -- ARGV[1] the dedupe window in seconds, ARGV[2] the record, ARGV[3] the event id,
-        -- ARGV[4] the dead-letter reason ('' for deliveries).
+        -- ARGV[4] the key prefix, ARGV[5] now (UNIX ms), ARGV[6] the recent-events capacity,
+        -- ARGV[7] the original transaction id ('' for none), ARGV[8] a dead letter's id
+        -- ('' for deliveries), ARGV[9] its JSON, ARGV[10] its index entry.
         if not redis.call('SET', KEYS[1], '1', 'NX', 'EX', ARGV[1]) then
           return 'duplicate'
         end
-        redis.call('SET', KEYS[2], ARGV[2], 'EX', ARGV[1])
-        for i = 3, #KEYS do
-          redis.call('XADD', KEYS[i], '*', 'id', ARGV[3], 'reason', ARGV[4])
+        local prefix, id = ARGV[4], ARGV[3]
+        redis.call('SET', KEYS[2], ARGV[2])
+        redis.call('HSET', KEYS[3], '_remaining', #KEYS - 3, '_subscription', ARGV[7])
+        if ARGV[7] ~= '' then
+          redis.call('ZADD', prefix .. 'subscription:' .. ARGV[7], ARGV[5], id)
+        end
+        for i = 4, #KEYS do
+          redis.call('XADD', KEYS[i], '*', 'id', id)
+        end
+        if ARGV[8] ~= '' then
+          keepLetter(prefix, ARGV[8], ARGV[9], ARGV[10], '')
+        end
+        if #KEYS == 3 then
+          finish(prefix, id, ARGV[5], ARGV[6])
         end
         return 'stored'
         """)
@@ -34,27 +48,47 @@ public final class ClusterAcknowledgement: Sendable {
     private let client: RedisClient
     private let keys: ClusterKeys
     private let dedupeWindowSeconds: Int64
+    private let recentEvents: Int
     private let waitReplicas: Int
     private let waitTimeout: Duration
+    private let clock: any TimeSource
 
-    public init(client: RedisClient, keys: ClusterKeys = ClusterKeys(), dedupeWindow: Duration,
-                waitReplicas: Int = 0, waitTimeout: Duration = .seconds(1)) {
+    public init(client: RedisClient, keys: ClusterKeys = ClusterKeys(), dedupeWindow: Duration, recentEvents: Int = 2_000,
+                waitReplicas: Int = 0, waitTimeout: Duration = .seconds(1), clock: any TimeSource = WallClock()) {
         self.client = client
         self.keys = keys
         dedupeWindowSeconds = max(1, dedupeWindow.wholeMilliseconds / 1000)
+        self.recentEvents = max(1, recentEvents)
         self.waitReplicas = waitReplicas
         self.waitTimeout = waitTimeout
+        self.clock = clock
     }
 
-    /// Acknowledges event `id`: enqueued on `destinations`' streams, or, when `deadLetterReason`
-    /// is given (`unrouted`, `quarantined`), on the dead-letter stream instead.
-    public func acknowledge(
-        id: String, record: [UInt8], destinations: [String], deadLetterReason: String? = nil,
-        completion: @escaping @Sendable (Outcome) -> Void
-    ) {
-        let streams = deadLetterReason == nil ? destinations.map(keys.queue) : [keys.deadLetters]
-        let arguments: [[UInt8]] = [Array(String(dedupeWindowSeconds).utf8), record, Array(id.utf8), Array((deadLetterReason ?? "").utf8)]
-        client.evaluate(Self.script, keys: [keys.seen(id), keys.event(id)] + streams, arguments: arguments) { [self] result in
+    /// Acknowledges `notification`: enqueued on each of its destinations' streams, or, when
+    /// it has none or is quarantined, kept as a dead letter.
+    public func acknowledge(_ notification: StoredNotification, completion: @escaping @Sendable (Outcome) -> Void) {
+        let now = clock.now()
+        var letter: DeadLetter?
+        switch notification.disposition {
+        case .quarantine(let reason):
+            letter = DeadLetter(notification: notification, destination: nil, reason: .quarantined, detail: reason,
+                                attempts: [], createdAt: now)
+        case .accept where notification.destinations.isEmpty:
+            letter = DeadLetter(notification: notification, destination: nil, reason: .unrouted,
+                                detail: DeliveryEngine.noRouteDetail(notification), attempts: [], createdAt: now)
+        case .accept:
+            break
+        }
+        let id = notification.id
+        let streams = letter == nil ? notification.destinations.map(keys.queue) : []
+        let subscription = notification.event.json["subscription"]?["originalTransactionId"]?.stringValue ?? ""
+        let arguments: [[UInt8]] = [
+            Array(String(dedupeWindowSeconds).utf8), notification.encoded(), Array(id.utf8), Array(ClusterKeys.prefix.utf8),
+            Array(String(now.milliseconds).utf8), Array(String(recentEvents).utf8), Array(subscription.utf8),
+            Array((letter?.id ?? "").utf8), letter?.json.serializedBytes() ?? [],
+            letter.map { DeadLetterEntry($0).json.serializedBytes() } ?? [],
+        ]
+        client.evaluate(Self.script, keys: [keys.seen(id), keys.event(id), keys.state(id)] + streams, arguments: arguments) { [self] result in
             switch result {
             case .failure(let error):
                 completion(.unavailable("the cluster server did not acknowledge it: \(error.message)"))
@@ -68,6 +102,13 @@ public final class ClusterAcknowledgement: Sendable {
             case .success(let reply):
                 completion(.unavailable("the cluster server answered the acknowledgement with \(reply.description)"))
             }
+        }
+    }
+
+    /// Whether `id` was acknowledged within the dedupe window (a dry run's question).
+    public func contains(id: String, completion: @escaping @Sendable (Result<Bool, RedisError>) -> Void) {
+        client.send(RESPCommand("EXISTS", keys.seen(id))) { result in
+            completion(result.map { $0.integer == 1 })
         }
     }
 

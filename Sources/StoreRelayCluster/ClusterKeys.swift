@@ -1,8 +1,10 @@
-/// The keys cluster mode keeps on the Redis or Valkey server (docs/SPEC.md "Cluster mode").
+/// The keys cluster mode keeps on the Redis or Valkey server (docs/SPEC.md "Cluster mode",
+/// "Keys on the server").
 ///
 /// Every name starts with `storerelay:` and carries the hash tag `{storerelay}`: Redis
-/// Cluster and Valkey cluster place all keys with one tag in one slot, so the acknowledgement
-/// script may touch the dedupe marker, the record and every stream at once.
+/// Cluster and Valkey cluster place all keys with one tag in one slot, so one script may
+/// touch the dedupe marker, the record and every stream at once (and, when the window of
+/// recent events is trimmed, the records it derives from the prefix).
 public struct ClusterKeys: Sendable, Hashable {
     public static let prefix = "storerelay:{storerelay}:"
 
@@ -10,16 +12,84 @@ public struct ClusterKeys: Sendable, Hashable {
 
     /// `seen:<id>`: present (with the dedupe window as TTL) once the id was acknowledged.
     public func seen(_ id: String) -> String { Self.prefix + "seen:" + id }
-    /// `event:<id>`: the stored notification record (as the journal stores it).
+    /// `event:<id>`: the stored notification record (as the journal stores it), kept while a
+    /// delivery is unfinished and then while the event is among the recent ones.
     public func event(_ id: String) -> String { Self.prefix + "event:" + id }
+    /// `state:<id>`: a hash of each destination's delivery state (JSON), `_remaining` (the
+    /// deliveries not finished) and `_subscription` (the original transaction id).
+    public func state(_ id: String) -> String { Self.prefix + "state:" + id }
     /// `queue:<destination>`: the destination's stream of event ids to deliver.
     public func queue(_ destination: String) -> String { Self.prefix + "queue:" + destination }
-    /// `dead`: the stream of events dead-lettered at acceptance (unrouted, quarantined).
-    public var deadLetters: String { Self.prefix + "dead" }
     /// `delayed:<destination>`: event ids waiting for a retry, scored by their due time.
     public func delayed(_ destination: String) -> String { Self.prefix + "delayed:" + destination }
-    /// `attempts:<destination>`: how many attempts each event retried there has had.
-    public func attempts(_ destination: String) -> String { Self.prefix + "attempts:" + destination }
+    /// `progress:<destination>`: each retried event's attempts and budget there (JSON).
+    public func progress(_ destination: String) -> String { Self.prefix + "progress:" + destination }
+    /// `recent`: finished events by finishing time (UNIX ms), trimmed to `recent-events`.
+    public var recent: String { Self.prefix + "recent" }
+    /// `subscription:<originalTransactionId>`: the known events of one subscription.
+    public func subscription(_ originalTransactionId: String) -> String { Self.prefix + "subscription:" + originalTransactionId }
+    /// `letters`: every dead letter, by id (JSON, as single-node mode writes its files).
+    public var letters: String { Self.prefix + "letters" }
+    /// `letter-index`: what listings filter by, per dead letter id (small JSON).
+    public var letterIndex: String { Self.prefix + "letter-index" }
+    /// `letter-counts`: dead letters per destination ("" for unrouted and quarantined).
+    public var letterCounts: String { Self.prefix + "letter-counts" }
+    /// `instances`: live instances by their last heartbeat (UNIX ms).
+    public var instances: String { Self.prefix + "instances" }
+    /// `instance:<id>`: what an instance says about itself (JSON), expiring with its heartbeat.
+    public func instance(_ id: String) -> String { Self.prefix + "instance:" + id }
+    /// `replaying:<letter id>`: present while a replay of that dead letter is unfinished.
+    public func replaying(_ letterId: String) -> String { Self.prefix + "replaying:" + letterId }
+    /// `lease:<name>`: held by one instance at a time (reconciliation with Apple).
+    public func lease(_ name: String) -> String { Self.prefix + "lease:" + name }
     /// The consumer group every instance joins on every destination's stream.
     public static let group = "storerelay"
+}
+
+/// Lua shared by the scripts that finish an event's last delivery.
+enum ClusterLua {
+    /// `finish(prefix, id, now, capacity)`: the event joins the window of recent events;
+    /// those pushed out of the window lose their record, state and subscription entry.
+    static let finish = """
+        local function finish(prefix, id, now, capacity)
+          local recent = prefix .. 'recent'
+          redis.call('ZADD', recent, now, id)
+          local excess = redis.call('ZCARD', recent) - tonumber(capacity)
+          if excess > 0 then
+            for _, old in ipairs(redis.call('ZRANGE', recent, 0, excess - 1)) do
+              local subscription = redis.call('HGET', prefix .. 'state:' .. old, '_subscription')
+              if subscription and subscription ~= '' then
+                redis.call('ZREM', prefix .. 'subscription:' .. subscription, old)
+              end
+              redis.call('DEL', prefix .. 'event:' .. old, prefix .. 'state:' .. old)
+            end
+            redis.call('ZREMRANGEBYRANK', recent, 0, excess - 1)
+          end
+        end
+        -- A dead letter written (or replaced): counted once per id, under its destination
+        -- ('' for unrouted and quarantined).
+        local function keepLetter(prefix, id, json, entry, counted)
+          if redis.call('HSET', prefix .. 'letters', id, json) == 1 then
+            redis.call('HINCRBY', prefix .. 'letter-counts', counted, 1)
+          end
+          redis.call('HSET', prefix .. 'letter-index', id, entry)
+        end
+        -- A dead letter gone (deleted, or its replay delivered); 1 when it existed.
+        local function dropLetter(prefix, id)
+          local entry = redis.call('HGET', prefix .. 'letter-index', id)
+          if not entry then
+            return 0
+          end
+          local counted = cjson.decode(entry).destination
+          if type(counted) ~= 'string' then
+            counted = ''
+          end
+          redis.call('HDEL', prefix .. 'letters', id)
+          redis.call('HDEL', prefix .. 'letter-index', id)
+          redis.call('HINCRBY', prefix .. 'letter-counts', counted, -1)
+          redis.call('DEL', prefix .. 'replaying:' .. id)
+          return 1
+        end
+
+        """
 }

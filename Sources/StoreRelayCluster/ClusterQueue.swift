@@ -7,13 +7,13 @@ import StoreRelayCore
 /// dead instance claimed by the others.
 ///
 /// Every step that changes more than one key is one script, so a crash between two commands
-/// can neither lose an entry nor leave it in two places.
+/// can neither lose an entry nor leave it in two places. A step on an entry another instance
+/// already finished (it claimed the entry after this one idled) changes nothing.
 public final class ClusterQueue: Sendable {
-    /// One event to deliver: its stream entry, its id and the attempts it has had.
-    public struct Entry: Sendable, Equatable {
+    /// One event to deliver: its stream entry and its id.
+    public struct Entry: Sendable, Equatable, Hashable {
         public var streamId: String
         public var eventId: String
-        public var attempts: Int
     }
 
     /// What `claimIdle` took over, and the entries it found deleted while pending: each is an
@@ -23,40 +23,90 @@ public final class ClusterQueue: Sendable {
         public var lost: [String]
     }
 
+    /// How one delivery ended, for `finish`: the destination's final state of the event, and
+    /// the dead letter to keep or the replayed one to drop.
+    public struct Finish: Sendable {
+        /// `EventDeliveryState.Delivery` JSON.
+        public var state: [UInt8]
+        public var letter: (id: String, json: [UInt8], entry: [UInt8])?
+        /// The dead letter this delivery replayed: it leaves the store once delivered (a
+        /// failed replay wrote it again instead).
+        public var replayed: String?
+        public var now: Int64
+        public var recentEvents: Int
+
+        public init(state: [UInt8], letter: (id: String, json: [UInt8], entry: [UInt8])?, replayed: String?, now: Int64, recentEvents: Int) {
+            self.state = state
+            self.letter = letter
+            self.replayed = replayed
+            self.now = now
+            self.recentEvents = recentEvents
+        }
+    }
+
     public let destination: String
     public let consumer: String
     private let client: RedisClient
     private let keys: ClusterKeys
 
-    static let complete = RedisScript(source: """
-        -- Done with one entry (delivered, or dead-lettered): KEYS[1] the stream, KEYS[2] the
-        -- attempts hash; ARGV[1] the group, ARGV[2] the entry, ARGV[3] the event id.
-        redis.call('XACK', KEYS[1], ARGV[1], ARGV[2])
+    static let finish = RedisScript(source: ClusterLua.finish + """
+        -- One delivery finished (delivered, or dead-lettered). KEYS[1] the stream, KEYS[2] the
+        -- progress hash, KEYS[3] the event's state; ARGV[1] the group, ARGV[2] the entry,
+        -- ARGV[3] the event id, ARGV[4] the destination, ARGV[5] its final state, ARGV[6] the
+        -- prefix, ARGV[7] now, ARGV[8] the recent-events capacity, ARGV[9..11] a dead letter
+        -- (id, JSON, index entry; '' for none), ARGV[12] the dead letter this delivery
+        -- replayed ('' for none).
+        local acked = redis.call('XACK', KEYS[1], ARGV[1], ARGV[2])
         redis.call('XDEL', KEYS[1], ARGV[2])
+        if acked == 0 then
+          return 0
+        end
+        local prefix = ARGV[6]
         redis.call('HDEL', KEYS[2], ARGV[3])
+        if ARGV[9] ~= '' then
+          keepLetter(prefix, ARGV[9], ARGV[10], ARGV[11], ARGV[4])
+        end
+        if ARGV[12] ~= '' then
+          redis.call('DEL', prefix .. 'replaying:' .. ARGV[12])
+          if ARGV[9] == '' then
+            dropLetter(prefix, ARGV[12])
+          end
+        end
+        if redis.call('EXISTS', KEYS[3]) == 1 then
+          redis.call('HSET', KEYS[3], ARGV[4], ARGV[5])
+          if redis.call('HINCRBY', KEYS[3], '_remaining', -1) <= 0 then
+            finish(prefix, ARGV[3], ARGV[7], ARGV[8])
+          end
+        end
         return 1
         """)
 
     static let retry = RedisScript(source: """
         -- One entry to try again later: out of the stream, into the delayed set at its due
-        -- time, its attempts counted. KEYS[1] the stream, KEYS[2] the delayed set, KEYS[3] the
-        -- attempts hash; ARGV[1] the group, ARGV[2] the entry, ARGV[3] the event id,
-        -- ARGV[4] the due time (UNIX ms), ARGV[5] the attempts so far.
+        -- time, its attempts kept. KEYS[1] the stream, KEYS[2] the delayed set, KEYS[3] the
+        -- progress hash, KEYS[4] the event's state; ARGV[1] the group, ARGV[2] the entry,
+        -- ARGV[3] the event id, ARGV[4] the due time (UNIX ms), ARGV[5] the progress,
+        -- ARGV[6] the destination, ARGV[7] its state.
+        local acked = redis.call('XACK', KEYS[1], ARGV[1], ARGV[2])
+        redis.call('XDEL', KEYS[1], ARGV[2])
+        if acked == 0 then
+          return 0
+        end
         redis.call('ZADD', KEYS[2], ARGV[4], ARGV[3])
         redis.call('HSET', KEYS[3], ARGV[3], ARGV[5])
-        redis.call('XACK', KEYS[1], ARGV[1], ARGV[2])
-        redis.call('XDEL', KEYS[1], ARGV[2])
+        if redis.call('EXISTS', KEYS[4]) == 1 then
+          redis.call('HSET', KEYS[4], ARGV[6], ARGV[7])
+        end
         return 1
         """)
 
     static let moveDue = RedisScript(source: """
         -- Entries whose retry is due, back into the stream (any instance may run this).
-        -- KEYS[1] the delayed set, KEYS[2] the stream, KEYS[3] the attempts hash;
-        -- ARGV[1] now (UNIX ms), ARGV[2] at most this many.
+        -- KEYS[1] the delayed set, KEYS[2] the stream; ARGV[1] now (UNIX ms), ARGV[2] at most
+        -- this many.
         local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[2]))
         for _, id in ipairs(due) do
-          local attempts = redis.call('HGET', KEYS[3], id) or '0'
-          redis.call('XADD', KEYS[2], '*', 'id', id, 'reason', '', 'attempts', attempts)
+          redis.call('XADD', KEYS[2], '*', 'id', id)
           redis.call('ZREM', KEYS[1], id)
         end
         return #due
@@ -81,13 +131,16 @@ public final class ClusterQueue: Sendable {
     }
 
     /// Up to `count` entries no consumer has had yet, now this consumer's (pending until
-    /// completed or retried).
+    /// finished or retried).
     public func read(count: Int, completion: @escaping @Sendable (Result<[Entry], RedisError>) -> Void) {
         let command = RESPCommand("XREADGROUP", "GROUP", ClusterKeys.group, consumer, "COUNT", String(count),
                                   "STREAMS", keys.queue(destination), ">")
         client.send(command) { result in
             completion(result.flatMap { reply in
-                if let error = reply.errorKind { return .failure(RedisError(.protocolError, "XREADGROUP: \(error)")) }
+                if let error = reply.errorKind {
+                    // The group is gone (the stream was deleted by hand, say): make it again.
+                    return .failure(RedisError(.protocolError, "XREADGROUP: \(error)"))
+                }
                 // [[stream, [[id, [field, value, ...]], ...]]], or nil when nothing is new.
                 let entries = reply.elements?.first?.elements?.last?.elements ?? []
                 return .success(entries.compactMap(Self.entry))
@@ -95,21 +148,57 @@ public final class ClusterQueue: Sendable {
         }
     }
 
-    /// Delivered or dead-lettered: acknowledged and deleted, its attempt count forgotten.
-    public func complete(_ entry: Entry, completion: @escaping @Sendable (Result<Void, RedisError>) -> Void) {
-        evaluate(Self.complete, keys: [keys.queue(destination), keys.attempts(destination)],
-                 arguments: [ClusterKeys.group, entry.streamId, entry.eventId], completion: completion)
+    /// The stored record and the progress so far (nil for none) of each entry, in order.
+    public func load(_ entries: [Entry], completion: @escaping @Sendable (Result<[(record: [UInt8]?, progress: [UInt8]?)], RedisError>) -> Void) {
+        guard !entries.isEmpty else { return completion(.success([])) }
+        let commands = entries.flatMap { entry in
+            [RESPCommand("GET", keys.event(entry.eventId)), RESPCommand("HGET", keys.progress(destination), entry.eventId)]
+        }
+        client.send(commands) { results in
+            var loaded: [(record: [UInt8]?, progress: [UInt8]?)] = []
+            var index = 0
+            while index + 1 < results.count {
+                switch (results[index], results[index + 1]) {
+                case (.success(let record), .success(let progress)):
+                    loaded.append((record.bytes, progress.bytes))
+                case (.failure(let error), _), (_, .failure(let error)):
+                    return completion(.failure(error))
+                }
+                index += 2
+            }
+            completion(.success(loaded))
+        }
     }
 
-    /// To be tried again at `due` (UNIX ms), after `attempts` attempts.
-    public func retry(_ entry: Entry, due: Int64, attempts: Int, completion: @escaping @Sendable (Result<Void, RedisError>) -> Void) {
-        evaluate(Self.retry, keys: [keys.queue(destination), keys.delayed(destination), keys.attempts(destination)],
-                 arguments: [ClusterKeys.group, entry.streamId, entry.eventId, String(due), String(attempts)], completion: completion)
+    /// Delivered or dead-lettered: acknowledged and deleted, the progress forgotten, the
+    /// event's state updated; `false` when another instance had already finished it.
+    public func finish(_ entry: Entry, _ outcome: Finish, completion: @escaping @Sendable (Result<Bool, RedisError>) -> Void) {
+        let arguments: [[UInt8]] = [
+            Array(ClusterKeys.group.utf8), Array(entry.streamId.utf8), Array(entry.eventId.utf8), Array(destination.utf8),
+            outcome.state, Array(ClusterKeys.prefix.utf8), Array(String(outcome.now).utf8), Array(String(outcome.recentEvents).utf8),
+            Array((outcome.letter?.id ?? "").utf8), outcome.letter?.json ?? [], outcome.letter?.entry ?? [],
+            Array((outcome.replayed ?? "").utf8),
+        ]
+        evaluate(Self.finish, keys: [keys.queue(destination), keys.progress(destination), keys.state(entry.eventId)],
+                 arguments: arguments, completion: completion)
+    }
+
+    /// To be tried again at `due` (UNIX ms), with `progress` (the attempts so far) and the
+    /// destination's `state` of the event; `false` when another instance finished it.
+    public func retry(_ entry: Entry, due: Int64, progress: [UInt8], state: [UInt8],
+                      completion: @escaping @Sendable (Result<Bool, RedisError>) -> Void) {
+        let arguments: [[UInt8]] = [
+            Array(ClusterKeys.group.utf8), Array(entry.streamId.utf8), Array(entry.eventId.utf8), Array(String(due).utf8),
+            progress, Array(destination.utf8), state,
+        ]
+        evaluate(Self.retry, keys: [keys.queue(destination), keys.delayed(destination), keys.progress(destination),
+                                    keys.state(entry.eventId)],
+                 arguments: arguments, completion: completion)
     }
 
     /// Moves up to `limit` retries due by `now` back into the stream; returns how many.
     public func moveDue(now: Int64, limit: Int = 100, completion: @escaping @Sendable (Result<Int, RedisError>) -> Void) {
-        client.evaluate(Self.moveDue, keys: [keys.delayed(destination), keys.queue(destination), keys.attempts(destination)],
+        client.evaluate(Self.moveDue, keys: [keys.delayed(destination), keys.queue(destination)],
                         arguments: [Array(String(now).utf8), Array(String(limit).utf8)]) { result in
             completion(result.flatMap { reply in
                 reply.errorKind == nil ? .success(Int(reply.integer ?? 0)) : .failure(RedisError(.protocolError, reply.description))
@@ -148,12 +237,45 @@ public final class ClusterQueue: Sendable {
         }
     }
 
+    /// The queue's figures on the server: entries waiting in the stream (read or not),
+    /// pending (read, unfinished), the oldest pending entry's age, delayed retries.
+    public struct Figures: Sendable, Equatable {
+        public var length = 0
+        public var pending = 0
+        public var oldestPendingAge: Duration?
+        public var delayed = 0
+    }
+
+    public func figures(now: Int64, completion: @escaping @Sendable (Result<Figures, RedisError>) -> Void) {
+        let commands = [
+            RESPCommand("XLEN", keys.queue(destination)),
+            RESPCommand("XPENDING", keys.queue(destination), ClusterKeys.group),
+            RESPCommand("ZCARD", keys.delayed(destination)),
+        ]
+        client.send(commands) { results in
+            var figures = Figures()
+            for result in results {
+                if case .failure(let error) = result { return completion(.failure(error)) }
+            }
+            figures.length = Int((try? results[0].get().integer) ?? 0)
+            // XPENDING summary: [count, smallest id, greatest id, [[consumer, count], ...]].
+            if let summary = try? results[1].get().elements, summary.count >= 2 {
+                figures.pending = Int(summary[0].integer ?? 0)
+                if let oldest = summary[1].string, let millis = Int64(oldest.prefix { $0 != "-" }) {
+                    figures.oldestPendingAge = .milliseconds(max(0, now - millis))
+                }
+            }
+            figures.delayed = Int((try? results[2].get().integer) ?? 0)
+            completion(.success(figures))
+        }
+    }
+
     private func evaluate(
-        _ script: RedisScript, keys: [String], arguments: [String], completion: @escaping @Sendable (Result<Void, RedisError>) -> Void
+        _ script: RedisScript, keys: [String], arguments: [[UInt8]], completion: @escaping @Sendable (Result<Bool, RedisError>) -> Void
     ) {
-        client.evaluate(script, keys: keys, arguments: arguments.map { Array($0.utf8) }) { result in
+        client.evaluate(script, keys: keys, arguments: arguments) { result in
             completion(result.flatMap { reply in
-                reply.errorKind == nil ? .success(()) : .failure(RedisError(.protocolError, reply.description))
+                reply.errorKind == nil ? .success(reply.integer == 1) : .failure(RedisError(.protocolError, reply.description))
             })
         }
     }
@@ -163,13 +285,13 @@ public final class ClusterQueue: Sendable {
         guard let parts = value.elements, parts.count == 2, let streamId = parts[0].string, let fields = parts[1].elements else {
             return nil
         }
-        var map: [String: String] = [:]
         var index = 0
         while index + 1 < fields.count {
-            if let key = fields[index].string, let value = fields[index + 1].string { map[key] = value }
+            if fields[index].string == "id", let eventId = fields[index + 1].string, !eventId.isEmpty {
+                return Entry(streamId: streamId, eventId: eventId)
+            }
             index += 2
         }
-        guard let eventId = map["id"], !eventId.isEmpty else { return nil }
-        return Entry(streamId: streamId, eventId: eventId, attempts: Int(map["attempts"] ?? "0") ?? 0)
+        return nil
     }
 }

@@ -58,6 +58,9 @@ public struct CircuitBreaker: Sendable, Equatable {
         }
     }
 
+    /// The probe allowed did not go out after all (cluster mode: nothing was waiting).
+    public mutating func cancelProbe() { probeInFlight = false }
+
     /// A rejected (4xx) answer proves the destination is up: it resets the failure count.
     public mutating func recordAnswer() { recordSuccess() }
 }

@@ -83,7 +83,7 @@ public struct DeadLetter: Sendable {
         ]
     }
 
-    init?(json: JSONValue) {
+    package init?(json: JSONValue) {
         guard let id = json["id"]?.stringValue, let eventId = json["eventId"]?.stringValue,
               let reason = json["reason"]?.stringValue.flatMap(Reason.init(rawValue:)),
               let createdAt = json["createdAt"]?.stringValue.flatMap(Timestamp.init(iso8601:))

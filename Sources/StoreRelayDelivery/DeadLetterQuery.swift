@@ -34,7 +34,7 @@ public struct DeadLetterQuery: Sendable, Equatable {
         self.until = until
     }
 
-    func matches(_ entry: DeadLetterStore.Entry) -> Bool {
+    func matches(_ entry: DeadLetterEntry) -> Bool {
         func same(_ wanted: String?, _ actual: String?) -> Bool { wanted == nil || wanted == actual }
         return same(destination, entry.destination) && (reason == nil || reason == entry.reason)
             && same(eventId, entry.eventId) && same(originalTransactionId, entry.originalTransactionId)

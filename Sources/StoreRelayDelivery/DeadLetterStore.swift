@@ -13,7 +13,7 @@ import StoreRelayCore
 /// An in-memory index (id, event id, time, destination, reason) answers listings and finds
 /// an event's letters; the files hold the
 /// rest. File I/O runs on the store's own serial queue, never on a caller's.
-public final class DeadLetterStore: Sendable {
+public final class DeadLetterStore: DeadLetterArchive {
     /// Dead letters are the gateway's own (0600 in a 0700 directory): unlike a file queue,
     /// no consumer reads them, and they hold Apple's bodies. A failure is one sentence naming
     /// the call, the file and errno.
@@ -24,18 +24,7 @@ public final class DeadLetterStore: Sendable {
     }
     typealias Files = POSIXFileIO<FilePolicy>
 
-    struct Entry: Sendable, Hashable {
-        var id: String
-        var eventId: String
-        var createdAt: Int64
-        var destination: String?
-        var reason: DeadLetter.Reason
-        /// What an operator searches by, from the letter's event (nil when it has none).
-        var type: String?
-        var bundleId: String?
-        var originalTransactionId: String?
-        var transactionId: String?
-    }
+    typealias Entry = DeadLetterEntry
 
     public let directory: String
     private let index: Locked<Index>
@@ -137,15 +126,8 @@ public final class DeadLetterStore: Sendable {
 
     /// Dead letters matching `query`, newest first, paged as above.
     public func list(_ query: DeadLetterQuery, limit: Int = 100, cursor: String? = nil) -> (items: [DeadLetter], nextCursor: String?) {
-        let after = cursor.flatMap(Self.decodeCursor)
-        let entries = index.current.letters.values
-            .filter(query.matches)
-            .filter { entry in after.map { (entry.createdAt, entry.id) < ($0.createdAt, $0.id) } ?? true }
-            .sorted { ($0.createdAt, $0.id) > ($1.createdAt, $1.id) }
-        let page = entries.prefix(max(0, limit))
-        let items = page.compactMap { letter(id: $0.id) }
-        let next = entries.count > page.count ? page.last.map { Self.encodeCursor($0) } : nil
-        return (items, next)
+        let page = DeadLetterEntry.page(index.current.letters.values, query, limit: limit, cursor: cursor)
+        return (page.entries.compactMap { letter(id: $0.id) }, page.nextCursor)
     }
 
     /// How many dead letters there are, by destination (`nil` key: unrouted and quarantined).
@@ -169,26 +151,4 @@ public final class DeadLetterStore: Sendable {
     }
 
     private func path(of id: String) -> String { directory + "/" + id + ".json" }
-
-    private static func encodeCursor(_ entry: Entry) -> String {
-        Base64.urlEncode(Array("\(entry.createdAt):\(entry.id)".utf8))
-    }
-
-    private static func decodeCursor(_ cursor: String) -> (createdAt: Int64, id: String)? {
-        guard let bytes = Base64.urlDecode(cursor) else { return nil }
-        let parts = String(decoding: bytes, as: UTF8.self).split(separator: ":", maxSplits: 1)
-        guard parts.count == 2, let createdAt = Int64(parts[0]), isValidID(String(parts[1])) else { return nil }
-        return (createdAt, String(parts[1]))
-    }
-}
-
-extension DeadLetterStore.Entry {
-    init(_ letter: DeadLetter) {
-        let event = letter.notification?.event.json
-        self.init(id: letter.id, eventId: letter.eventId, createdAt: letter.createdAt.milliseconds,
-                  destination: letter.destination, reason: letter.reason, type: event?["type"]?.stringValue,
-                  bundleId: event?["app"]?["bundleId"]?.stringValue,
-                  originalTransactionId: event?["subscription"]?["originalTransactionId"]?.stringValue,
-                  transactionId: event?["transaction"]?["transactionId"]?.stringValue)
-    }
 }

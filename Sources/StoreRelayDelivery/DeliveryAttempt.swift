@@ -38,7 +38,7 @@ public struct DeliveryAttempt: Sendable, Hashable {
                   error: json["error"]?.stringValue, durationMs: duration)
     }
 
-    init?(json: JSONValue) {
+    package init?(json: JSONValue) {
         guard let at = json["at"]?.stringValue.flatMap(Timestamp.init(iso8601:)),
               let duration = json["durationMs"]?.int64Value else { return nil }
         self.init(at: at, status: json["status"]?.int64Value.map { Int($0) },

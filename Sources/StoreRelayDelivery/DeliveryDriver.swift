@@ -6,7 +6,7 @@ import StoreRelayCore
 
 /// Makes one attempt at handing an event to a destination. Drivers hold no per-event state;
 /// `DestinationQueue` decides when to call them.
-protocol DeliveryDriver: Sendable {
+package protocol DeliveryDriver: Sendable {
     /// Attempts in flight at once; beyond it, events wait in the destination's queue.
     var concurrency: Int { get }
     /// What this destination receives for `notification`, the same bytes on every attempt.
@@ -22,11 +22,11 @@ struct WebhookDriver: DeliveryDriver {
     let client: HTTPClient
     let clock: any TimeSource
 
-    var concurrency: Int { request.options.concurrency }
+    package var concurrency: Int { request.options.concurrency }
 
-    func body(for notification: StoredNotification) -> [UInt8] { request.body(for: notification) }
+    package func body(for notification: StoredNotification) -> [UInt8] { request.body(for: notification) }
 
-    func attempt(_ job: DeliveryJob, number: Int, completion: @escaping @Sendable (AttemptOutcome) -> Void) {
+    package func attempt(_ job: DeliveryJob, number: Int, completion: @escaping @Sendable (AttemptOutcome) -> Void) {
         let started = clock.now()
         let startedNanos = MonotonicClock.nanoseconds()
         let outgoing = request.request(for: job.notification, body: job.body, attempt: number, now: started)
@@ -66,7 +66,7 @@ struct WebhookDriver: DeliveryDriver {
         return text
     }
 
-    func close(completion: @escaping @Sendable () -> Void) { completion() }
+    package func close(completion: @escaping @Sendable () -> Void) { completion() }
 }
 
 /// Appends the normalized event as one line of a file queue; delivered once fsync'ed.
@@ -75,11 +75,11 @@ struct FileQueueDriver: DeliveryDriver {
     let clock: any TimeSource
 
     /// The file queue group-commits whatever is appended at once, so many may be in flight.
-    var concurrency: Int { 256 }
+    package var concurrency: Int { 256 }
 
-    func body(for notification: StoredNotification) -> [UInt8] { notification.event.jsonBytes() }
+    package func body(for notification: StoredNotification) -> [UInt8] { notification.event.jsonBytes() }
 
-    func attempt(_ job: DeliveryJob, number: Int, completion: @escaping @Sendable (AttemptOutcome) -> Void) {
+    package func attempt(_ job: DeliveryJob, number: Int, completion: @escaping @Sendable (AttemptOutcome) -> Void) {
         let started = clock.now()
         let startedNanos = MonotonicClock.nanoseconds()
         queue.append(line: job.body) { result in
@@ -93,7 +93,7 @@ struct FileQueueDriver: DeliveryDriver {
         }
     }
 
-    func close(completion: @escaping @Sendable () -> Void) {
+    package func close(completion: @escaping @Sendable () -> Void) {
         queue.close { _ in completion() }
     }
 }

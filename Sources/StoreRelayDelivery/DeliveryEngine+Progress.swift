@@ -94,7 +94,7 @@ extension DeliveryEngine {
         }
     }
 
-    static func noRouteDetail(_ notification: StoredNotification) -> String {
+    package static func noRouteDetail(_ notification: StoredNotification) -> String {
         let event = notification.event
         return "no route matches environment \(event.environment?.rawValue ?? "unknown"), app \(event.bundleId ?? "-"), type \(event.type)"
             + (event.subtype.map { "/" + $0 } ?? "")

@@ -168,29 +168,9 @@ public final class DeliveryEngine: Sendable {
         _ destination: DestinationConfiguration, client: HTTPClient, wholeJobLimit: Int, clock: any TimeSource, logger: Logger,
         events: DestinationQueue.Events, readBackRetryDelay: Duration
     ) throws -> DestinationQueue {
-        switch destination.kind {
-        case .webhook(let options):
-            let driver = WebhookDriver(request: WebhookRequest(options: options), client: client, clock: clock)
-            let limits = DeliveryLimits(
-                maxAttempts: options.maxAttempts, maxAge: options.maxAge,
-                schedule: RetrySchedule(initial: options.backoffInitial, maximum: options.backoffMaximum))
-            return DestinationQueue(definition: destination, kind: "webhook", driver: driver, limits: limits,
-                                    wholeJobLimit: wholeJobLimit, clock: clock, events: events,
-                                    readBackRetryDelay: readBackRetryDelay)
-        case .file(let options):
-            var queueOptions = FileQueueOptions(
-                rotateSize: options.rotateSize, rotateAge: options.rotateInterval,
-                compression: options.compression == .gzip ? .gzip : .none)
-            queueOptions.clock = clock
-            let fileQueue = try FileQueue.open(directory: options.directory, options: queueOptions, logger: logger)
-            // A local file queue fails only when the disk does: keep trying, briefly at first.
-            let limits = DeliveryLimits(
-                maxAttempts: Int.max, maxAge: .seconds(365 * 86400),
-                schedule: RetrySchedule(initial: .milliseconds(100), maximum: .seconds(30)))
-            return DestinationQueue(definition: destination, kind: "file", driver: FileQueueDriver(queue: fileQueue, clock: clock),
-                                    limits: limits, wholeJobLimit: wholeJobLimit, clock: clock, events: events,
-                                    readBackRetryDelay: readBackRetryDelay)
-        }
+        let setup = try DestinationSetup(destination, client: client, clock: clock, logger: logger)
+        return DestinationQueue(definition: destination, kind: setup.kind, driver: setup.driver, limits: setup.limits,
+                                wholeJobLimit: wholeJobLimit, clock: clock, events: events, readBackRetryDelay: readBackRetryDelay)
     }
 }
 

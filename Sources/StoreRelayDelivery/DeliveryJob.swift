@@ -2,27 +2,41 @@ import StoreRelayStorage
 import StoreRelayCore
 
 /// One event on its way to one destination, with everything an attempt sends.
-struct DeliveryJob: Sendable {
-    var notification: StoredNotification
-    var destination: String
+package struct DeliveryJob: Sendable {
+    package var notification: StoredNotification
+    package var destination: String
     /// Where the event is in the journal, so a waiting job can leave its bytes there
     /// (`ParkedJob`); nil for replays of dead letters, which are not journaled.
-    var position: RecordPosition?
+    package var position: RecordPosition?
     /// What this destination receives, computed once for every attempt (the signature covers it).
-    var body: [UInt8]
+    package var body: [UInt8]
     /// Every attempt so far, oldest first; restored from progress records after a restart.
-    var attempts: [DeliveryAttempt]
+    package var attempts: [DeliveryAttempt]
     /// When the next attempt is due.
-    var due: Timestamp
+    package var due: Timestamp
     /// The attempt budget starts here: `max-attempts` counts from it, `max-age` runs from
     /// `budgetStart` (acceptance, or the replay that gave a fresh budget).
-    var attemptsBeforeBudget: Int = 0
-    var budgetStart: Timestamp
+    package var attemptsBeforeBudget: Int = 0
+    package var budgetStart: Timestamp
     /// The dead letter this job replays; such jobs are not in the journal's bookkeeping.
-    var replayOf: String?
+    package var replayOf: String?
 
-    var eventId: String { notification.id }
-    var attemptsInBudget: Int { attempts.count - attemptsBeforeBudget }
+    package init(notification: StoredNotification, destination: String, position: RecordPosition? = nil, body: [UInt8],
+                 attempts: [DeliveryAttempt], due: Timestamp, attemptsBeforeBudget: Int = 0, budgetStart: Timestamp,
+                 replayOf: String? = nil) {
+        self.notification = notification
+        self.destination = destination
+        self.position = position
+        self.body = body
+        self.attempts = attempts
+        self.due = due
+        self.attemptsBeforeBudget = attemptsBeforeBudget
+        self.budgetStart = budgetStart
+        self.replayOf = replayOf
+    }
+
+    package var eventId: String { notification.id }
+    package var attemptsInBudget: Int { attempts.count - attemptsBeforeBudget }
 }
 
 /// A waiting job whose event stays in the journal until it is due: its bookkeeping without

@@ -6,6 +6,16 @@ public protocol DeliveryObserver: Sendable {
     /// `outcome` is `delivered`, `retry` or `rejected`; `seconds` the attempt's duration.
     func attemptFinished(destination: String, outcome: String, seconds: Double)
     func deadLettered(destination: String?, reason: DeadLetter.Reason)
+    /// Cluster mode: `count` entries of `destination` another instance left idle were taken over.
+    func entriesClaimed(destination: String, count: Int)
+    /// Cluster mode: `count` entries of `destination` were found deleted while pending: events
+    /// acknowledged to Apple that no instance can deliver any more (it must stay 0).
+    func entriesLost(destination: String, count: Int)
+}
+
+extension DeliveryObserver {
+    public func entriesClaimed(destination: String, count: Int) {}
+    public func entriesLost(destination: String, count: Int) {}
 }
 
 /// Observes nothing.

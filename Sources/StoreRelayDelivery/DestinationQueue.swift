@@ -3,10 +3,10 @@ import StoreRelayConfig
 import StoreRelayCore
 
 /// How long and how often a destination keeps trying (from its `routes.conf` options).
-struct DeliveryLimits: Sendable {
-    var maxAttempts: Int
-    var maxAge: Duration
-    var schedule: RetrySchedule
+package struct DeliveryLimits: Sendable {
+    package var maxAttempts: Int
+    package var maxAge: Duration
+    package var schedule: RetrySchedule
 }
 
 /// A point-in-time view of one destination, for status pages and metrics.
@@ -21,6 +21,19 @@ public struct DestinationStatus: Sendable {
     public var lastSuccess: Timestamp?
     public var lastError: String?
     public var lastErrorAt: Timestamp?
+
+    public init(name: String, kind: String, queueDepth: Int, parked: Int, inFlight: Int, breaker: CircuitBreaker.State,
+                lastSuccess: Timestamp?, lastError: String?, lastErrorAt: Timestamp?) {
+        self.name = name
+        self.kind = kind
+        self.queueDepth = queueDepth
+        self.parked = parked
+        self.inFlight = inFlight
+        self.breaker = breaker
+        self.lastSuccess = lastSuccess
+        self.lastError = lastError
+        self.lastErrorAt = lastErrorAt
+    }
 }
 
 /// One destination's own queue: events wait here until due, at most `concurrency` attempts

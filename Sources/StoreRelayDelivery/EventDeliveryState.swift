@@ -16,6 +16,24 @@ public struct EventDeliveryState: Sendable {
         public var nextAttempt: Timestamp?
         public var deadLetterId: String?
 
+        public init(destination: String, phase: Phase, attempts: [DeliveryAttempt], nextAttempt: Timestamp?, deadLetterId: String?) {
+            self.destination = destination
+            self.phase = phase
+            self.attempts = attempts
+            self.nextAttempt = nextAttempt
+            self.deadLetterId = deadLetterId
+        }
+
+        /// Reads `json` back (as cluster mode keeps it on the server).
+        package init?(json: JSONValue) {
+            guard let destination = json["destination"]?.stringValue,
+                  let phase = json["state"]?.stringValue.flatMap(Phase.init(rawValue:)) else { return nil }
+            self.init(destination: destination, phase: phase,
+                      attempts: json["attempts"]?.arrayValue?.compactMap(DeliveryAttempt.init(json:)) ?? [],
+                      nextAttempt: json["nextAttemptAt"]?.stringValue.flatMap(Timestamp.init(iso8601:)),
+                      deadLetterId: json["deadLetterId"]?.stringValue)
+        }
+
         public var json: JSONValue {
             [
                 "destination": .string(destination),

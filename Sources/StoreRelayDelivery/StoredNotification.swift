@@ -30,7 +30,7 @@ public struct StoredNotification: Sendable {
     static let format: Int64 = 1
     /// What we wrote we must read back: records nest Apple's payloads (capped at 32 levels on
     /// the way in) a few levels deeper, so reading allows more than parsing Apple's input does.
-    static let storedDepth = 96
+    package static let storedDepth = 96
 
     public var event: NormalizedEvent
     public var disposition: Disposition

@@ -216,7 +216,7 @@ import StoreRelayTestSupport
 
         let deleted = try admin.curl("/api/dead-letters/\(other.id)", method: "DELETE", headers: [admin.bearer])
         #expect(deleted.status == 204 && deleted.body.isEmpty)
-        #expect(admin.backend.deadLetters.count == 0)
+        #expect(admin.backend.store.count == 0)
         #expect(try admin.curl("/api/dead-letters/\(other.id)", method: "DELETE", headers: [admin.bearer]).status == 404)
         #expect(try admin.curl("/api/dead-letters/\(other.id)", headers: [admin.bearer]).status == 404)
     }
@@ -238,7 +238,7 @@ import StoreRelayTestSupport
         let rest = try admin.curl("/api/dead-letters/replay", method: "POST", headers: [admin.bearer],
                                   body: #"{"destination":null,"reason":null}"#)
         #expect(rest.json == ["replayed": 2])
-        #expect(admin.backend.deadLetters.count == 0)
+        #expect(admin.backend.store.count == 0)
     }
 
     @Test func pathTraversalNeverReachesTheFileSystem() throws {
@@ -262,6 +262,6 @@ import StoreRelayTestSupport
             #expect(try admin.python("DELETE", path).status >= 400)
         }
         #expect(FileManager.default.fileExists(atPath: secret))
-        #expect(admin.backend.deadLetters.count == 1)
+        #expect(admin.backend.store.count == 1)
     }
 }

@@ -48,10 +48,10 @@ import StoreRelayTestSupport
         for index in 0..<count {
             let letter = DeadLetter.sample(index: index, createdAt: base + Int64(index))
             group.enter()
-            admin.backend.deadLetters.write(letter) { _ in group.leave() }
+            admin.backend.store.write(letter) { _ in group.leave() }
         }
         group.wait()
-        #expect(admin.backend.deadLetters.count == count)
+        #expect(admin.backend.store.count == count)
         let all = try dlq(admin, ["list", "--json", "--limit", "1000"])
         let records = try #require(try JSONValue.parse(all.stdout).arrayValue)
         #expect(records.count == count, "two pages (500 + 20) joined")
@@ -88,7 +88,7 @@ import StoreRelayTestSupport
 
         let purge = try dlq(admin, ["purge", second.id])
         #expect(purge.status == 0 && purge.stdout == "purged \(second.id)\n")
-        #expect(admin.backend.deadLetters.count == 0)
+        #expect(admin.backend.store.count == 0)
     }
 
     @Test func bulkActionsCountFirstAndNeedYes() throws {
@@ -102,16 +102,16 @@ import StoreRelayTestSupport
         #expect(refused.status == 2)
         #expect(refused.stdout == "3 dead letters match\n")
         #expect(refused.stderr.contains("--yes"))
-        #expect(admin.backend.deadLetters.count == 3)
+        #expect(admin.backend.store.count == 3)
 
         let dryRun = try dlq(admin, ["purge", "--all", "--older-than", "30d", "--destination", "billing", "--dry-run"])
         #expect(dryRun.status == 0)
         #expect(dryRun.stdout == "1 dead letter matches (destination billing, older than 2592000s)\n")
-        #expect(admin.backend.deadLetters.count == 3)
+        #expect(admin.backend.store.count == 3)
 
         let purged = try dlq(admin, ["purge", "--all", "--older-than", "30d", "--destination", "billing", "--yes"])
         #expect(purged.status == 0 && purged.stdout.hasSuffix("purged 1 dead letter\n"))
-        #expect(admin.backend.deadLetters.letter(id: ancient.id) == nil && admin.backend.deadLetters.count == 2)
+        #expect(admin.backend.deadLetters.letter(id: ancient.id) == nil && admin.backend.store.count == 2)
 
         let replayDry = try dlq(admin, ["replay", "--all", "--reason", "rejected", "--dry-run"])
         #expect(replayDry.status == 0 && replayDry.stdout == "1 dead letter matches (reason rejected)\n")

@@ -8,7 +8,8 @@ import StoreRelayTestSupport
 /// An `AdminBackend` double over a real `DeadLetterStore` in a temporary directory. Replaying
 /// removes the letter at once, as if the replayed delivery had succeeded.
 final class FakeBackend: AdminBackend {
-    let deadLetters: DeadLetterStore
+    let store: DeadLetterStore
+    var deadLetters: any DeadLetterArchive { store }
     let directory: String
     private let state = Locked(State())
 
@@ -23,7 +24,7 @@ final class FakeBackend: AdminBackend {
 
     init() throws {
         directory = try TestPaths.makeTemporaryDirectory("storerelay-admin").path
-        deadLetters = try DeadLetterStore.open(directory: directory + "/dead-letters", logger: .disabled)
+        store = try DeadLetterStore.open(directory: directory + "/dead-letters", logger: .disabled)
     }
 
     var destinationStatuses: [DestinationStatus] { state.current.statuses }
@@ -45,7 +46,7 @@ final class FakeBackend: AdminBackend {
 
     func replayAll(_ query: DeadLetterQuery) -> Int {
         state.withLock { $0.replayAllCalls.append((query.destination, query.reason)) }
-        let matching = deadLetters.list(query, limit: Int.max).items
+        let matching = deadLetters.list(query, limit: Int.max, cursor: nil).items
         for letter in matching { _ = replay(deadLetterId: letter.id) }
         return matching.count
     }
@@ -84,7 +85,7 @@ final class FakeBackend: AdminBackend {
             createdAt: createdAt)
         let done = DispatchSemaphore(value: 0)
         let failure = Locked<(any Error)?>(nil)
-        deadLetters.write(letter) { result in
+        store.write(letter) { result in
             if case .failure(let error) = result { failure.withLock { $0 = error } }
             done.signal()
         }

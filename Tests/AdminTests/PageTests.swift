@@ -124,7 +124,7 @@ func csrfToken(in page: String) -> String? {
         }
         #expect(try admin.curl("/ui/replay-all", method: "POST", body: "", extra: jar.arguments).status == 403)
         #expect(try admin.curl("/ui/purge", method: "POST", body: "id=\(letter.id)&csrf=\(csrf)").status == 401, "no session")
-        #expect(admin.backend.deadLetters.count == 1 && admin.backend.replayed.isEmpty)
+        #expect(admin.backend.store.count == 1 && admin.backend.replayed.isEmpty)
 
         // Another session's token is not this session's.
         let otherJar = try CookieJar()
@@ -165,7 +165,7 @@ func csrfToken(in page: String) -> String? {
                                  extra: jar.arguments)
         #expect(all.headers["location"] == "/?destination=ledger&reason=exhausted&done=replayed-2")
         #expect(Set(admin.backend.replayed) == [first.id, third.id, fourth.id])
-        #expect(admin.backend.deadLetters.count == 0)
+        #expect(admin.backend.store.count == 0)
         let done = try admin.curl("/?done=replayed-2", extra: jar.arguments).body
         #expect(done.contains("Replayed 2 dead letters.") && done.contains("No dead letters match."))
         #expect(!(try admin.curl("/?done=%3Cb%3Ehi", extra: jar.arguments).body.contains("&lt;b&gt;hi")), "only known notices render")
@@ -178,7 +178,7 @@ func csrfToken(in page: String) -> String? {
         #expect(page.status == 200 && page.body.contains(letter.id))
         let purge = try admin.curl("/ui/purge", method: "POST", headers: [admin.bearer], body: "id=\(letter.id)")
         #expect(purge.status == 303)
-        #expect(admin.backend.deadLetters.count == 0)
+        #expect(admin.backend.store.count == 0)
     }
 
     /// The page finds a notification by what the operator has in hand (issue 13, point 1):
@@ -216,7 +216,7 @@ func csrfToken(in page: String) -> String? {
         let third = try admin.backend.add(originalTransactionId: "4000000000000003")
         let refused = try admin.curl("/ui/replay-all", method: "POST", headers: [admin.bearer], body: "since=yesterday")
         #expect(refused.headers["location"]?.contains("done=badfilter") == true)
-        #expect(admin.backend.deadLetters.count == 2)
+        #expect(admin.backend.store.count == 2)
         let narrowed = try admin.curl("/ui/replay-all", method: "POST", headers: [admin.bearer], body: "q=4000000000000003")
         #expect(narrowed.headers["location"]?.contains("done=replayed-1") == true)
         #expect(admin.backend.deadLetters.letter(id: third.id) == nil)

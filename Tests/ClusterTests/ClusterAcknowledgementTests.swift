@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import StoreRelayCluster
 import StoreRelayCore
+import StoreRelayDelivery
 import StoreRelayNet
 import StoreRelayTestSupport
 import Testing
@@ -12,12 +13,11 @@ import Testing
 struct ClusterAcknowledgementTests {
     let keys = ClusterKeys()
 
-    func acknowledge(_ acknowledgement: ClusterAcknowledgement, _ id: String, destinations: [String] = ["billing", "crm"],
-                     deadLetterReason: String? = nil) -> ClusterAcknowledgement.Outcome {
+    func acknowledge(_ acknowledgement: ClusterAcknowledgement, _ id: String,
+                     destinations: [String] = ["billing", "crm"]) -> ClusterAcknowledgement.Outcome {
         let outcome = Locked<ClusterAcknowledgement.Outcome?>(nil)
         let done = DispatchSemaphore(value: 0)
-        acknowledgement.acknowledge(id: id, record: Array("{\"id\":\"\(id)\"}".utf8), destinations: destinations,
-                                    deadLetterReason: deadLetterReason) { result in
+        acknowledgement.acknowledge(notification(id, destinations: destinations)) { result in
             outcome.withLock { $0 = result }
             done.signal()
         }
@@ -60,18 +60,23 @@ struct ClusterAcknowledgementTests {
         for destination in ["billing", "crm"] {
             #expect(reply(redis, "XLEN", keys.queue(destination))?.integer == 1)
         }
-        #expect(reply(redis, "GET", keys.event("evt-1"))?.string == "{\"id\":\"evt-1\"}")
+        let stored = try #require(reply(redis, "GET", keys.event("evt-1"))?.bytes.flatMap(StoredNotification.init(decoding:)))
+        #expect(stored.id == "evt-1" && stored.destinations == ["billing", "crm"])
+        #expect(reply(redis, "HGET", keys.state("evt-1"), "_remaining")?.integer == 2)
         let ttl = reply(redis, "TTL", keys.seen("evt-1"))?.integer ?? 0
         #expect(ttl > 14 * 86_400 - 60 && ttl <= 14 * 86_400)
 
-        // Unrouted: on the dead-letter stream with its reason, on no destination's.
-        #expect(acknowledge(acknowledgement, "evt-2", destinations: [], deadLetterReason: "unrouted") == .stored)
-        let dead = reply(redis, "XRANGE", keys.deadLetters, "-", "+")?.elements?.first?.elements?.last?.elements?.compactMap(\.string)
-        #expect(dead == ["id", "evt-2", "reason", "unrouted"])
+        // Unrouted: a dead letter at once, on no destination's stream, and a recent event.
+        #expect(acknowledge(acknowledgement, "evt-2", destinations: []) == .stored)
+        let letters = ClusterDeadLetters(client: redis)
+        let letter = try #require(letters.list(DeadLetterQuery(), limit: 10, cursor: nil).items.first)
+        #expect(letter.eventId == "evt-2" && letter.reason == .unrouted && letter.destination == nil)
+        #expect(letters.countsByDestination == [nil: 1])
         #expect(reply(redis, "XLEN", keys.queue("billing"))?.integer == 1)
+        #expect(reply(redis, "ZSCORE", keys.recent, "evt-2") != nil)
 
         // Every key is in one hash slot, as a Redis or Valkey cluster requires of one script.
-        let slots = Set([keys.seen("a"), keys.event("b"), keys.queue("c"), keys.deadLetters].compactMap {
+        let slots = Set([keys.seen("a"), keys.event("b"), keys.queue("c"), keys.letters, keys.state("d"), keys.recent].compactMap {
             reply(redis, "CLUSTER", "KEYSLOT", $0)?.integer
         })
         #expect(slots.count <= 1)

@@ -20,11 +20,17 @@ struct ClusterQueueTests {
         return client
     }
 
+    /// A delivery's finish with nothing else to record.
+    func delivered(_ id: String) -> ClusterQueue.Finish {
+        ClusterQueue.Finish(state: Array(#"{"destination":"hook","state":"delivered"}"#.utf8), letter: nil, replayed: nil,
+                            now: 1, recentEvents: 10)
+    }
+
     func enqueue(_ redis: RedisClient, _ ids: [String]) throws {
         let acknowledgement = ClusterAcknowledgement(client: redis, dedupeWindow: .seconds(7 * 86_400))
         for id in ids {
             let done = DispatchSemaphore(value: 0)
-            acknowledgement.acknowledge(id: id, record: [1], destinations: ["hook"]) { _ in done.signal() }
+            acknowledgement.acknowledge(notification(id, destinations: ["hook"])) { _ in done.signal() }
             done.wait()
         }
     }
@@ -46,14 +52,16 @@ struct ClusterQueueTests {
         #expect(Set(first.map(\.eventId)).isDisjoint(with: second.map(\.eventId)))
         #expect(Set((first + second).map(\.eventId)) == Set((0..<10).map { "evt-\($0)" }))
         #expect(try waitForResult { a.read(count: 6, completion: $0) }.isEmpty)
-        for entry in first { try waitForResult { a.complete(entry, completion: $0) } }
+        for entry in first { #expect(try waitForResult { a.finish(entry, delivered(entry.eventId), completion: $0) }) }
+        // Finished already: a second finish (an instance that claimed it meanwhile) changes nothing.
+        #expect(try waitForResult { b.finish(first[0], delivered(first[0].eventId), completion: $0) } == false)
         #expect(reply(redis, "XLEN", keys.queue("hook"))?.integer == 4)
         let pending = try waitForResult { completion in redis.send(RESPCommand("XPENDING", keys.queue("hook"), ClusterKeys.group)) { completion($0) } }
         #expect(pending.elements?.first?.integer == 4, "only b's four are pending")
     }
 
     /// A retry leaves the stream for the delayed set and comes back once due, with its
-    /// attempts counted, whichever instance moves it.
+    /// attempts kept, whichever instance moves it.
     @Test func retriesWaitInTheDelayedSetUntilDue() throws {
         let server = try RedisServerProcess()
         let redis = try client(server)
@@ -63,17 +71,20 @@ struct ClusterQueueTests {
         try waitForResult { a.prepare(completion: $0) }
         try enqueue(redis, ["evt-retry"])
         let entry = try #require(try waitForResult { a.read(count: 1, completion: $0) }.first)
-        #expect(entry.attempts == 0)
-        try waitForResult { a.retry(entry, due: 2_000, attempts: 1, completion: $0) }
+        let progress = Array(#"{"attempts":[],"budgetStart":1}"#.utf8)
+        #expect(try waitForResult { a.retry(entry, due: 2_000, progress: progress, state: Array("{}".utf8), completion: $0) })
         #expect(reply(redis, "XLEN", keys.queue("hook"))?.integer == 0)
         #expect(reply(redis, "ZCARD", keys.delayed("hook"))?.integer == 1)
         #expect(try waitForResult { b.moveDue(now: 1_999, completion: $0) } == 0, "not due yet")
         #expect(try waitForResult { b.moveDue(now: 2_000, completion: $0) } == 1)
         #expect(reply(redis, "ZCARD", keys.delayed("hook"))?.integer == 0)
         let again = try #require(try waitForResult { b.read(count: 1, completion: $0) }.first)
-        #expect(again.eventId == "evt-retry" && again.attempts == 1)
-        try waitForResult { b.complete(again, completion: $0) }
-        #expect(reply(redis, "HLEN", keys.attempts("hook"))?.integer == 0)
+        #expect(again.eventId == "evt-retry")
+        let loaded = try waitForResult { b.load([again], completion: $0) }
+        #expect(loaded.first?.progress == progress && loaded.first?.record != nil)
+        #expect(try waitForResult { b.finish(again, delivered(again.eventId), completion: $0) })
+        #expect(reply(redis, "HLEN", keys.progress("hook"))?.integer == 0)
+        #expect(reply(redis, "ZSCORE", keys.recent, "evt-retry") != nil, "its only delivery finished: a recent event")
     }
 
     /// An instance that dies leaves its entries pending; after they idle `claim-after`, another

@@ -1,8 +1,19 @@
 import Dispatch
 import StoreRelayCluster
 import StoreRelayCore
+import StoreRelayDelivery
 import StoreRelayNet
 import StoreRelayTestSupport
+import StoreRelayVerification
+
+/// An accepted notification with id `id`, routed to `destinations` (none: unrouted).
+func notification(_ id: String, destinations: [String] = ["billing", "crm"]) -> StoredNotification {
+    let payload = try! JSONValue.parse(#"{"notificationType":"DID_RENEW","notificationUUID":"\#(id)","version":"2.0","signedDate":1700000000000,"data":{"bundleId":"com.acme.journal","environment":"Sandbox","appAppleId":1}}"#)
+    let event = try! NormalizedEvent(content: NotificationContent(payload: payload.objectValue!, environment: .sandbox),
+                                     receivedAt: Timestamp(milliseconds: 1_700_000_000_500))
+    return StoredNotification(event: event, disposition: .accept, destinations: destinations,
+                              body: Array(#"{"signedPayload":"x.y.z"}"#.utf8), receivedAt: Timestamp(milliseconds: 1_700_000_000_500))
+}
 
 /// A client of `server` that checks durability as cluster mode does, started.
 func clusterClient(_ server: RedisServerProcess) throws -> RedisClient {

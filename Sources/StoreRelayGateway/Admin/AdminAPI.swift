@@ -26,12 +26,14 @@ struct AdminAPI: Sendable {
                 "deadLetters": .integer(Int64(counts[status.name] ?? 0)),
             ]
         }
-        let body: JSONValue = [
-            "ready": .bool(backend.isReady),
-            "destinations": .array(destinations),
-            "deadLetters": .integer(Int64(counts.values.reduce(0, +))),
-            "reconciliation": .array(backend.reconciliations),
+        var members: [(String, JSONValue)] = [
+            ("ready", .bool(backend.isReady)),
+            ("destinations", .array(destinations)),
+            ("deadLetters", .integer(Int64(counts.values.reduce(0, +)))),
+            ("reconciliation", .array(backend.reconciliations)),
         ]
+        if let cluster = backend.clusterStatus { members.append(("cluster", cluster)) }
+        let body = JSONValue.object(JSONObject(members))
         return .json(body.serialized())
     }
 

@@ -12,7 +12,7 @@ public protocol AdminBackend: Sendable {
     /// The events of one subscription (by original transaction id) still known, newest first.
     func events(ofSubscription originalTransactionId: String) -> [EventDeliveryState]
     /// The dead-letter store (list, read, delete).
-    var deadLetters: DeadLetterStore { get }
+    var deadLetters: any DeadLetterArchive { get }
     /// Re-queues one dead letter with a fresh attempt budget; it leaves the store when the
     /// replayed delivery succeeds. Unrouted and quarantined ones are routed again with the
     /// current configuration.
@@ -21,6 +21,9 @@ public protocol AdminBackend: Sendable {
     func replayAll(_ query: DeadLetterQuery) -> Int
     /// Readiness: journal writable and configuration loaded.
     var isReady: Bool { get }
+    /// Cluster mode: this instance, the live instances, the server and its durability
+    /// settings; nil in single-node mode.
+    var clusterStatus: JSONValue? { get }
     /// Each app and environment reconciled with Apple: its last pass and probe (JSON objects).
     var reconciliations: [JSONValue] { get }
     /// Runs one reconciliation pass now, after any in progress, and gives its report; nil
@@ -35,6 +38,7 @@ public protocol AdminBackend: Sendable {
 /// A backend that talks to no App Store Server API (tests' doubles): nothing is reconciled.
 extension AdminBackend {
     public var reconciliations: [JSONValue] { [] }
+    public var clusterStatus: JSONValue? { nil }
     public func reconcile(app: String, environment: AppStoreEnvironment, since: Duration?, onlyFailures: Bool, dryRun: Bool,
                           completion: @escaping @Sendable (JSONValue?) -> Void) {
         completion(nil)

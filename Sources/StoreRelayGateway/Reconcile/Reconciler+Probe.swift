@@ -38,7 +38,7 @@ extension Reconciler {
                 report.attempts = status.sendAttempts.map { ($0.attemptDate, $0.result) }
                 if let payload = status.signedPayload, let uuid = Self.notificationUUID(payload) {
                     report.notificationUUID = uuid
-                    if journal.contains(id: uuid) {
+                    if store.containsNow(id: uuid) {
                         report.outcome = .arrived
                         report.roundTripMilliseconds = clock.now().milliseconds - started.milliseconds
                         return report

@@ -20,7 +20,7 @@ final class Reconciler: Sendable {
     private let schedule: ReconcileSchedule?
     private let checkpoint: ReconcileCheckpoint
     private let intake: NotificationIntake
-    let journal: Journal
+    let store: any NotificationStore
     private let dedupeWindow: Duration
     let clock: any TimeSource
     let logger: Logger
@@ -37,7 +37,7 @@ final class Reconciler: Sendable {
     }
 
     init(bundleId: String, environment: AppStoreEnvironment, api: AppStoreServerAPI, schedule: ReconcileSchedule?,
-         record: ReconcileRecord, directory: String, intake: NotificationIntake, journal: Journal, dedupeWindow: Duration,
+         record: ReconcileRecord, directory: String, intake: NotificationIntake, store: any NotificationStore, dedupeWindow: Duration,
          clock: any TimeSource, logger: Logger, metrics: GatewayMetrics) {
         self.record = record
         self.bundleId = bundleId
@@ -46,7 +46,7 @@ final class Reconciler: Sendable {
         self.schedule = schedule
         checkpoint = ReconcileCheckpoint(directory: directory, bundleId: bundleId, environment: environment)
         self.intake = intake
-        self.journal = journal
+        self.store = store
         self.dedupeWindow = dedupeWindow
         self.clock = clock
         self.logger = logger

@@ -13,17 +13,17 @@ final class Reconcilers: Sendable {
     private let records = Locked<[String: ReconcileRecord]>([:])
     private let http = HTTPClient()
     private let intake: NotificationIntake
-    private let journal: Journal
+    private let store: any NotificationStore
     private let clock: any TimeSource
     private let logger: Logger
     private let metrics: GatewayMetrics
     private let directory: String
 
-    init(dataDirectory: String, intake: NotificationIntake, journal: Journal, clock: any TimeSource, logger: Logger,
+    init(dataDirectory: String, intake: NotificationIntake, store: any NotificationStore, clock: any TimeSource, logger: Logger,
          metrics: GatewayMetrics) {
         directory = dataDirectory + "/reconcile"
         self.intake = intake
-        self.journal = journal
+        self.store = store
         self.clock = clock
         self.logger = logger
         self.metrics = metrics
@@ -67,7 +67,7 @@ final class Reconcilers: Sendable {
                 made.append(Reconciler(
                     bundleId: app.bundleId, environment: environment, api: api, schedule: app.reconcile, record: record,
                     directory: directory,
-                    intake: intake, journal: journal, dedupeWindow: dedupeWindow, clock: clock, logger: logger, metrics: metrics))
+                    intake: intake, store: store, dedupeWindow: dedupeWindow, clock: clock, logger: logger, metrics: metrics))
             }
         }
         if !made.isEmpty {

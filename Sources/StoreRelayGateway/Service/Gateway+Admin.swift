@@ -10,10 +10,10 @@ extension Gateway: AdminBackend {
     public func event(id: String) -> EventDeliveryState? { delivery.state(ofEvent: id) }
 
     public func events(ofSubscription originalTransactionId: String) -> [EventDeliveryState] {
-        delivery.events(ofSubscription: originalTransactionId)
+        delivery.events(ofSubscription: originalTransactionId, limit: 100)
     }
 
-    public var deadLetters: DeadLetterStore { delivery.deadLetters }
+    public var deadLetters: any DeadLetterArchive { delivery.deadLetterArchive }
 
     public func replay(deadLetterId: String) -> ReplayOutcome { delivery.replay(deadLetterId: deadLetterId) }
 
@@ -21,7 +21,9 @@ extension Gateway: AdminBackend {
         delivery.replayAll(query)
     }
 
-    public var isReady: Bool { journal.isWritable }
+    public var isReady: Bool { store.isWritable }
+
+    public var clusterStatus: JSONValue? { cluster.map { $0.delivery.statusJSON($0.configuration) } }
 
     public var reconciliations: [JSONValue] {
         reconcilers.current.map { reconciler in

@@ -28,16 +28,16 @@ extension Gateway {
         }
         let processor = NotificationProcessor(
             verifier: try Self.makeVerifier(new, clock: clock),
-            // The journal keeps the window it opened with until a restart; so does the policy.
-            policy: AcceptancePolicy(new, dedupeWindow: journal.options.dedupeRetention), routes: new.routes)
-        let reconciling = try reconcilers.prepare(new, dedupeWindow: journal.options.dedupeRetention)
+            // The store keeps the window it opened with until a restart; so does the policy.
+            policy: AcceptancePolicy(new, dedupeWindow: store.dedupeWindow), routes: new.routes)
+        let reconciling = try reconcilers.prepare(new, dedupeWindow: store.dedupeWindow)
         do {
             try delivery.reconfigure(new)
         } catch {
             throw GatewayError("cannot open the destinations: \(error)")
         }
         intake.replace(processor: processor)
-        publicRoutes.withLock { $0 = Self.publicRoutes(configuration: new, intake: intake, journal: journal, stopping: stopping) }
+        publicRoutes.withLock { $0 = Self.publicRoutes(configuration: new, intake: intake, store: store, stopping: stopping) }
         current.withLock { $0 = new }
         reconcilers.replace(with: reconciling, passNow: false)
         logger.info("configuration reloaded", [
@@ -61,6 +61,7 @@ extension Gateway {
         if old.maxConnectionsPerAddress != new.maxConnectionsPerAddress { changed.append("max-connections-per-address") }
         if old.dedupeWindow != new.dedupeWindow { changed.append("dedupe-window") }
         if old.recentEvents != new.recentEvents { changed.append("recent-events") }
+        if old.cluster != new.cluster { changed.append("cluster") }
         return changed
     }
 }

@@ -68,7 +68,7 @@ extension Gateway {
 
     /// The public listener's routes: POST on every notification path, health and readiness.
     static func publicRoutes(
-        configuration: GatewayConfiguration, intake: NotificationIntake, journal: Journal, stopping: Locked<Bool>
+        configuration: GatewayConfiguration, intake: NotificationIntake, store: any NotificationStore, stopping: Locked<Bool>
     ) -> HTTPRoutes {
         var router = HTTPRouter()
         for binding in configuration.paths {
@@ -84,10 +84,10 @@ extension Gateway {
         router.get("/readyz") { _, responder in
             if stopping.current {
                 _ = responder.respond(.error(.unavailable, message: "The gateway is stopping; send to another instance."))
-            } else if journal.isWritable {
+            } else if store.isWritable {
                 _ = responder.respond(.json(#"{"status":"ready"}"#))
             } else {
-                _ = responder.respond(.error(.unavailable, message: "The journal cannot write; notifications are refused with 503."))
+                _ = responder.respond(.error(.unavailable, message: store.notWritableMessage))
             }
         }
         return router.freeze()

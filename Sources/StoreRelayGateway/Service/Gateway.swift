@@ -6,19 +6,25 @@ import StoreRelayNet
 import StoreRelayStorage
 import StoreRelayCore
 
-/// The running gateway: journal, fan-out, verification pipeline and public listener.
+/// The running gateway: journal (or cluster server), fan-out, verification pipeline and
+/// public listener.
 ///
 /// Start order is journal → delivery (resuming what the journal holds) → verifier →
 /// listener, so nothing is accepted before it can be stored and delivered; `stop` runs the
-/// other way round (SPEC "Operations").
+/// other way round (SPEC "Operations"). In cluster mode the shared server takes the
+/// journal's place (SPEC "Cluster mode").
 public final class Gateway: Sendable {
     /// The configuration in force (replaced by a successful reload).
     public var configuration: GatewayConfiguration { current.current }
     let current: Locked<GatewayConfiguration>
     let logger: Logger
     let clock: any TimeSource
-    let journal: Journal
-    let delivery: DeliveryEngine
+    /// Single-node mode's journal; nil in cluster mode.
+    let journal: Journal?
+    let delivery: any DeliveryService
+    let store: any NotificationStore
+    /// Cluster mode's connection and delivery; nil in single-node mode.
+    let cluster: ClusterParts?
     let intake: NotificationIntake
     let metrics = GatewayMetrics()
     /// The apps and environments reconciled with Apple's Notification History.
@@ -28,8 +34,8 @@ public final class Gateway: Sendable {
     let publicRoutes: Locked<HTTPRoutes>
     /// Set at the first moment of `stop`: `/readyz` answers 503 from then on.
     let stopping = Locked(false)
-    private let journalProbe: JournalProbe
-    private let memoryTrimmer: MemoryTrimmer
+    private let journalProbe: JournalProbe?
+    private let memoryTrimmer: MemoryTrimmer?
     /// The admin listener, started last: it serves a gateway that is fully up.
     private let adminServer = Locked<AdminServer?>(nil)
 
@@ -41,64 +47,39 @@ public final class Gateway: Sendable {
         self.clock = clock
         // Before the journal opens: a bad certificate or key must not leave anything behind.
         let publicTLS = try Self.loadTLS(configuration)
-        let journalDirectory = configuration.dataDirectory + "/journal"
-        do {
-            var options = JournalOptions()
-            options.dedupeRetention = configuration.dedupeWindow
-            options.clock = clock
-            journal = try Journal.open(directory: journalDirectory, options: options, logger: logger)
-        } catch {
-            throw GatewayError("cannot open the journal in \(journalDirectory): \(error)")
+        let backend = if let cluster = configuration.cluster {
+            try Self.openCluster(configuration, cluster, clock: clock, logger: logger, metrics: metrics)
+        } else {
+            try Self.openJournal(configuration, clock: clock, logger: logger, metrics: metrics)
         }
-        for issue in journal.recoveryIssues {
-            logger.warning("journal recovery", [("issue", "\(issue)")])
-        }
-        journalProbe = JournalProbe(journal: journal)
-        do {
-            let deadLetters = try DeadLetterStore.open(directory: configuration.dataDirectory + "/dead-letters", logger: logger)
-            delivery = try DeliveryEngine(configuration: configuration, journal: journal, deadLetters: deadLetters,
-                                          clock: clock, logger: logger, observer: metrics,
-                                          replayDirectory: configuration.dataDirectory + "/replays")
-        } catch {
-            journal.close()
-            throw GatewayError("cannot open the destinations: \(error)")
-        }
-        do {
-            try delivery.resume(from: journal.recovered)
-            delivery.resumeReplays()
-        } catch {
-            delivery.stop {}
-            journal.close()
-            throw GatewayError("cannot resume deliveries from the journal in \(journalDirectory): \(error)")
-        }
-        memoryTrimmer = MemoryTrimmer(delivery: delivery)
-        journal.releaseRecoveredRecords()
+        journal = backend.journal
+        delivery = backend.delivery
+        store = backend.store
+        cluster = backend.cluster
+        journalProbe = backend.journal.map { JournalProbe(journal: $0) }
+        memoryTrimmer = (backend.delivery as? DeliveryEngine).map { MemoryTrimmer(delivery: $0) }
         let processor: NotificationProcessor
         do {
             processor = NotificationProcessor(
                 verifier: try Self.makeVerifier(configuration, clock: clock),
-                policy: AcceptancePolicy(configuration), routes: configuration.routes)
+                policy: AcceptancePolicy(configuration, dedupeWindow: backend.store.dedupeWindow), routes: configuration.routes)
         } catch {
-            delivery.stop {}
-            journal.close()
+            backend.close()
             throw error
         }
-        intake = NotificationIntake(processor: processor, journal: journal, delivery: delivery, clock: clock,
-                                    logger: logger, metrics: metrics)
-        metrics.observe(delivery: delivery, journal: journal, journalDirectory: journalDirectory)
+        intake = NotificationIntake(processor: processor, store: backend.store, clock: clock, logger: logger, metrics: metrics)
         // The engine outlives no gateway, and the intake holds the engine: the intake's
         // processor is what the closure needs, so it reaches it without holding the intake.
         delivery.reprocess.withLock { [processor = intake.processorCell] in
             $0 = { stored in try? processor.current.process(body: stored.body, pathEnvironment: nil, receivedAt: stored.receivedAt) }
         }
-        reconcilers = Reconcilers(dataDirectory: configuration.dataDirectory, intake: intake, journal: journal, clock: clock,
+        reconcilers = Reconcilers(dataDirectory: configuration.dataDirectory, intake: intake, store: backend.store, clock: clock,
                                   logger: logger, metrics: metrics)
         let reconciling: [Reconciler]
         do {
-            reconciling = try reconcilers.prepare(configuration, dedupeWindow: configuration.dedupeWindow)
+            reconciling = try reconcilers.prepare(configuration, dedupeWindow: backend.store.dedupeWindow)
         } catch {
-            delivery.stop {}
-            journal.close()
+            backend.close()
             throw error
         }
 
@@ -109,7 +90,7 @@ public final class Gateway: Sendable {
         serverConfiguration.maxConnections = configuration.maxConnections
         serverConfiguration.maxConnectionsPerAddress = configuration.maxConnectionsPerAddress
         serverConfiguration.tls = publicTLS
-        let routes = Locked(Self.publicRoutes(configuration: configuration, intake: intake, journal: journal, stopping: stopping))
+        let routes = Locked(Self.publicRoutes(configuration: configuration, intake: intake, store: backend.store, stopping: stopping))
         publicRoutes = routes
         publicServer = HTTPServer(configuration: serverConfiguration, logger: logger) { request, responder in
             routes.current.handle(request, responder)
@@ -118,8 +99,7 @@ public final class Gateway: Sendable {
         do {
             port = try publicServer.start()
         } catch {
-            delivery.stop {}
-            journal.close()
+            backend.close()
             throw GatewayError("cannot listen on \(configuration.listen): \(error)")
         }
         logger.info("listening", [
@@ -133,8 +113,7 @@ public final class Gateway: Sendable {
             adminServer.withLock { $0 = admin }
         } catch {
             publicServer.shutdown {}
-            delivery.stop {}
-            journal.close()
+            backend.close()
             throw error
         }
         // Last: a first pass feeds the intake, which must be fully up.
@@ -142,7 +121,7 @@ public final class Gateway: Sendable {
         logger.info("started", [
             ("data", configuration.dataDirectory), ("routes", String(configuration.routes.rules.count)),
             ("destinations", String(configuration.destinations.count)),
-            ("journal.segments", String(journal.segments.count)),
+            ("journal.segments", journal.map { String($0.segments.count) } ?? "none (cluster mode)"),
         ])
     }
 
@@ -160,14 +139,16 @@ public final class Gateway: Sendable {
         logger.info("stopping", [("shutdown.grace", ConfigFormat.duration(grace))])
         adminServer.current?.shutdown()
         reconcilers.stop()
-        journalProbe.stop()
-        memoryTrimmer.stop()
-        publicServer.shutdown { [delivery, journal, logger] in
+        journalProbe?.stop()
+        memoryTrimmer?.stop()
+        publicServer.shutdown { [delivery, journal, cluster, logger] in
             delivery.stop(grace: grace) {
-                journal.close {
+                let stopped: @Sendable () -> Void = {
                     logger.info("stopped")
                     completion()
                 }
+                cluster?.client.shutdown()
+                if let journal { journal.close(completion: stopped) } else { stopped() }
             }
         }
     }

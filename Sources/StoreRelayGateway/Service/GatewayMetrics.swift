@@ -1,4 +1,6 @@
+import StoreRelayCluster
 import StoreRelayDelivery
+import StoreRelayNet
 import StoreRelayStorage
 import StoreRelayCore
 
@@ -12,6 +14,8 @@ final class GatewayMetrics: Sendable {
     private let deadLettersCreated: Counter
     private let reconcileRuns: Counter
     private let reconcileRecovered: Counter
+    private let clusterClaims: Counter
+    private let clusterLost: Counter
 
     init() {
         received = registry.counter(
@@ -39,6 +43,14 @@ final class GatewayMetrics: Sendable {
             "storerelay_reconcile_recovered_total",
             help: "Notifications recovered from Apple's Notification History that the gateway had missed, by app and environment.",
             labels: ["app", "environment"])
+        clusterClaims = registry.counter(
+            "storerelay_cluster_claims_total",
+            help: "Cluster mode: deliveries taken over from an instance that left them idle for claim-after, by destination.",
+            labels: ["destination"])
+        clusterLost = registry.counter(
+            "storerelay_cluster_lost_total",
+            help: "Cluster mode: acknowledged events found deleted from a queue while pending, by destination (must stay 0).",
+            labels: ["destination"])
     }
 
     func reconciliationFinished(app: String, environment: String, outcome: String, recovered: Int) {
@@ -57,8 +69,26 @@ final class GatewayMetrics: Sendable {
         }
     }
 
-    /// Gauges read at scrape time from the running parts.
+    /// Gauges read at scrape time from the running parts (single-node mode).
     func observe(delivery: DeliveryEngine, journal: Journal, journalDirectory: String) {
+        observe(delivery: delivery)
+        registry.gauge("storerelay_journal_segments", help: "Journal segments on disk.") {
+            [([], Double(journal.segments.count))]
+        }
+        registry.gauge("storerelay_journal_bytes", help: "Bytes of journal segments on disk.") {
+            let names = (try? PrivateFiles.listDirectory(journalDirectory)) ?? []
+            let bytes = names.filter { $0.hasSuffix(".log") }.reduce(0) { total, name in
+                total + (PrivateFiles.fileSize(journalDirectory + "/" + name) ?? 0)
+            }
+            return [([], Double(bytes))]
+        }
+        registry.gauge("storerelay_journal_writable", help: "1 when the journal can write, else 0.") {
+            [([], journal.isWritable ? 1 : 0)]
+        }
+    }
+
+    /// Gauges every mode has: each destination's queue, attempts, breaker and dead letters.
+    private func observe(delivery: any DeliveryService) {
         registry.gauge("storerelay_queue_depth", help: "Events waiting for their next attempt, by destination.",
                        labels: ["destination"]) {
             delivery.status.map { ([$0.name], Double($0.queueDepth)) }
@@ -84,20 +114,31 @@ final class GatewayMetrics: Sendable {
         }
         registry.gauge("storerelay_dead_letters", help: "Dead letters in the store, by destination (empty: unrouted and quarantined).",
                        labels: ["destination"]) {
-            delivery.deadLetters.countsByDestination.map { ([$0.key ?? ""], Double($0.value)) }
+            delivery.deadLetterArchive.countsByDestination.map { ([$0.key ?? ""], Double($0.value)) }
         }
-        registry.gauge("storerelay_journal_segments", help: "Journal segments on disk.") {
-            [([], Double(journal.segments.count))]
+    }
+
+    /// Cluster mode's gauges: the shared queues' figures on the server, and the connection.
+    func observe(cluster delivery: ClusterDelivery, client: RedisClient) {
+        observe(delivery: delivery)
+        registry.gauge("storerelay_cluster_stream_length", help: "Cluster mode: entries in each destination's stream (read or not).",
+                       labels: ["destination"]) {
+            delivery.serverFigures.map { ([$0.destination], Double($0.figures.length)) }
         }
-        registry.gauge("storerelay_journal_bytes", help: "Bytes of journal segments on disk.") {
-            let names = (try? PrivateFiles.listDirectory(journalDirectory)) ?? []
-            let bytes = names.filter { $0.hasSuffix(".log") }.reduce(0) { total, name in
-                total + (PrivateFiles.fileSize(journalDirectory + "/" + name) ?? 0)
-            }
-            return [([], Double(bytes))]
+        registry.gauge("storerelay_cluster_pending", help: "Cluster mode: entries read by an instance and not yet finished, by destination.",
+                       labels: ["destination"]) {
+            delivery.serverFigures.map { ([$0.destination], Double($0.figures.pending)) }
         }
-        registry.gauge("storerelay_journal_writable", help: "1 when the journal can write, else 0.") {
-            [([], journal.isWritable ? 1 : 0)]
+        registry.gauge("storerelay_cluster_oldest_pending_seconds",
+                       help: "Cluster mode: age of the oldest pending entry, by destination (0 when none).", labels: ["destination"]) {
+            delivery.serverFigures.map { ([$0.destination], Double($0.figures.oldestPendingAge?.wholeMilliseconds ?? 0) / 1000) }
+        }
+        registry.gauge("storerelay_cluster_delayed", help: "Cluster mode: retries waiting in the delayed set, by destination.",
+                       labels: ["destination"]) {
+            delivery.serverFigures.map { ([$0.destination], Double($0.figures.delayed)) }
+        }
+        registry.gauge("storerelay_cluster_connected", help: "Cluster mode: 1 while the server is connected and durable, else 0.") {
+            [([], client.isConnected ? 1 : 0)]
         }
     }
 
@@ -115,5 +156,13 @@ extension GatewayMetrics: DeliveryObserver {
 
     func deadLettered(destination: String?, reason: DeadLetter.Reason) {
         deadLettersCreated.increment([destination ?? "", reason.rawValue])
+    }
+
+    func entriesClaimed(destination: String, count: Int) {
+        clusterClaims.increment([destination], by: Double(count))
+    }
+
+    func entriesLost(destination: String, count: Int) {
+        clusterLost.increment([destination], by: Double(count))
     }
 }

@@ -5,14 +5,14 @@ import StoreRelayStorage
 import StoreRelayCore
 
 /// The acceptance pipeline: verify and normalize off the connection's queue, then journal,
-/// then answer — 200 only once the record is fsync'ed (SPEC "Public listener").
+/// then answer — 200 only once the record is durable: fsync'ed in the journal, or
+/// acknowledged by the cluster server (SPEC "Public listener", "Cluster mode").
 final class NotificationIntake: Sendable {
     /// Replaced as a whole by a configuration reload; each notification uses one snapshot.
     private let processor: Locked<NotificationProcessor>
     /// The processor in force, shared with what reprocesses stored notifications (replays).
     var processorCell: Locked<NotificationProcessor> { processor }
-    private let journal: Journal
-    private let delivery: DeliveryEngine
+    private let store: any NotificationStore
     private let clock: any TimeSource
     private let logger: Logger
     private let metrics: GatewayMetrics
@@ -21,12 +21,11 @@ final class NotificationIntake: Sendable {
     private let verificationQueue = DispatchQueue(
         label: "storerelay.verification", attributes: .concurrent, target: .nonBlockingWork)
 
-    init(processor: NotificationProcessor, journal: Journal, delivery: DeliveryEngine, clock: any TimeSource,
+    init(processor: NotificationProcessor, store: any NotificationStore, clock: any TimeSource,
          logger: Logger, metrics: GatewayMetrics) {
         self.metrics = metrics
         self.processor = Locked(processor)
-        self.journal = journal
-        self.delivery = delivery
+        self.store = store
         self.clock = clock
         self.logger = logger
     }
@@ -51,7 +50,7 @@ final class NotificationIntake: Sendable {
                 answer(.rejected(error), event: nil, started: started, completion: completion)
                 return
             }
-            store(processed) { [self] outcome in
+            keep(processed) { [self] outcome in
                 answer(outcome, event: processed.event, started: started, completion: completion)
             }
         }
@@ -77,10 +76,15 @@ final class NotificationIntake: Sendable {
             }
             guard !dryRun else {
                 let id = processed.id
-                if journal.contains(id: id) { return completion(.duplicate(id: id)) }
-                return completion(processed.disposition == .accept ? .accepted(id: id) : .quarantined(id: id))
+                return store.contains(id: id) { known in
+                    switch known {
+                    case true: completion(.duplicate(id: id))
+                    case false: completion(processed.disposition == .accept ? .accepted(id: id) : .quarantined(id: id))
+                    case nil: completion(.rejected(.unavailable("Could not tell whether it was received: the store did not answer.")))
+                    }
+                }
             }
-            store(processed, completion: completion)
+            keep(processed, completion: completion)
         }
     }
 
@@ -97,14 +101,13 @@ final class NotificationIntake: Sendable {
         completion(outcome)
     }
 
-    private func store(_ stored: StoredNotification, completion: @escaping @Sendable (IntakeOutcome) -> Void) {
+    private func keep(_ stored: StoredNotification, completion: @escaping @Sendable (IntakeOutcome) -> Void) {
         let id = stored.id
         let event = stored.event
-        journal.append(id: id, payload: stored.encoded()) { [logger, delivery] outcome in
+        let reason = store.unavailableReason
+        store.store(stored) { [logger] outcome in
             switch outcome {
-            case .stored(let position):
-                // Answer first: Apple's 200 must not wait for fan-out to be planned.
-                defer { delivery.submit(stored, position: position) }
+            case .stored:
                 if case .quarantine(let reason) = stored.disposition {
                     logger.warning("notification quarantined", [
                         ("event.id", id), ("event.type", event.type), ("environment", event.environment?.rawValue ?? "unknown"),
@@ -122,9 +125,9 @@ final class NotificationIntake: Sendable {
                 logger.info("duplicate notification", [("event.id", id)])
                 completion(.duplicate(id: id))
             case .failed(let error):
-                logger.error("journal write failed", [("event.id", id), ("error", "\(error)")])
+                logger.error("notification not stored", [("event.id", id), ("error", error)])
                 completion(.rejected(.unavailable(
-                    "The notification could not be stored; retry later (the journal cannot write).")))
+                    "The notification could not be stored; retry later (\(reason)).")))
             }
         }
     }

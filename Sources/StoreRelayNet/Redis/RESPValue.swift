@@ -22,6 +22,11 @@ public enum RESPValue: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// The bytes of a bulk string, nil for anything else (and for null).
+    public var bytes: [UInt8]? {
+        if case .bulkString(let bytes?) = self { bytes } else { nil }
+    }
+
     /// The integer of an integer reply, or of a string holding a decimal integer.
     public var integer: Int64? {
         switch self {

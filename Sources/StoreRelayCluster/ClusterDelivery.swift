@@ -1,0 +1,289 @@
+import Dispatch
+import StoreRelayConfig
+import StoreRelayDelivery
+import StoreRelayNet
+import StoreRelayCore
+
+/// Delivery in cluster mode (docs/SPEC.md "Cluster mode"): this instance's consumers of every
+/// destination's shared queue, and what the admin listener asks of delivery (event states,
+/// dead letters, replays), answered from the server, so every instance shows the same.
+public final class ClusterDelivery: DeliveryService {
+    /// What a reload can change, swapped as a whole.
+    struct Topology: Sendable {
+        var destinations: [String: ClusterDestination]
+        /// Destination names in configuration order, for status listings.
+        var order: [String]
+        var routes: RouteTable
+    }
+
+    public let instanceId: String
+    public let deadLetters: ClusterDeadLetters
+    public let reprocess = Locked<(@Sendable (StoredNotification) -> StoredNotification?)?>(nil)
+    let client: RedisClient
+    let keys = ClusterKeys()
+    let topology: Locked<Topology>
+    let settings: ClusterDestination.Settings
+    let httpClient: HTTPClient
+    let clock: any TimeSource
+    let logger: Logger
+    let observer: any DeliveryObserver
+    let heartbeat: ClusterHeartbeat
+
+    static let replay = RedisScript(source: """
+        -- Queues one dead letter's event again (docs/SPEC.md "Cluster mode", Shared state).
+        -- KEYS[1] the record, KEYS[2] the event's state, then per destination its stream and
+        -- its progress hash. ARGV[1] the record, ARGV[2] the event id, ARGV[3] the prefix,
+        -- ARGV[4] the progress (a fresh budget, naming the letter), ARGV[5] the letter id,
+        -- ARGV[6..] the destinations.
+        if not redis.call('SET', ARGV[3] .. 'replaying:' .. ARGV[5], '1', 'NX', 'EX', 86400) then
+          return 'replaying'
+        end
+        redis.call('SET', KEYS[1], ARGV[1])
+        redis.call('ZREM', ARGV[3] .. 'recent', ARGV[2])
+        local count = (#KEYS - 2) / 2
+        redis.call('HINCRBY', KEYS[2], '_remaining', count)
+        for i = 1, count do
+          redis.call('HDEL', KEYS[2], ARGV[5 + i])
+          redis.call('HSET', KEYS[2 + 2 * i], ARGV[2], ARGV[4])
+          redis.call('XADD', KEYS[1 + 2 * i], '*', 'id', ARGV[2])
+        end
+        return 'replayed'
+        """)
+
+    /// - Parameter client: started, with the durability checks of `ServerDurability` when
+    ///   the configuration requires them.
+    public init(configuration: GatewayConfiguration, cluster: ClusterConfiguration, client: RedisClient, instanceId: String,
+                clock: any TimeSource = WallClock(), logger: Logger, observer: any DeliveryObserver = NoDeliveryObserver(),
+                pollInterval: Duration = .milliseconds(100)) throws {
+        self.instanceId = instanceId
+        self.client = client
+        self.clock = clock
+        self.logger = logger
+        self.observer = observer
+        deadLetters = ClusterDeadLetters(client: client)
+        settings = ClusterDestination.Settings(claimAfter: cluster.claimAfter, recentEvents: configuration.recentEvents,
+                                               pollInterval: pollInterval,
+                                               maintenanceInterval: min(.seconds(1), cluster.claimAfter / 3))
+        var clientConfiguration = HTTPClientConfiguration()
+        clientConfiguration.logger = logger
+        httpClient = HTTPClient(configuration: clientConfiguration)
+        heartbeat = ClusterHeartbeat(client: client, instanceId: instanceId, clock: clock)
+        topology = Locked(Topology(destinations: [:], order: configuration.destinations.map(\.name), routes: configuration.routes))
+        var destinations: [String: ClusterDestination] = [:]
+        for destination in configuration.destinations {
+            destinations[destination.name] = try makeDestination(destination)
+        }
+        topology.withLock { $0.destinations = destinations }
+    }
+
+    private func makeDestination(_ definition: DestinationConfiguration) throws -> ClusterDestination {
+        // File queues: each instance writes its own subdirectory (SPEC), so instances sharing
+        // a volume never write the same segment.
+        let setup = try DestinationSetup(definition, client: httpClient, clock: clock, logger: logger, fileSubdirectory: instanceId)
+        return ClusterDestination(definition: definition, setup: setup, client: client, consumer: instanceId, settings: settings,
+                                  clock: clock, logger: logger, observer: observer)
+    }
+
+    /// Starts every destination's consumer and the heartbeat.
+    public func start() {
+        heartbeat.start()
+        for destination in topology.current.destinations.values { destination.start() }
+    }
+
+    /// This instance just enqueued an event on these destinations: read them now.
+    public func nudge(_ destinations: [String]) {
+        let topology = topology.current
+        for name in destinations { topology.destinations[name]?.nudge() }
+    }
+
+    public var status: [DestinationStatus] {
+        let topology = topology.current
+        return topology.order.compactMap { topology.destinations[$0]?.status }
+    }
+
+    /// Each destination's figures on the server (stream length, pending, oldest pending age,
+    /// delayed), as last refreshed.
+    public var serverFigures: [(destination: String, figures: ClusterQueue.Figures)] {
+        let topology = topology.current
+        return topology.order.compactMap { name in topology.destinations[name].map { (name, $0.serverFigures) } }
+    }
+
+    public var deadLetterArchive: any DeadLetterArchive { deadLetters }
+
+    // MARK: Events
+
+    public func state(ofEvent id: String) -> EventDeliveryState? {
+        let replies = client.waitForReplies([RESPCommand("GET", keys.event(id)), RESPCommand("HGETALL", keys.state(id))])
+        guard replies.count == 2, case .success(let record) = replies[0], let bytes = record.bytes,
+              let notification = StoredNotification(decoding: bytes)
+        else { return stateFromDeadLetters(ofEvent: id) }
+        var recorded: [String: EventDeliveryState.Delivery] = [:]
+        if case .success(let fields) = replies[1], let pairs = fields.elements {
+            var index = 0
+            while index + 1 < pairs.count {
+                if let name = pairs[index].string, !name.hasPrefix("_"), let json = pairs[index + 1].bytes.flatMap({ try? JSONValue.parse($0) }),
+                   let delivery = EventDeliveryState.Delivery(json: json) {
+                    recorded[name] = delivery
+                }
+                index += 2
+            }
+        }
+        let routed = notification.disposition == .accept ? notification.destinations : []
+        var deliveries = routed.map { name in
+            recorded.removeValue(forKey: name)
+                ?? EventDeliveryState.Delivery(destination: name, phase: .pending, attempts: [], nextAttempt: nil, deadLetterId: nil)
+        }
+        // Destinations a replay added (an unrouted letter routed again).
+        deliveries += recorded.keys.sorted().compactMap { recorded[$0] }
+        return EventDeliveryState(notification: notification, deliveries: deliveries)
+    }
+
+    /// An event no longer among the recent ones: what its dead letters tell, if it has any.
+    private func stateFromDeadLetters(ofEvent id: String) -> EventDeliveryState? {
+        let letters = deadLetters.letters(forEvent: id)
+        guard let notification = letters.lazy.compactMap(\.notification).first else { return nil }
+        let deliveries = letters.map { letter in
+            EventDeliveryState.Delivery(destination: letter.destination ?? "", phase: .deadLettered, attempts: letter.attempts,
+                                        nextAttempt: nil, deadLetterId: letter.id)
+        }
+        return EventDeliveryState(notification: notification, deliveries: deliveries, allDeliveriesKnown: false)
+    }
+
+    public func events(ofSubscription originalTransactionId: String, limit: Int) -> [EventDeliveryState] {
+        let known = client.waitForReply(RESPCommand("ZREVRANGE", keys.subscription(originalTransactionId), "0", String(max(0, limit - 1))))
+        var ids = Set((known?.elements ?? []).compactMap(\.string))
+        let letters = deadLetters.list(DeadLetterQuery(originalTransactionId: originalTransactionId), limit: limit, cursor: nil)
+        ids.formUnion(letters.items.map(\.eventId))
+        let states = ids.compactMap { state(ofEvent: $0) }
+            .sorted { ($0.notification.receivedAt.milliseconds, $0.notification.id) > ($1.notification.receivedAt.milliseconds, $1.notification.id) }
+        return Array(states.prefix(limit))
+    }
+
+    // MARK: Replays
+
+    public func replay(deadLetterId id: String) -> ReplayResult {
+        guard let letter = deadLetters.letter(id: id) else { return .notFound }
+        guard var stored = letter.notification else { return .unreadable }
+        if stored.disposition.isNotUnderstood {
+            guard let again = reprocess.current?(stored), !again.disposition.isNotUnderstood else { return .notUnderstood }
+            stored = again
+        }
+        let topology = topology.current
+        let names: [String]
+        if let destination = letter.destination, letter.reason != .unrouted, topology.destinations[destination] != nil {
+            names = [destination]
+        } else {
+            let event = stored.event
+            names = event.environment.map { environment in
+                topology.routes.destinations(environment: environment, bundleId: event.bundleId ?? "", type: event.type,
+                                             subtype: event.subtype)
+                    .filter { topology.destinations[$0] != nil }
+            } ?? []
+        }
+        guard !names.isEmpty else { return .noRoute }
+        // Delivered like an accepted event to those destinations, with a fresh budget.
+        stored.disposition = .accept
+        stored.destinations = names
+        var progress = ClusterProgress(budgetStart: clock.now())
+        progress.attempts = letter.attempts
+        progress.attemptsBefore = letter.attempts.count
+        progress.replayOf = letter.id
+        let eventId = stored.id
+        let scriptKeys = [keys.event(eventId), keys.state(eventId)] + names.flatMap { [keys.queue($0), keys.progress($0)] }
+        let arguments: [[UInt8]] = [stored.encoded(), Array(eventId.utf8), Array(ClusterKeys.prefix.utf8), progress.encoded,
+                                    Array(letter.id.utf8)] + names.map { Array($0.utf8) }
+        switch client.waitForScript(Self.replay, keys: scriptKeys, arguments: arguments)?.string {
+        case "replayed":
+            logger.info("dead letter replayed", [("dead_letter.id", id), ("destinations", names.joined(separator: " "))])
+            nudge(names)
+            return .replayed(destinations: names)
+        case "replaying":
+            return .alreadyReplaying
+        default:
+            logger.warning("dead letter not replayed: the cluster server did not answer", [("dead_letter.id", id)])
+            return .notFound
+        }
+    }
+
+    public func replayAll(_ query: DeadLetterQuery) -> Int {
+        var replayed = 0
+        var cursor: String?
+        repeat {
+            let page = deadLetters.list(query, limit: 500, cursor: cursor)
+            for letter in page.items {
+                if case .replayed = replay(deadLetterId: letter.id) { replayed += 1 }
+            }
+            cursor = page.nextCursor
+        } while cursor != nil
+        return replayed
+    }
+
+    // MARK: Reload and stop
+
+    /// Destinations whose definition changed are replaced (the old consumer stops; what it
+    /// had pending is claimed after `claim-after`), new ones start, removed ones stop. Their
+    /// queues stay on the server for instances that still deliver them.
+    public func reconfigure(_ configuration: GatewayConfiguration) throws {
+        let current = topology.current
+        var next: [String: ClusterDestination] = [:]
+        var started: [ClusterDestination] = []
+        for definition in configuration.destinations {
+            if let existing = current.destinations[definition.name], existing.definition == definition {
+                next[definition.name] = existing
+            } else {
+                let made = try makeDestination(definition)
+                next[definition.name] = made
+                started.append(made)
+            }
+        }
+        let retired = current.destinations.filter { next[$0.key] !== $0.value }.map(\.value)
+        topology.withLock { $0 = Topology(destinations: next, order: configuration.destinations.map(\.name), routes: configuration.routes) }
+        for destination in started { destination.start() }
+        for destination in retired { destination.stop(grace: .seconds(10)) {} }
+    }
+
+    public func stop(grace: Duration, completion: @escaping @Sendable () -> Void) {
+        heartbeat.stop()
+        let group = DispatchGroup()
+        for destination in topology.current.destinations.values {
+            group.enter()
+            destination.stop(grace: grace) { group.leave() }
+        }
+        group.notify(queue: .global()) { [httpClient] in
+            httpClient.shutdown()
+            completion()
+        }
+    }
+}
+
+extension ClusterDelivery {
+    /// What `/api/status` shows of cluster mode: this instance, the live ones, the server and
+    /// its durability settings (waits for the server: admin only).
+    public func statusJSON(_ cluster: ClusterConfiguration) -> JSONValue {
+        let replies = client.waitForReplies(ServerDurability.checks)
+        var durability: [(String, JSONValue)] = []
+        for (reply, name) in zip(replies, ["appendonly", "appendfsync"]) {
+            switch reply {
+            case .success(let value) where value.errorKind == nil:
+                durability.append((name, .string(value.elements.flatMap { $0.count == 2 ? $0[1].string : nil })))
+            case .success(let value):
+                durability.append((name, .string("unknown: \(value.description)")))
+            case .failure(let error):
+                durability.append((name, .string("unknown: \(error.message)")))
+            }
+        }
+        let instances = heartbeat.liveInstances().map { instance -> JSONValue in
+            ["id": .string(instance.id), "startedAt": .string(instance.startedAt?.iso8601), "lastSeen": .string(instance.lastSeen.iso8601)]
+        }
+        return [
+            "server": .string(cluster.url.description),
+            "connected": .bool(client.isConnected),
+            "lastError": .string(client.lastError?.message),
+            "instanceId": .string(instanceId),
+            "instances": .array(instances),
+            "durability": .object(JSONObject(durability)),
+            "requireAof": .bool(cluster.requireAOF),
+            "waitReplicas": .integer(Int64(cluster.waitReplicas)),
+        ]
+    }
+}

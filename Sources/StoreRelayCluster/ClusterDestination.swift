@@ -1,0 +1,356 @@
+import Dispatch
+import StoreRelayConfig
+import StoreRelayDelivery
+import StoreRelayNet
+import StoreRelayCore
+
+/// One destination's deliveries from this instance in cluster mode (docs/SPEC.md "Cluster
+/// mode", Delivery): it reads entries from the destination's shared stream as one consumer
+/// of the group, at most `concurrency` attempts in flight, and settles each attempt on the
+/// server: delivered, retried later through the delayed set, or dead-lettered.
+///
+/// Between reads it moves due retries back into the stream, keeps the claim on attempts
+/// still running, takes over entries another instance left idle for `claim-after`, and
+/// refreshes the queue's figures. The circuit breaker is this instance's own, as in
+/// single-node mode. All state is confined to `work`.
+final class ClusterDestination: @unchecked Sendable {
+    struct Settings: Sendable {
+        var claimAfter: Duration
+        var recentEvents: Int
+        /// How often an idle destination looks for new entries. Acceptance on this instance
+        /// nudges it at once; entries accepted elsewhere wait at most this long.
+        var pollInterval: Duration = .milliseconds(100)
+        /// How often due retries are moved, claims kept and idle entries claimed.
+        var maintenanceInterval: Duration = .seconds(1)
+    }
+
+    let name: String
+    let definition: DestinationConfiguration
+    let kind: String
+    private let driver: any DeliveryDriver
+    private let limits: DeliveryLimits
+    private let queue: ClusterQueue
+    private let settings: Settings
+    private let clock: any TimeSource
+    private let logger: Logger
+    private let observer: any DeliveryObserver
+    private let work: DispatchQueue
+
+    // Confined to `work`.
+    /// Entries read and not yet settled on the server, by stream id.
+    private var inFlight: [String: ClusterQueue.Entry] = [:]
+    private var reading = false
+    private var prepared = false
+    private var breaker: CircuitBreaker
+    private var pollTimer: (any DispatchSourceTimer)?
+    private var maintenanceTimer: (any DispatchSourceTimer)?
+    private var stopped = false
+    private var stopCompletion: (@Sendable () -> Void)?
+    private var lastSuccess: Timestamp?
+    private var lastError: (message: String, at: Timestamp)?
+    private var figures = ClusterQueue.Figures()
+
+    init(definition: DestinationConfiguration, setup: DestinationSetup, client: RedisClient, consumer: String, settings: Settings,
+         clock: any TimeSource, logger: Logger, observer: any DeliveryObserver) {
+        self.definition = definition
+        name = definition.name
+        kind = setup.kind
+        driver = setup.driver
+        limits = setup.limits
+        queue = ClusterQueue(client: client, destination: definition.name, consumer: consumer)
+        self.settings = settings
+        self.clock = clock
+        self.logger = logger
+        self.observer = observer
+        work = DispatchQueue(label: "storerelay.cluster.\(definition.name)", target: .deliveryWork)
+        breaker = CircuitBreaker(threshold: 5, cooldown: limits.schedule)
+    }
+
+    /// Joins the destination's consumer group and starts reading.
+    func start() {
+        work.async { [self] in
+            let timer = DispatchSource.makeTimerSource(queue: work)
+            timer.schedule(deadline: .now(), repeating: settings.maintenanceInterval.dispatchInterval, leeway: .milliseconds(50))
+            timer.setEventHandler { [weak self] in self?.maintain() }
+            timer.resume()
+            maintenanceTimer = timer
+        }
+    }
+
+    /// Something was just enqueued here by this instance: read now rather than at the next poll.
+    func nudge() {
+        work.async { [self] in pump() }
+    }
+
+    var status: DestinationStatus {
+        work.sync {
+            DestinationStatus(name: name, kind: kind, queueDepth: figures.length + figures.delayed, parked: 0, inFlight: inFlight.count,
+                              breaker: breaker.state, lastSuccess: lastSuccess, lastError: lastError?.message,
+                              lastErrorAt: lastError?.at)
+        }
+    }
+
+    /// The queue's figures on the server, as last refreshed (every maintenance tick).
+    var serverFigures: ClusterQueue.Figures { work.sync { figures } }
+
+    /// Starts nothing new; attempts in flight may finish and settle for up to `grace`. What is
+    /// still pending then stays pending on the server: another instance claims it after
+    /// `claim-after`, or this one when it comes back with the same instance id.
+    func stop(grace: Duration, completion: @escaping @Sendable () -> Void) {
+        work.async { [self] in
+            guard !stopped, stopCompletion == nil else { return completion() }
+            stopCompletion = completion
+            pollTimer?.cancel()
+            maintenanceTimer?.cancel()
+            pollTimer = nil
+            maintenanceTimer = nil
+            if inFlight.isEmpty { return finishStopping() }
+            work.asyncAfter(deadline: .now() + grace.dispatchInterval) { [self] in finishStopping() }
+        }
+    }
+
+    private var isStopping: Bool { stopped || stopCompletion != nil }
+
+    private func finishStopping() {
+        guard !stopped, let completion = stopCompletion else { return }
+        stopped = true
+        stopCompletion = nil
+        driver.close(completion: completion)
+    }
+
+    // MARK: Reading
+
+    private func maintain() {
+        dispatchPrecondition(condition: .onQueue(work))
+        guard !isStopping else { return }
+        guard prepared else {
+            queue.prepare { [self] result in
+                work.async { [self] in
+                    switch result {
+                    case .success:
+                        prepared = true
+                        pump()
+                    case .failure(let error):
+                        logger.warning("cluster queue not ready", [("destination", name), ("error", error.message)])
+                    }
+                }
+            }
+            return
+        }
+        let now = clock.now().milliseconds
+        queue.moveDue(now: now) { [self] result in
+            if case .success(let moved) = result, moved > 0 { nudge() }
+        }
+        queue.keepAlive(Array(inFlight.values)) { _ in }
+        queue.claimIdle(minimumIdle: settings.claimAfter, count: 100) { [self] result in
+            work.async { [self] in claimed(result) }
+        }
+        queue.figures(now: now) { [self] result in
+            guard case .success(let fresh) = result else { return }
+            work.async { [self] in figures = fresh }
+        }
+        pump()
+    }
+
+    private func claimed(_ result: Result<ClusterQueue.Claimed, RedisError>) {
+        guard case .success(let claimed) = result, !isStopping else { return }
+        if !claimed.lost.isEmpty {
+            observer.entriesLost(destination: name, count: claimed.lost.count)
+            logger.error("cluster entries deleted while pending: acknowledged events no instance can deliver", [
+                ("destination", name), ("entries", claimed.lost.joined(separator: " ")),
+            ])
+        }
+        // Ours already (an attempt still running when its idle time ran out) or new to us.
+        let taken = claimed.entries.filter { inFlight[$0.streamId] == nil }
+        guard !taken.isEmpty else { return }
+        observer.entriesClaimed(destination: name, count: taken.count)
+        logger.warning("cluster entries claimed from an idle instance", [("destination", name), ("entries", String(taken.count))])
+        for entry in taken { inFlight[entry.streamId] = entry }
+        load(taken)
+    }
+
+    /// Reads as many new entries as the concurrency limit and the breaker allow.
+    private func pump() {
+        dispatchPrecondition(condition: .onQueue(work))
+        guard prepared, !isStopping, !reading else { return }
+        let free = driver.concurrency - inFlight.count
+        guard free > 0 else { return }
+        let now = clock.now()
+        guard breaker.allowsAttempt(at: now) else { return schedulePoll(at: breaker.openUntil) }
+        let count = breaker.state == .closed ? min(free, 100) : 1
+        reading = true
+        queue.read(count: count) { [self] result in
+            work.async { [self] in
+                reading = false
+                switch result {
+                case .success(let entries) where !entries.isEmpty:
+                    for entry in entries { inFlight[entry.streamId] = entry }
+                    load(entries)
+                    pump()
+                case .success:
+                    if breaker.state == .halfOpen { breaker.cancelProbe() }
+                    schedulePoll(at: nil)
+                case .failure(let error):
+                    if breaker.state == .halfOpen { breaker.cancelProbe() }
+                    logger.warning("cluster queue read failed", [("destination", name), ("error", error.message)])
+                    if error.message.contains("NOGROUP") { prepared = false }
+                    schedulePoll(at: clock.now().advanced(by: .seconds(1)))
+                }
+            }
+        }
+    }
+
+    private func schedulePoll(at moment: Timestamp?) {
+        guard !isStopping, pollTimer == nil else { return }
+        let now = clock.now()
+        let delay = moment.map { max(settings.pollInterval, .milliseconds($0.milliseconds - now.milliseconds)) } ?? settings.pollInterval
+        let timer = DispatchSource.makeTimerSource(queue: work)
+        timer.schedule(deadline: .now() + delay.dispatchInterval, leeway: .milliseconds(10))
+        timer.setEventHandler { [weak self] in
+            guard let self else { return }
+            pollTimer?.cancel()
+            pollTimer = nil
+            pump()
+        }
+        timer.resume()
+        pollTimer = timer
+    }
+
+    // MARK: Attempts
+
+    private func load(_ entries: [ClusterQueue.Entry]) {
+        queue.load(entries) { [self] result in
+            work.async { [self] in
+                switch result {
+                case .success(let loaded):
+                    for (entry, stored) in zip(entries, loaded) { begin(entry, record: stored.record, progress: stored.progress) }
+                case .failure(let error):
+                    // Left pending on the server: claimed again after claim-after.
+                    logger.warning("cluster events not loaded", [("destination", name), ("error", error.message)])
+                    for entry in entries { inFlight[entry.streamId] = nil }
+                }
+            }
+        }
+    }
+
+    private func begin(_ entry: ClusterQueue.Entry, record: [UInt8]?, progress: [UInt8]?) {
+        dispatchPrecondition(condition: .onQueue(work))
+        let now = clock.now()
+        guard let record, let notification = StoredNotification(decoding: record) else {
+            let detail = record == nil ? "the event's record is missing on the cluster server" : "the event's record on the cluster server is unreadable"
+            let letter = DeadLetter(unreadableEventId: entry.eventId, destination: name, detail: detail, attempts: [], createdAt: now)
+            return settle(entry, job: nil, letter: letter, phase: .deadLettered, now: now)
+        }
+        let saved = progress.flatMap(ClusterProgress.init) ?? ClusterProgress(budgetStart: notification.receivedAt)
+        let job = DeliveryJob(notification: notification, destination: name, body: driver.body(for: notification),
+                              attempts: saved.attempts, due: now, attemptsBeforeBudget: saved.attemptsBefore,
+                              budgetStart: saved.budgetStart, replayOf: saved.replayOf)
+        guard now < expiry(job) else {
+            return deadLetter(entry, job, saved, .exhausted,
+                              "max-age \(ConfigFormat.duration(limits.maxAge)) passed before the event could be delivered", now: now)
+        }
+        driver.attempt(job, number: job.attempts.count + 1) { [self] outcome in
+            work.async { [self] in finish(entry, job, saved, outcome) }
+        }
+    }
+
+    private func finish(_ entry: ClusterQueue.Entry, _ job: DeliveryJob, _ saved: ClusterProgress, _ outcome: AttemptOutcome) {
+        dispatchPrecondition(condition: .onQueue(work))
+        var job = job
+        job.attempts.append(outcome.attempt)
+        let now = clock.now()
+        switch outcome {
+        case .delivered(let attempt):
+            observer.attemptFinished(destination: name, outcome: "delivered", seconds: Double(attempt.durationMs) / 1000)
+            breaker.recordSuccess()
+            lastSuccess = now
+            settle(entry, job: job, letter: nil, phase: .delivered, now: now)
+        case .reject(let attempt):
+            observer.attemptFinished(destination: name, outcome: "rejected", seconds: Double(attempt.durationMs) / 1000)
+            breaker.recordAnswer()
+            lastError = (attempt.error ?? "rejected", now)
+            deadLetter(entry, job, saved, .rejected, "the destination answered HTTP \(attempt.status ?? 0), which is not retried", now: now)
+        case .retry(let attempt, let retryAfter):
+            observer.attemptFinished(destination: name, outcome: "retry", seconds: Double(attempt.durationMs) / 1000)
+            breaker.recordFailure(at: now)
+            lastError = (attempt.error ?? "failed", now)
+            retry(entry, job, saved, after: retryAfter, now: now)
+        }
+    }
+
+    private func retry(_ entry: ClusterQueue.Entry, _ job: DeliveryJob, _ saved: ClusterProgress, after retryAfter: Duration?,
+                       now: Timestamp) {
+        guard job.attemptsInBudget < limits.maxAttempts else {
+            return deadLetter(entry, job, saved, .exhausted,
+                              "gave up after \(job.attemptsInBudget) attempts (max-attempts \(limits.maxAttempts))", now: now)
+        }
+        let due = now.advanced(by: max(limits.schedule.delay(afterFailures: job.attemptsInBudget), retryAfter ?? .zero))
+        guard due < expiry(job) else {
+            return deadLetter(entry, job, saved, .exhausted,
+                              "max-age \(ConfigFormat.duration(limits.maxAge)) would pass before the next attempt", now: now)
+        }
+        var progress = saved
+        progress.attempts = job.attempts
+        let state = EventDeliveryState.Delivery(destination: name, phase: .pending, attempts: job.attempts, nextAttempt: due,
+                                                deadLetterId: nil)
+        let last = job.attempts.last
+        logger.info("delivery attempt failed", [
+            ("event.id", job.eventId), ("destination", name), ("attempt", String(job.attempts.count)),
+            ("status", last?.status.map(String.init) ?? ""), ("error", last?.error ?? ""), ("next", due.iso8601),
+        ])
+        queue.retry(entry, due: due.milliseconds, progress: progress.encoded, state: state.json.serializedBytes()) { [self] result in
+            work.async { [self] in settled(entry, result) }
+        }
+    }
+
+    private func deadLetter(_ entry: ClusterQueue.Entry, _ job: DeliveryJob, _ saved: ClusterProgress, _ reason: DeadLetter.Reason,
+                            _ detail: String, now: Timestamp) {
+        let letter = DeadLetter(notification: job.notification, destination: name, reason: reason, detail: detail,
+                                attempts: job.attempts, createdAt: now)
+        settle(entry, job: job, letter: letter, phase: .deadLettered, now: now)
+    }
+
+    /// Finishes the entry on the server: delivered, or dead-lettered with `letter`.
+    private func settle(_ entry: ClusterQueue.Entry, job: DeliveryJob?, letter: DeadLetter?, phase: EventDeliveryState.Phase,
+                        now: Timestamp) {
+        let state = EventDeliveryState.Delivery(destination: name, phase: phase, attempts: job?.attempts ?? letter?.attempts ?? [],
+                                                nextAttempt: nil, deadLetterId: letter?.id)
+        if let letter {
+            observer.deadLettered(destination: name, reason: letter.reason)
+            logger.warning("dead-lettered", [
+                ("event.id", entry.eventId), ("destination", name), ("reason", letter.reason.rawValue),
+                ("attempts", String(letter.attempts.count)), ("detail", letter.detail ?? ""),
+            ])
+        }
+        let outcome = ClusterQueue.Finish(
+            state: state.json.serializedBytes(),
+            letter: letter.map { ($0.id, $0.json.serializedBytes(), DeadLetterEntry($0).json.serializedBytes()) },
+            replayed: job?.replayOf,
+            now: now.milliseconds, recentEvents: settings.recentEvents)
+        queue.finish(entry, outcome) { [self] result in
+            work.async { [self] in settled(entry, result.map { _ in true }) }
+        }
+    }
+
+    /// The server has the outcome (or could not take it: the entry stays pending, and is
+    /// claimed and tried again after `claim-after`).
+    private func settled(_ entry: ClusterQueue.Entry, _ result: Result<Bool, RedisError>) {
+        dispatchPrecondition(condition: .onQueue(work))
+        if case .failure(let error) = result {
+            logger.warning("cluster delivery outcome not stored; the event will be tried again",
+                           [("event.id", entry.eventId), ("destination", name), ("error", error.message)])
+        }
+        inFlight[entry.streamId] = nil
+        if stopCompletion != nil, inFlight.isEmpty { return finishStopping() }
+        pump()
+    }
+
+    private func expiry(_ job: DeliveryJob) -> Timestamp { job.budgetStart.advanced(by: limits.maxAge) }
+}
+
+extension Duration {
+    /// For Dispatch deadlines: whole milliseconds, at most ~24 days.
+    var dispatchInterval: DispatchTimeInterval {
+        .milliseconds(Int(min(max(0, wholeMilliseconds), Int64(Int32.max))))
+    }
+}

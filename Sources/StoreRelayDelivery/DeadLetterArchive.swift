@@ -1,0 +1,96 @@
+import StoreRelayCore
+
+/// Where dead letters are kept and read back: one file each under `DATA/dead-letters` in
+/// single-node mode (`DeadLetterStore`), the shared server in cluster mode. The admin API,
+/// page and `dlq` CLI see them only through this.
+public protocol DeadLetterArchive: Sendable {
+    /// The dead letter `id`, or nil.
+    func letter(id: String) -> DeadLetter?
+    /// Removes dead letter `id`; true when it existed.
+    @discardableResult func delete(id: String) -> Bool
+    /// Dead letters matching `query`, newest first, at most `limit`, starting after `cursor`
+    /// (an opaque string from a previous page); also the cursor of the next page, if any.
+    func list(_ query: DeadLetterQuery, limit: Int, cursor: String?) -> (items: [DeadLetter], nextCursor: String?)
+    /// How many dead letters there are, by destination (`nil` key: unrouted and quarantined).
+    var countsByDestination: [String?: Int] { get }
+    /// The dead letters of event `eventId`, one per destination that gave up on it.
+    func letters(forEvent eventId: String) -> [DeadLetter]
+}
+
+/// What listings filter and sort dead letters by: a few fields of each letter, small enough
+/// to keep for every letter (in memory, or in one hash on the cluster server).
+package struct DeadLetterEntry: Sendable, Hashable {
+    package var id: String
+    package var eventId: String
+    package var createdAt: Int64
+    package var destination: String?
+    package var reason: DeadLetter.Reason
+    /// What an operator searches by, from the letter's event (nil when it has none).
+    package var type: String?
+    package var bundleId: String?
+    package var originalTransactionId: String?
+    package var transactionId: String?
+
+    package init(_ letter: DeadLetter) {
+        let event = letter.notification?.event.json
+        id = letter.id
+        eventId = letter.eventId
+        createdAt = letter.createdAt.milliseconds
+        destination = letter.destination
+        reason = letter.reason
+        type = event?["type"]?.stringValue
+        bundleId = event?["app"]?["bundleId"]?.stringValue
+        originalTransactionId = event?["subscription"]?["originalTransactionId"]?.stringValue
+        transactionId = event?["transaction"]?["transactionId"]?.stringValue
+    }
+
+    package var json: JSONValue {
+        [
+            "id": .string(id), "eventId": .string(eventId), "createdAt": .integer(createdAt), "destination": .string(destination),
+            "reason": .string(reason.rawValue), "type": .string(type), "bundleId": .string(bundleId),
+            "originalTransactionId": .string(originalTransactionId), "transactionId": .string(transactionId),
+        ]
+    }
+
+    package init?(json: JSONValue) {
+        guard let id = json["id"]?.stringValue, let eventId = json["eventId"]?.stringValue,
+              let createdAt = json["createdAt"]?.int64Value,
+              let reason = json["reason"]?.stringValue.flatMap(DeadLetter.Reason.init(rawValue:))
+        else { return nil }
+        self.id = id
+        self.eventId = eventId
+        self.createdAt = createdAt
+        self.reason = reason
+        destination = json["destination"]?.stringValue
+        type = json["type"]?.stringValue
+        bundleId = json["bundleId"]?.stringValue
+        originalTransactionId = json["originalTransactionId"]?.stringValue
+        transactionId = json["transactionId"]?.stringValue
+    }
+
+    /// One page of `entries` matching `query`, newest first, after `cursor`; and the next
+    /// page's cursor when more match.
+    package static func page(
+        _ entries: some Sequence<DeadLetterEntry>, _ query: DeadLetterQuery, limit: Int, cursor: String?
+    ) -> (entries: [DeadLetterEntry], nextCursor: String?) {
+        let after = cursor.flatMap(decodeCursor)
+        let matching = entries
+            .filter(query.matches)
+            .filter { entry in after.map { (entry.createdAt, entry.id) < ($0.createdAt, $0.id) } ?? true }
+            .sorted { ($0.createdAt, $0.id) > ($1.createdAt, $1.id) }
+        let page = Array(matching.prefix(max(0, limit)))
+        let next = matching.count > page.count ? page.last.map(encodeCursor) : nil
+        return (page, next)
+    }
+
+    private static func encodeCursor(_ entry: DeadLetterEntry) -> String {
+        Base64.urlEncode(Array("\(entry.createdAt):\(entry.id)".utf8))
+    }
+
+    private static func decodeCursor(_ cursor: String) -> (createdAt: Int64, id: String)? {
+        guard let bytes = Base64.urlDecode(cursor) else { return nil }
+        let parts = String(decoding: bytes, as: UTF8.self).split(separator: ":", maxSplits: 1)
+        guard parts.count == 2, let createdAt = Int64(parts[0]), DeadLetterStore.isValidID(String(parts[1])) else { return nil }
+        return (createdAt, String(parts[1]))
+    }
+}

@@ -1,0 +1,32 @@
+import StoreRelayConfig
+import StoreRelayCore
+
+/// What the gateway's admin listener, metrics and reload need from delivery, whichever mode
+/// runs it: `DeliveryEngine` over the journal (single-node mode), or cluster mode's delivery
+/// over the shared server.
+public protocol DeliveryService: AnyObject, Sendable {
+    /// Status of every destination, in configuration order.
+    var status: [DestinationStatus] { get }
+    /// Where the deliveries of event `id` stand, while it is known. May block: call it off
+    /// the accepting pool.
+    func state(ofEvent id: String) -> EventDeliveryState?
+    /// The known events of one subscription, newest first, at most `limit`.
+    func events(ofSubscription originalTransactionId: String, limit: Int) -> [EventDeliveryState]
+    /// The dead letters.
+    var deadLetterArchive: any DeadLetterArchive { get }
+    /// Queues dead letter `deadLetterId` again with a fresh attempt budget.
+    func replay(deadLetterId: String) -> ReplayResult
+    /// Replays every dead letter matching `query`; returns how many were replayed.
+    func replayAll(_ query: DeadLetterQuery) -> Int
+    /// Applies a reloaded configuration's destinations and routes.
+    func reconfigure(_ configuration: GatewayConfiguration) throws
+    /// Stops every destination; attempts in flight get `grace` to finish.
+    func stop(grace: Duration, completion: @escaping @Sendable () -> Void)
+    /// Reads a stored notification's Apple body again with the running build (set by the
+    /// gateway): how a replay delivers a notification an older build could not read.
+    var reprocess: Locked<(@Sendable (StoredNotification) -> StoredNotification?)?> { get }
+}
+
+extension DeliveryEngine: DeliveryService {
+    public var deadLetterArchive: any DeadLetterArchive { deadLetters }
+}

@@ -1,0 +1,134 @@
+import Foundation
+import StoreRelayCluster
+import StoreRelayConfig
+import StoreRelayDelivery
+import StoreRelayNet
+import StoreRelayStorage
+import StoreRelayCore
+
+/// What stores and delivers notifications, in the mode the configuration chose: the journal
+/// and its delivery engine (single-node, the default), or the shared server (cluster mode).
+struct GatewayBackend: Sendable {
+    var store: any NotificationStore
+    var delivery: any DeliveryService
+    /// Single-node mode's journal.
+    var journal: Journal?
+    /// Cluster mode's parts.
+    var cluster: ClusterParts?
+
+    /// Releases what was opened, when start-up fails after it.
+    func close() {
+        delivery.stop(grace: .zero) {}
+        journal?.close()
+        cluster?.client.shutdown()
+    }
+}
+
+/// Cluster mode's connection, delivery and settings, for status and shutdown.
+struct ClusterParts: Sendable {
+    var client: RedisClient
+    var delivery: ClusterDelivery
+    var configuration: ClusterConfiguration
+}
+
+extension Gateway {
+    /// Opens the journal under the data directory and resumes its deliveries.
+    static func openJournal(_ configuration: GatewayConfiguration, clock: any TimeSource, logger: Logger,
+                            metrics: GatewayMetrics) throws(GatewayError) -> GatewayBackend {
+        let journalDirectory = configuration.dataDirectory + "/journal"
+        let journal: Journal
+        do {
+            var options = JournalOptions()
+            options.dedupeRetention = configuration.dedupeWindow
+            options.clock = clock
+            journal = try Journal.open(directory: journalDirectory, options: options, logger: logger)
+        } catch {
+            throw GatewayError("cannot open the journal in \(journalDirectory): \(error)")
+        }
+        for issue in journal.recoveryIssues {
+            logger.warning("journal recovery", [("issue", "\(issue)")])
+        }
+        let delivery: DeliveryEngine
+        do {
+            let deadLetters = try DeadLetterStore.open(directory: configuration.dataDirectory + "/dead-letters", logger: logger)
+            delivery = try DeliveryEngine(configuration: configuration, journal: journal, deadLetters: deadLetters,
+                                          clock: clock, logger: logger, observer: metrics,
+                                          replayDirectory: configuration.dataDirectory + "/replays")
+        } catch {
+            journal.close()
+            throw GatewayError("cannot open the destinations: \(error)")
+        }
+        do {
+            try delivery.resume(from: journal.recovered)
+            delivery.resumeReplays()
+        } catch {
+            delivery.stop {}
+            journal.close()
+            throw GatewayError("cannot resume deliveries from the journal in \(journalDirectory): \(error)")
+        }
+        journal.releaseRecoveredRecords()
+        metrics.observe(delivery: delivery, journal: journal, journalDirectory: journalDirectory)
+        return GatewayBackend(store: JournalStore(journal: journal, delivery: delivery), delivery: delivery, journal: journal)
+    }
+
+    /// Connects to the cluster server and starts this instance's consumers. A server that is
+    /// not durable refuses the start with the setting named; one that is unreachable does not:
+    /// the instance answers 503 (and `/readyz` 503) until it is back.
+    static func openCluster(_ configuration: GatewayConfiguration, _ cluster: ClusterConfiguration, clock: any TimeSource,
+                            logger: Logger, metrics: GatewayMetrics) throws(GatewayError) -> GatewayBackend {
+        let instanceId = cluster.instanceId ?? defaultInstanceId()
+        var redis = RedisConfiguration(url: cluster.url)
+        redis.caFile = cluster.caFile
+        redis.clientName = "storerelay-" + instanceId
+        redis.logger = logger
+        if cluster.requireAOF {
+            redis.connectionChecks = ServerDurability.checks
+            redis.acceptConnection = ServerDurability.refusal
+        } else {
+            logger.warning("cluster: require-aof no: the server's durability is not checked; an acknowledged notification is only as safe as its settings")
+        }
+        let client = RedisClient(configuration: redis)
+        client.observeConnection { connected, error in
+            if connected {
+                logger.notice("cluster server connected", [("cluster.url", cluster.url.description)])
+            } else {
+                logger.error("cluster server lost; notifications are answered 503 until it is back",
+                             [("cluster.url", cluster.url.description), ("error", error?.message ?? "")])
+            }
+        }
+        client.start()
+        let deadline = Date().addingTimeInterval(Double(redis.connectTimeout.wholeMilliseconds) / 1000 + 1)
+        while !client.isConnected, client.lastError == nil, Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+        if let error = client.lastError, error.code == .refused {
+            client.shutdown()
+            throw GatewayError("cluster server \(cluster.url) refused: \(error.message)")
+        }
+        let delivery: ClusterDelivery
+        do {
+            delivery = try ClusterDelivery(configuration: configuration, cluster: cluster, client: client, instanceId: instanceId,
+                                           clock: clock, logger: logger, observer: metrics)
+        } catch {
+            client.shutdown()
+            throw GatewayError("cannot open the destinations: \(error)")
+        }
+        delivery.start()
+        let acknowledgement = ClusterAcknowledgement(
+            client: client, dedupeWindow: cluster.dedupeWindow, recentEvents: configuration.recentEvents,
+            waitReplicas: cluster.waitReplicas, waitTimeout: cluster.waitTimeout, clock: clock)
+        metrics.observe(cluster: delivery, client: client)
+        logger.info("cluster mode", [("cluster.url", cluster.url.description), ("instance.id", instanceId),
+                                     ("connected", client.isConnected ? "yes" : "not yet")])
+        return GatewayBackend(
+            store: ClusterStore(client: client, acknowledgement: acknowledgement, delivery: delivery, dedupeWindow: cluster.dedupeWindow),
+            delivery: delivery, cluster: ClusterParts(client: client, delivery: delivery, configuration: cluster))
+    }
+
+    /// `hostname-pid`: unique per live instance on one host, and readable in status.
+    static func defaultInstanceId() -> String {
+        let host = ProcessInfo.processInfo.hostName.split(separator: ".").first.map(String.init) ?? "storerelay"
+        let safe = String(host.unicodeScalars.map { scalar in
+            scalar.isASCII && (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar) || scalar == "-") ? Character(scalar) : "-"
+        }.prefix(48))
+        return (safe.isEmpty ? "storerelay" : safe) + "-" + String(ProcessInfo.processInfo.processIdentifier)
+    }
+}

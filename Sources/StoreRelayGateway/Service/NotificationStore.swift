@@ -1,0 +1,105 @@
+import Dispatch
+import StoreRelayCluster
+import StoreRelayDelivery
+import StoreRelayNet
+import StoreRelayStorage
+import StoreRelayCore
+
+/// Where an accepted notification is made durable before Apple gets its 200: the journal on
+/// this machine (single-node mode), or the server every instance shares (cluster mode).
+protocol NotificationStore: Sendable {
+    /// Stores `notification` and hands it to delivery; `completion` says whether it was stored
+    /// now, stored before (a duplicate), or could not be stored (the sentence says why).
+    func store(_ notification: StoredNotification, completion: @escaping @Sendable (StoreOutcome) -> Void)
+    /// Whether `id` was stored within the dedupe window (nil: could not tell).
+    func contains(id: String, completion: @escaping @Sendable (Bool?) -> Void)
+    /// Whether a notification could be stored now (`/readyz`).
+    var isWritable: Bool { get }
+    /// Why not, for `/readyz`'s 503.
+    var notWritableMessage: String { get }
+    /// What a 503 to Apple says went wrong, in a few words.
+    var unavailableReason: String { get }
+    /// How long ids are remembered: what the acceptance policy calls stale.
+    var dedupeWindow: Duration { get }
+}
+
+enum StoreOutcome: Sendable {
+    case stored
+    case duplicate
+    case failed(String)
+}
+
+extension NotificationStore {
+    /// `contains`, waited for: for queues that may block (a reconciler's).
+    func containsNow(id: String) -> Bool {
+        let answer = Locked<Bool?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        contains(id: id) { found in
+            answer.withLock { $0 = found }
+            done.signal()
+        }
+        done.wait()
+        return answer.current ?? false
+    }
+}
+
+/// Single-node mode: the journal, then the delivery engine.
+struct JournalStore: NotificationStore {
+    let journal: Journal
+    let delivery: DeliveryEngine
+
+    func store(_ notification: StoredNotification, completion: @escaping @Sendable (StoreOutcome) -> Void) {
+        journal.append(id: notification.id, payload: notification.encoded()) { [delivery] outcome in
+            switch outcome {
+            case .stored(let position):
+                // Answer first: Apple's 200 must not wait for fan-out to be planned.
+                completion(.stored)
+                delivery.submit(notification, position: position)
+            case .duplicate:
+                completion(.duplicate)
+            case .failed(let error):
+                completion(.failed("\(error)"))
+            }
+        }
+    }
+
+    func contains(id: String, completion: @escaping @Sendable (Bool?) -> Void) { completion(journal.contains(id: id)) }
+
+    var isWritable: Bool { journal.isWritable }
+    var notWritableMessage: String { "The journal cannot write; notifications are refused with 503." }
+    var unavailableReason: String { "the journal cannot write" }
+    var dedupeWindow: Duration { journal.options.dedupeRetention }
+}
+
+/// Cluster mode: the acknowledgement script on the shared server; this instance's consumers
+/// are told at once, the others find it at their next read.
+struct ClusterStore: NotificationStore {
+    let client: RedisClient
+    let acknowledgement: ClusterAcknowledgement
+    let delivery: ClusterDelivery
+    let dedupeWindow: Duration
+
+    func store(_ notification: StoredNotification, completion: @escaping @Sendable (StoreOutcome) -> Void) {
+        acknowledgement.acknowledge(notification) { [delivery] outcome in
+            switch outcome {
+            case .stored:
+                completion(.stored)
+                if notification.disposition == .accept { delivery.nudge(notification.destinations) }
+            case .duplicate:
+                completion(.duplicate)
+            case .unavailable(let why):
+                completion(.failed(why))
+            }
+        }
+    }
+
+    func contains(id: String, completion: @escaping @Sendable (Bool?) -> Void) {
+        acknowledgement.contains(id: id) { result in completion(try? result.get()) }
+    }
+
+    var isWritable: Bool { client.isConnected }
+    var unavailableReason: String { "the cluster server did not acknowledge it" }
+    var notWritableMessage: String {
+        "The cluster server is unreachable or not durable (\(client.lastError?.message ?? "connecting")); notifications are refused with 503."
+    }
+}

@@ -1,0 +1,227 @@
+import Foundation
+import StoreRelayCore
+import StoreRelayTestSupport
+import Testing
+
+/// Cluster mode end to end (issue 14): several real `storerelay serve` processes sharing one
+/// real `redis-server` (appendonly yes, appendfsync always), Apple's notifications signed by
+/// a test CA, a recording webhook sink downstream.
+@Suite(.serialized, .enabled(if: RedisServerProcess.isAvailable, "redis-server is not installed (apt-get install redis-server)"))
+struct ClusterModeTests {
+    let ca: TestCertificateAuthority
+
+    init() throws {
+        ca = try TestCertificateAuthority()
+    }
+
+    /// One instance: a gateway in its own directory, with its admin port and token.
+    struct Instance {
+        let gateway: Gateway
+        let adminPort: Int
+        let token: String
+
+        var auth: [String] { ["Authorization: Bearer \(token)"] }
+
+        func get(_ path: String) throws -> CurlResponse {
+            try Curl.get("http://127.0.0.1:\(adminPort)\(path)", headers: auth)
+        }
+
+        func post(_ path: String, json: String = "{}") throws -> CurlResponse {
+            try Curl.post("http://127.0.0.1:\(adminPort)\(path)", json: json, headers: auth)
+        }
+
+        /// Where event `id`'s delivery to `destination` stands (`pending`, `delivered`...).
+        func deliveryState(_ id: String, _ destination: String) -> String? {
+            let deliveries = (try? get("/api/events/\(id)"))?.json?["deliveries"]?.arrayValue ?? []
+            return deliveries.first { $0["destination"]?.stringValue == destination }?["state"]?.stringValue
+        }
+    }
+
+    func configuration(_ server: RedisServerProcess, instance: String, body: String, claimAfter: String = "2s") -> String {
+        Gateway.bareConfig("""
+            trust-root ./test-root.pem
+            cluster redis://127.0.0.1:\(server.port) {
+                instance-id \(instance)
+                claim-after \(claimAfter)
+            }
+            \(body)
+            """)
+    }
+
+    func start(_ server: RedisServerProcess, instance: String, body: String) throws -> Instance {
+        let directory = try Gateway.directory(trusting: ca, "storerelay-cluster-\(instance)")
+        let gateway = try Gateway(config: configuration(server, instance: instance, body: body), directory: directory)
+        let adminPort = try gateway.process.waitForPort(listener: "admin")
+        let token = try String(contentsOf: directory.appendingPathComponent("data/admin.token"), encoding: .utf8)
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        return Instance(gateway: gateway, adminPort: adminPort, token: token)
+    }
+
+    func post(_ instance: Instance, _ uuid: String) throws -> CurlResponse {
+        try instance.gateway.post(signedPayload: TestChainTests.notification(uuid: uuid, ca: ca, variant: .valid))
+    }
+
+    /// Requests the sink received on `path`, by webhook-id.
+    func counts(_ sink: WebhookSink, _ path: String) -> [String: Int] {
+        sink.requests(path: path).reduce(into: [:]) { counts, request in
+            counts[request["headers"]?["webhook-id"]?.stringValue ?? "", default: 0] += 1
+        }
+    }
+
+    /// A server that could lose an acknowledged notification is refused at start, with one
+    /// sentence naming the setting.
+    @Test func aServerWithoutAppendOnlyAlwaysIsRefusedAtStart() throws {
+        let server = try RedisServerProcess(durable: false)
+        let directory = try Gateway.directory(trusting: ca, "storerelay-cluster-volatile")
+        let process = try GatewayProcess(config: configuration(server, instance: "a", body: "route * * * -> all\ndestination all file ./data/q"),
+                                         directory: directory)
+        let status = process.waitForExit(timeout: 20)
+        #expect(status != nil && status != 0)
+        let log = process.logLines.joined(separator: "\n")
+        #expect(log.contains("appendonly no") && log.contains("cluster mode needs appendonly yes"), "\(log)")
+    }
+
+    /// The same notification posted to two instances is one event: the second answer is
+    /// `duplicate`, the webhook gets it once, and either instance's admin API tells its state
+    /// and lists both instances with the server's durability.
+    @Test func theSameNotificationOnTwoInstancesIsOneEvent() throws {
+        let server = try RedisServerProcess()
+        let sink = try WebhookSink(secret: testSigningSecret)
+        let body = webhookDestination("hook", sink.url("/ok")) + "\nroute * * * -> hook"
+        let a = try start(server, instance: "a", body: body)
+        let b = try start(server, instance: "b", body: body)
+        let uuid = UUID().uuidString.lowercased()
+        let first = try post(a, uuid)
+        #expect(first.status == 200 && first.json?["status"]?.stringValue == "accepted", "\(first.body)")
+        let second = try post(b, uuid)
+        #expect(second.status == 200 && second.json?["status"]?.stringValue == "duplicate", "\(second.body)")
+        #expect(sink.waitFor { $0.count == 1 })
+        #expect(pollUntil(timeout: 10) { b.deliveryState(uuid, "hook") == "delivered" })
+        Thread.sleep(forTimeInterval: 0.5)
+        #expect(sink.requests.count == 1, "delivered once")
+        #expect(sink.requests.first?["signatureValid"]?.boolValue == true)
+
+        let status = try #require(try b.get("/api/status").json?["cluster"])
+        #expect(status["instanceId"]?.stringValue == "b")
+        #expect(pollUntil(timeout: 10) {
+            let ids = (try? b.get("/api/status").json?["cluster"]?["instances"]?.arrayValue?.compactMap { $0["id"]?.stringValue }) ?? nil
+            return ids == ["a", "b"]
+        })
+        #expect(status["durability"]?["appendonly"]?.stringValue == "yes")
+        #expect(status["durability"]?["appendfsync"]?.stringValue == "always")
+        let ready = try Curl.get(a.gateway.baseURL + "/readyz")
+        #expect(ready.status == 200)
+    }
+
+    /// Notifications spread over three instances each reach every destination once: the
+    /// webhook, and the file queue the instances share, each writing its own subdirectory.
+    @Test func notificationsSpreadOverThreeInstancesReachEveryDestinationOnce() throws {
+        let server = try RedisServerProcess()
+        let sink = try WebhookSink(secret: testSigningSecret)
+        let shared = try TestPaths.makeTemporaryDirectory("storerelay-cluster-shared")
+        let body = webhookDestination("hook", sink.url("/ok")) + "\ndestination lake file \(shared.path)/lake\nroute * * * -> hook, lake"
+        let instances = try ["a", "b", "c"].map { try start(server, instance: $0, body: body) }
+        let uuids = (0..<30).map { _ in UUID().uuidString.lowercased() }
+        for (index, uuid) in uuids.enumerated() {
+            #expect(try post(instances[index % 3], uuid).status == 200)
+        }
+        #expect(sink.waitFor(timeout: 30) { Set($0.compactMap { $0["headers"]?["webhook-id"]?.stringValue }).count == 30 })
+        let lake = Gateway(process: instances[0].gateway.process, port: instances[0].gateway.port, directory: shared)
+        let lines = { ["a", "b", "c"].flatMap { lake.fileQueueLines("lake/\($0)") } }
+        #expect(pollUntil(timeout: 30) { lines().count >= 30 })
+        Thread.sleep(forTimeInterval: 1)
+        #expect(counts(sink, "/ok").values.allSatisfy { $0 == 1 } && counts(sink, "/ok").count == 30)
+        let ids = lines().compactMap { try? JSONValue.parse($0)["id"]?.stringValue }
+        #expect(ids.count == 30 && Set(ids) == Set(uuids), "each event once in the file queue")
+    }
+
+    /// `kill -9` of an instance with deliveries in flight: after `claim-after`, another
+    /// instance claims and delivers every one of them.
+    @Test func theDeliveriesOfAKilledInstanceAreClaimedByAnother() throws {
+        let server = try RedisServerProcess()
+        let sink = try WebhookSink(secret: testSigningSecret)
+        let body = webhookDestination("hook", sink.url("/slow/2500"), options: "concurrency 8\ntimeout 10s") + "\nroute * * * -> hook"
+        let a = try start(server, instance: "a", body: body)
+        let uuids = (0..<6).map { _ in UUID().uuidString.lowercased() }
+        for uuid in uuids { #expect(try post(a, uuid).status == 200) }
+        #expect(sink.waitFor { $0.count == 6 }, "all six in flight on a")
+        a.gateway.process.send(SIGKILL)
+        _ = a.gateway.process.waitForExit()
+        let b = try start(server, instance: "b", body: body)
+        #expect(pollUntil(timeout: 30) { uuids.allSatisfy { b.deliveryState($0, "hook") == "delivered" } })
+        #expect(counts(sink, "/slow/2500").values.allSatisfy { $0 == 2 }, "each tried by a, then by b")
+        let metrics = try Curl.get("http://127.0.0.1:\(b.adminPort)/metrics").body
+        #expect(metrics.contains("storerelay_cluster_claims_total{destination=\"hook\"} 6"), "\(metrics)")
+        #expect(!metrics.contains("storerelay_cluster_lost_total{"), "nothing lost")
+    }
+
+    /// The server killed and restarted: acceptance answers 503 meanwhile (and `/readyz`
+    /// too), nothing acknowledged is lost, and deliveries resume.
+    @Test func whileTheServerIsDownNothingIsAcknowledged() throws {
+        let server = try RedisServerProcess()
+        let sink = try WebhookSink(secret: testSigningSecret)
+        let body = webhookDestination("hook", sink.url("/ok")) + "\nroute * * * -> hook"
+        let a = try start(server, instance: "a", body: body)
+        let b = try start(server, instance: "b", body: body)
+        let before = (0..<5).map { _ in UUID().uuidString.lowercased() }
+        for uuid in before { #expect(try post(a, uuid).status == 200) }
+        server.stop()
+        #expect(try post(b, UUID().uuidString.lowercased()).status == 503)
+        #expect(pollUntil(timeout: 10) { (try? Curl.get(a.gateway.baseURL + "/readyz"))?.status == 503 })
+        try server.restart()
+        #expect(pollUntil(timeout: 20) { (try? Curl.get(b.gateway.baseURL + "/readyz"))?.status == 200 })
+        let after = (0..<5).map { _ in UUID().uuidString.lowercased() }
+        for uuid in after { #expect(try post(b, uuid).status == 200) }
+        #expect(sink.waitFor(timeout: 30) { Set($0.compactMap { $0["headers"]?["webhook-id"]?.stringValue }).count == 10 })
+        #expect(pollUntil(timeout: 10) { (before + after).allSatisfy { a.deliveryState($0, "hook") == "delivered" } })
+    }
+
+    /// A dead letter made through one instance is listed and replayed through another; once
+    /// the replay is delivered, no instance lists it.
+    @Test func aDeadLetterIsReplayedThroughAnotherInstance() throws {
+        let server = try RedisServerProcess()
+        let sink = try WebhookSink(secret: testSigningSecret)
+        let body = webhookDestination("hook", sink.url("/flaky/2"), options: "max-attempts 2") + "\nroute * * * -> hook"
+        let a = try start(server, instance: "a", body: body)
+        let b = try start(server, instance: "b", body: body)
+        let uuid = UUID().uuidString.lowercased()
+        #expect(try post(a, uuid).status == 200)
+        #expect(pollUntil(timeout: 20) { (try? b.get("/api/dead-letters"))?.json?["items"]?.arrayValue?.count == 1 })
+        let letter = try #require(try b.get("/api/dead-letters").json?["items"]?.arrayValue?.first)
+        #expect(letter["reason"]?.stringValue == "exhausted" && letter["eventId"]?.stringValue == uuid)
+        let id = try #require(letter["id"]?.stringValue)
+        #expect(try a.get("/api/dead-letters/\(id)").status == 200)
+        let replay = try b.post("/api/dead-letters/\(id)/replay")
+        #expect(replay.status == 200 || replay.status == 202, "\(replay.body)")
+        #expect(pollUntil(timeout: 20) { (try? a.get("/api/dead-letters"))?.json?["items"]?.arrayValue?.isEmpty == true })
+        #expect(counts(sink, "/flaky/2")[sink.requests.first?["headers"]?["webhook-id"]?.stringValue ?? ""] == 3)
+        #expect(a.deliveryState(uuid, "hook") == "delivered")
+        let metrics = try Curl.get("http://127.0.0.1:\(a.adminPort)/metrics").body
+        #expect(!metrics.contains("storerelay_dead_letters{destination=\"hook\"} 1"), "\(metrics)")
+    }
+
+    /// A reload on one instance (a destination added) leaves the others delivering as before.
+    @Test func aReloadOnOneInstanceDoesNotDisturbTheOthers() throws {
+        let server = try RedisServerProcess()
+        let sink = try WebhookSink(secret: testSigningSecret)
+        let body = webhookDestination("hook", sink.url("/ok")) + "\nroute * * * -> hook"
+        let a = try start(server, instance: "a", body: body)
+        let b = try start(server, instance: "b", body: body)
+        let reloaded = body + "\n" + webhookDestination("audit", sink.url("/slow/10")) + "\nroute * * * -> audit"
+        let uuids = (0..<20).map { _ in UUID().uuidString.lowercased() }
+        for (index, uuid) in uuids.enumerated() {
+            if index == 10 {
+                try configuration(server, instance: "a", body: reloaded).write(to: a.gateway.process.configPath, atomically: true, encoding: .utf8)
+                a.gateway.process.send(SIGHUP)
+                #expect(a.gateway.process.waitForLog { $0["message"]?.stringValue == "configuration reloaded" } != nil)
+            }
+            #expect(try post(index % 2 == 0 ? a : b, uuid).status == 200)
+        }
+        #expect(sink.waitFor(timeout: 30) { Set($0.filter { $0["path"]?.stringValue == "/ok" }.compactMap { $0["headers"]?["webhook-id"]?.stringValue }).count == 20 })
+        // Routed to audit only by a, after its reload: b has no such destination yet.
+        #expect(sink.waitFor(timeout: 30) { $0.contains { $0["path"]?.stringValue == "/slow/10" } })
+        Thread.sleep(forTimeInterval: 0.5)
+        #expect(counts(sink, "/ok").values.allSatisfy { $0 == 1 })
+        #expect(b.gateway.process.isRunning && a.gateway.process.isRunning)
+    }
+}
