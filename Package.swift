@@ -192,8 +192,8 @@ let package = Package(
         .testTarget(
             name: "ClusterTests",
             dependencies: [
-                "StoreRelayCluster", "StoreRelayDelivery", "StoreRelayVerification", "StoreRelayNet", "StoreRelayCore",
-                "StoreRelayTestSupport",
+                "StoreRelayCluster", "StoreRelayConfig", "StoreRelayDelivery", "StoreRelayVerification", "StoreRelayNet",
+                "StoreRelayCore", "StoreRelayTestSupport",
             ],
             swiftSettings: swiftSettings
         ),

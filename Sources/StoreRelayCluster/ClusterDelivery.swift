@@ -257,6 +257,13 @@ public final class ClusterDelivery: DeliveryService {
 }
 
 extension ClusterDelivery {
+    /// `SET lease:<name> <instance> NX PX`: true when this instance now holds the lease
+    /// (waits for the server; false when it cannot be reached).
+    public func takeLease(_ name: String, for duration: Duration) -> Bool {
+        let command = RESPCommand("SET", keys.lease(name), instanceId, "NX", "PX", String(max(1, duration.wholeMilliseconds)))
+        return client.waitForReply(command)?.string == "OK"
+    }
+
     /// What `/api/status` shows of cluster mode: this instance, the live ones, the server and
     /// its durability settings (waits for the server: admin only).
     public func statusJSON(_ cluster: ClusterConfiguration) -> JSONValue {

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import StoreRelayCluster
+import StoreRelayConfig
 import StoreRelayCore
 import StoreRelayDelivery
 import StoreRelayNet
@@ -134,5 +135,22 @@ struct ClusterAcknowledgementTests {
         }
         // Redis 7.0 has no WAITAOF; a newer server has it but no replica here.
         #expect(why.contains("WAITAOF"), "\(why)")
+    }
+
+    /// A lease (reconciliation's, in cluster mode) is held by one instance at a time, until it
+    /// expires.
+    @Test func oneInstanceAtATimeHoldsALease() throws {
+        let server = try RedisServerProcess()
+        let redis = try clusterClient(server)
+        defer { redis.shutdown() }
+        #expect(pollUntil(timeout: 5, interval: 0.01) { redis.isConnected })
+        let cluster = ClusterConfiguration(url: try RedisURL.parse("redis://127.0.0.1:\(server.port)"))
+        let (a, b) = try (ClusterDelivery(configuration: GatewayConfiguration(), cluster: cluster, client: redis, instanceId: "a", logger: .disabled),
+                          ClusterDelivery(configuration: GatewayConfiguration(), cluster: cluster, client: redis, instanceId: "b", logger: .disabled))
+        #expect(a.takeLease("reconcile:com.acme.journal:production", for: .milliseconds(300)))
+        #expect(!b.takeLease("reconcile:com.acme.journal:production", for: .milliseconds(300)))
+        #expect(b.takeLease("reconcile:com.acme.journal:sandbox", for: .milliseconds(300)), "another lease is free")
+        #expect(pollUntil(timeout: 5) { b.takeLease("reconcile:com.acme.journal:production", for: .seconds(10)) })
+        #expect(!a.takeLease("reconcile:com.acme.journal:production", for: .seconds(10)))
     }
 }

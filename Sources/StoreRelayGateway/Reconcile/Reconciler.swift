@@ -61,7 +61,15 @@ final class Reconciler: Sendable {
         let every = Int(schedule.every.wholeMilliseconds)
         let source = DispatchSource.makeTimerSource(queue: record.queue)
         source.schedule(deadline: .now() + .milliseconds(passNow ? 200 : every), repeating: .milliseconds(every))
-        source.setEventHandler { [self] in _ = runPass(ReconcileRequest()) }
+        source.setEventHandler { [self] in
+            // Cluster mode: the instance that takes this period's lease reconciles; the others
+            // skip it (what they would fetch is in the shared dedupe already).
+            let lease = "reconcile:\(bundleId):\(environment.rawValue)"
+            guard store.takeLease(lease, for: .milliseconds(Int64(Double(every) * 0.9))) else {
+                return logger.info("reconciliation skipped: another instance holds this period's lease", tagged([]))
+            }
+            _ = runPass(ReconcileRequest())
+        }
         timer.withLock { $0 = source }
         source.resume()
     }

@@ -21,6 +21,10 @@ protocol NotificationStore: Sendable {
     var unavailableReason: String { get }
     /// How long ids are remembered: what the acceptance policy calls stale.
     var dedupeWindow: Duration { get }
+    /// Takes the lease `name` for `duration` unless another instance holds it: in cluster
+    /// mode one instance at a time reconciles an app (SPEC). Waits for the server: call it
+    /// on a queue that may block.
+    func takeLease(_ name: String, for duration: Duration) -> Bool
 }
 
 enum StoreOutcome: Sendable {
@@ -69,6 +73,9 @@ struct JournalStore: NotificationStore {
     var notWritableMessage: String { "The journal cannot write; notifications are refused with 503." }
     var unavailableReason: String { "the journal cannot write" }
     var dedupeWindow: Duration { journal.options.dedupeRetention }
+
+    /// One instance: nobody to share with.
+    func takeLease(_ name: String, for duration: Duration) -> Bool { true }
 }
 
 /// Cluster mode: the acknowledgement script on the shared server; this instance's consumers
@@ -95,6 +102,10 @@ struct ClusterStore: NotificationStore {
 
     func contains(id: String, completion: @escaping @Sendable (Bool?) -> Void) {
         acknowledgement.contains(id: id) { result in completion(try? result.get()) }
+    }
+
+    func takeLease(_ name: String, for duration: Duration) -> Bool {
+        delivery.takeLease(name, for: duration)
     }
 
     var isWritable: Bool { client.isConnected }
