@@ -140,13 +140,7 @@ public final class ClusterDelivery: DeliveryService {
 
     /// An event no longer among the recent ones: what its dead letters tell, if it has any.
     private func stateFromDeadLetters(ofEvent id: String) -> EventDeliveryState? {
-        let letters = deadLetters.letters(forEvent: id)
-        guard let notification = letters.lazy.compactMap(\.notification).first else { return nil }
-        let deliveries = letters.map { letter in
-            EventDeliveryState.Delivery(destination: letter.destination ?? "", phase: .deadLettered, attempts: letter.attempts,
-                                        nextAttempt: nil, deadLetterId: letter.id)
-        }
-        return EventDeliveryState(notification: notification, deliveries: deliveries, allDeliveriesKnown: false)
+        EventDeliveryState(deadLetters: deadLetters.letters(forEvent: id))
     }
 
     public func events(ofSubscription originalTransactionId: String, limit: Int) -> [EventDeliveryState] {
@@ -163,24 +157,9 @@ public final class ClusterDelivery: DeliveryService {
 
     public func replay(deadLetterId id: String) -> ReplayResult {
         guard let letter = deadLetters.letter(id: id) else { return .notFound }
-        guard var stored = letter.notification else { return .unreadable }
-        if stored.disposition.isNotUnderstood {
-            guard let again = reprocess.current?(stored), !again.disposition.isNotUnderstood else { return .notUnderstood }
-            stored = again
-        }
         let topology = topology.current
-        let names: [String]
-        if let destination = letter.destination, letter.reason != .unrouted, topology.destinations[destination] != nil {
-            names = [destination]
-        } else {
-            let event = stored.event
-            names = event.environment.map { environment in
-                topology.routes.destinations(environment: environment, bundleId: event.bundleId ?? "", type: event.type,
-                                             subtype: event.subtype)
-                    .filter { topology.destinations[$0] != nil }
-            } ?? []
-        }
-        guard !names.isEmpty else { return .noRoute }
+        let plan = ReplayPlan.make(letter, routes: topology.routes, reprocess: reprocess.current) { topology.destinations[$0] != nil }
+        guard case .plan(var stored, let names) = plan else { return plan.refusal! }
         // Delivered like an accepted event to those destinations, with a fresh budget.
         stored.disposition = .accept
         stored.destinations = names

@@ -235,6 +235,12 @@ final class ClusterDestination: @unchecked Sendable {
 
     private func begin(_ entry: ClusterQueue.Entry, record: [UInt8]?, progress: [UInt8]?) {
         dispatchPrecondition(condition: .onQueue(work))
+        guard !isStopping else {
+            // Stopping: left pending on the server, for another instance (or this one, back).
+            inFlight[entry.streamId] = nil
+            if stopCompletion != nil, inFlight.isEmpty { finishStopping() }
+            return
+        }
         let now = clock.now()
         guard let record, let notification = StoredNotification(decoding: record) else {
             let detail = record == nil ? "the event's record is missing on the cluster server" : "the event's record on the cluster server is unreadable"

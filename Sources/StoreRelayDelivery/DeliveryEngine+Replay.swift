@@ -1,3 +1,4 @@
+import StoreRelayConfig
 import StoreRelayCore
 
 /// What a replay request answers.
@@ -40,26 +41,9 @@ extension DeliveryEngine {
 
     func replay(deadLetterId id: String, intent: String?) -> ReplayResult {
         guard let letter = deadLetters.letter(id: id) else { return .notFound }
-        guard var stored = letter.notification else { return .unreadable }
-        if stored.disposition.isNotUnderstood {
-            // Read Apple's body again with this build: once it reads it, it goes out like any
-            // quarantined letter. (Posting the body again would only be a duplicate.)
-            guard let again = reprocess.current?(stored), !again.disposition.isNotUnderstood else { return .notUnderstood }
-            stored = again
-        }
         let topology = topology.current
-        var names: [String]
-        if let destination = letter.destination, letter.reason != .unrouted, topology.queues[destination] != nil {
-            names = [destination]
-        } else {
-            let event = stored.event
-            names = event.environment.map { environment in
-                topology.routes.destinations(environment: environment, bundleId: event.bundleId ?? "",
-                                             type: event.type, subtype: event.subtype)
-                    .filter { topology.queues[$0] != nil }
-            } ?? []
-        }
-        guard !names.isEmpty else { return .noRoute }
+        let plan = ReplayPlan.make(letter, routes: topology.routes, reprocess: reprocess.current) { topology.queues[$0] != nil }
+        guard case .plan(let stored, let names) = plan else { return plan.refusal! }
         let claimed = replaying.withLock { replaying -> Bool in
             if var existing = replaying[id] {
                 // Replayed already, by hand: a bulk replay asking too adopts that replay, so
@@ -215,5 +199,42 @@ extension DeliveryEngine {
             logger.info("replayed dead letter resolved", [("deadLetter.id", id)])
             if let intent { letterDone(id, intent: intent) }
         }
+    }
+}
+
+/// What a replay of one dead letter sends, and where, in either mode: the letter's own
+/// destination while it exists (and the letter is not unrouted), else wherever the current
+/// routes send its event. A notification an older build could not read is read again first.
+package enum ReplayPlan {
+    case plan(StoredNotification, destinations: [String])
+    case refused(ReplayResult)
+
+    /// The refusal, for a plan that is not one.
+    package var refusal: ReplayResult? {
+        if case .refused(let result) = self { result } else { nil }
+    }
+
+    package static func make(
+        _ letter: DeadLetter, routes: RouteTable, reprocess: (@Sendable (StoredNotification) -> StoredNotification?)?,
+        exists: (String) -> Bool
+    ) -> ReplayPlan {
+        guard var stored = letter.notification else { return .refused(.unreadable) }
+        if stored.disposition.isNotUnderstood {
+            // Read Apple's body again with this build: once it reads it, it goes out like any
+            // quarantined letter. (Posting the body again would only be a duplicate.)
+            guard let again = reprocess?(stored), !again.disposition.isNotUnderstood else { return .refused(.notUnderstood) }
+            stored = again
+        }
+        let names: [String]
+        if let destination = letter.destination, letter.reason != .unrouted, exists(destination) {
+            names = [destination]
+        } else {
+            let event = stored.event
+            names = event.environment.map { environment in
+                routes.destinations(environment: environment, bundleId: event.bundleId ?? "", type: event.type, subtype: event.subtype)
+                    .filter(exists)
+            } ?? []
+        }
+        return names.isEmpty ? .refused(.noRoute) : .plan(stored, destinations: names)
     }
 }

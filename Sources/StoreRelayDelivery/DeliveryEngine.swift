@@ -134,13 +134,7 @@ public final class DeliveryEngine: Sendable {
     /// An event the ledger no longer remembers (older than the window of recent events): what
     /// its dead letters tell, if it has any.
     private func stateFromDeadLetters(ofEvent id: String) -> EventDeliveryState? {
-        let letters = deadLetters.letters(forEvent: id)
-        guard let notification = letters.lazy.compactMap(\.notification).first else { return nil }
-        let deliveries = letters.map { letter in
-            EventDeliveryState.Delivery(destination: letter.destination ?? "", phase: .deadLettered, attempts: letter.attempts,
-                                        nextAttempt: nil, deadLetterId: letter.id)
-        }
-        return EventDeliveryState(notification: notification, deliveries: deliveries, allDeliveriesKnown: false)
+        EventDeliveryState(deadLetters: deadLetters.letters(forEvent: id))
     }
 
     /// Stops every destination; unfinished deliveries resume from the journal on the next start.

@@ -57,6 +57,17 @@ public struct EventDeliveryState: Sendable {
         self.allDeliveriesKnown = allDeliveriesKnown
     }
 
+    /// An event known only by its dead letters (older than the window of recent events): one
+    /// dead-lettered delivery per letter; nil when none holds the event.
+    package init?(deadLetters letters: [DeadLetter]) {
+        guard let notification = letters.lazy.compactMap(\.notification).first else { return nil }
+        let deliveries = letters.map { letter in
+            Delivery(destination: letter.destination ?? "", phase: .deadLettered, attempts: letter.attempts, nextAttempt: nil,
+                     deadLetterId: letter.id)
+        }
+        self.init(notification: notification, deliveries: deliveries, allDeliveriesKnown: false)
+    }
+
     public var json: JSONValue {
         var disposition: JSONValue = "accepted"
         var reason: JSONValue = .null

@@ -31,8 +31,8 @@ struct BenchContext {
     var trustRoot: String { chain + "/root.pem" }
 
     /// The gateway with `destinations`, in a fresh directory under the scratch directory.
-    func startGateway(_ name: String, _ destinations: [GatewayRunner.Destination]) throws -> GatewayRunner {
-        try GatewayRunner(binary: binary, directory: work + "/" + name, trustRoot: trustRoot, destinations: destinations)
+    func startGateway(_ name: String, _ destinations: [GatewayRunner.Destination], extra: [String] = []) throws -> GatewayRunner {
+        try GatewayRunner(binary: binary, directory: work + "/" + name, trustRoot: trustRoot, destinations: destinations, extra: extra)
     }
 
     func corpus(_ count: Int) throws -> Corpus {

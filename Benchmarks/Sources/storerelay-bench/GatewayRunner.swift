@@ -31,7 +31,8 @@ final class GatewayRunner {
     let binary: String
 
     /// Writes the configuration into `directory` (created fresh) and starts the gateway.
-    init(binary: String, directory: String, trustRoot: String, destinations: [Destination]) throws {
+    /// `extra` lines are appended verbatim (a `cluster` block, say).
+    init(binary: String, directory: String, trustRoot: String, destinations: [Destination], extra: [String] = []) throws {
         self.binary = binary
         try Files.recreateDirectory(directory)
         // Earlier phases (and runs) leave gigabytes of dirty pages and deleted files behind:
@@ -66,6 +67,7 @@ final class GatewayRunner {
             }
         }
         lines.append("route * * * -> " + destinations.map(\.name).joined(separator: ", "))
+        lines += extra
         let config = directory + "/routes.conf"
         try Files.write(config, lines.joined(separator: "\n") + "\n")
         logPath = directory + "/gateway.log"

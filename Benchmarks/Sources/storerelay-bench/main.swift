@@ -4,7 +4,7 @@ import StoreRelaySimulator
 
 /// storerelay-bench: StoreRelay's on-demand benchmarks (see Benchmarks/README.md).
 /// Usage: storerelay-bench --binary PATH [--work DIR] [--seconds N] [--connections N] [--sweep 32,64,..]
-///                         [--only crypto,verify,accept,fanout,dedupe,backlog] [--perf] [--dedupe-ids 1000000,10000000]
+///                         [--only crypto,verify,accept,fanout,cluster,dedupe,backlog] [--perf] [--dedupe-ids 1000000,10000000]
 ///                         [--backlog 100000,1000000]
 ///                         [--fanout-rounds N] [--scenarios "1 webhook,4 webhooks,file queue"]
 let arguments = Array(CommandLine.arguments.dropFirst())
@@ -17,7 +17,7 @@ let binary = option("binary") ?? packageRoot + "/../.build/release/storerelay"
 let work = option("work") ?? "/tmp/storerelay-bench"
 let seconds = Double(option("seconds") ?? "5") ?? 5
 let connections = Int(option("connections") ?? "256") ?? 256
-let only = Set((option("only") ?? "crypto,verify,accept,fanout").split(separator: ",").map(String.init))
+let only = Set((option("only") ?? "crypto,verify,accept,fanout,cluster").split(separator: ",").map(String.init))
 
 // The dedupe benchmark's probe: this binary again, in a fresh process (see DedupeBenchmark).
 if let directory = option("dedupe-probe") {
@@ -68,6 +68,9 @@ do {
     }
     if only.contains("fanout") {
         try FanoutBenchmark(context: context).run()
+    }
+    if only.contains("cluster") {
+        try ClusterBenchmark(context: context).run()
     }
     if only.contains("backlog") {
         let counts = (option("backlog") ?? "100000,1000000").split(separator: ",").compactMap { Int($0) }
