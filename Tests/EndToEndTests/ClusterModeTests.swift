@@ -155,6 +155,21 @@ struct ClusterModeTests {
         #expect(!metrics.contains("storerelay_cluster_lost_total{"), "nothing lost")
     }
 
+    /// A destination's `Retry-After` holds its retry back, whichever instance makes it.
+    @Test func retryAfterIsHonouredAcrossInstances() throws {
+        let server = try RedisServerProcess()
+        let sink = try WebhookSink(secret: testSigningSecret)
+        let body = webhookDestination("hook", sink.url("/ratelimit")) + "\nroute * * * -> hook"
+        let a = try start(server, instance: "a", body: body)
+        let b = try start(server, instance: "b", body: body)
+        let uuid = UUID().uuidString.lowercased()
+        #expect(try post(a, uuid).status == 200)
+        #expect(pollUntil(timeout: 20) { b.deliveryState(uuid, "hook") == "delivered" })
+        let times = sink.requests(path: "/ratelimit").compactMap { $0["at"]?.doubleValue }
+        #expect(times.count == 2)
+        if times.count == 2 { #expect(times[1] - times[0] >= 0.95, "429 with Retry-After: 1 waited \(times[1] - times[0]) s") }
+    }
+
     /// The server killed and restarted: acceptance answers 503 meanwhile (and `/readyz`
     /// too), nothing acknowledged is lost, and deliveries resume.
     @Test func whileTheServerIsDownNothingIsAcknowledged() throws {

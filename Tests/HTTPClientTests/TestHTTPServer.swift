@@ -8,6 +8,11 @@ final class TestHTTPServer: Sendable {
     let port: UInt16
     let accepted = Locked(0)
     private let listener: Int32
+    /// Signalled when the accept thread has returned. `stop` closes the listener only then:
+    /// closed earlier, its descriptor number could be reused by the next test's listener,
+    /// and this thread's next `accept` would take that test's connections.
+    private let acceptExited = DispatchSemaphore(value: 0)
+    private let stopped = Locked(false)
 
     init(tls: TLSServerContext? = nil, backlog: Int32 = 64, acceptConnections: Bool = true,
          handler: @escaping @Sendable (TestConnection) throws -> Void) throws {
@@ -27,9 +32,14 @@ final class TestHTTPServer: Sendable {
         }
         guard bound else { throw TestServerError.setup("cannot listen: errno \(errno)") }
         port = UInt16(bigEndian: address.sin_port)
-        guard acceptConnections else { return }
+        guard acceptConnections else {
+            acceptExited.signal()
+            return
+        }
         let accepted = self.accepted
+        let exited = acceptExited
         Thread.detachNewThread {
+            defer { exited.signal() }
             while true {
                 let fd = accept(listener, nil, nil)
                 if fd < 0 { return }
@@ -48,8 +58,11 @@ final class TestHTTPServer: Sendable {
 
     var acceptedCount: Int { accepted.current }
 
+    /// Stops accepting (a shut-down listener fails `accept` at once), then closes it.
     func stop() {
+        guard !stopped.withLock({ stopped in defer { stopped = true }; return stopped }) else { return }
         shutdown(listener, Int32(SHUT_RDWR))
+        acceptExited.wait()
         close(listener)
     }
 }
