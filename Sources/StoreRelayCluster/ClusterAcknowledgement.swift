@@ -81,7 +81,7 @@ public final class ClusterAcknowledgement: Sendable {
         }
         let id = notification.id
         let streams = letter == nil ? notification.destinations.map(keys.queue) : []
-        let subscription = notification.event.json["subscription"]?["originalTransactionId"]?.stringValue ?? ""
+        let subscription = notification.event.originalTransactionId ?? ""
         let arguments: [[UInt8]] = [
             Array(String(dedupeWindowSeconds).utf8), notification.encoded(), Array(id.utf8), Array(ClusterKeys.prefix.utf8),
             Array(String(now.milliseconds).utf8), Array(String(recentEvents).utf8), Array(subscription.utf8),

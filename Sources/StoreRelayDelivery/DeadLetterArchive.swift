@@ -32,16 +32,17 @@ package struct DeadLetterEntry: Sendable, Hashable {
     package var transactionId: String?
 
     package init(_ letter: DeadLetter) {
-        let event = letter.notification?.event.json
+        let event = letter.notification?.event
         id = letter.id
         eventId = letter.eventId
         createdAt = letter.createdAt.milliseconds
         destination = letter.destination
         reason = letter.reason
-        type = event?["type"]?.stringValue
-        bundleId = event?["app"]?["bundleId"]?.stringValue
-        originalTransactionId = event?["subscription"]?["originalTransactionId"]?.stringValue
-        transactionId = event?["transaction"]?["transactionId"]?.stringValue
+        type = event?.type
+        bundleId = event?.bundleId
+        originalTransactionId = event?.originalTransactionId
+        // The one field the event does not keep apart: read from its JSON (a dead letter is rare).
+        transactionId = event?.json["transaction"]?["transactionId"]?.stringValue
     }
 
     package var json: JSONValue {

@@ -26,6 +26,11 @@ struct ClusterModeTests {
             try Curl.get("http://127.0.0.1:\(adminPort)\(path)", headers: auth)
         }
 
+        /// The Prometheus text of `/metrics`.
+        var metrics: String {
+            get throws { try Curl.get("http://127.0.0.1:\(adminPort)/metrics").body }
+        }
+
         func post(_ path: String, json: String = "{}") throws -> CurlResponse {
             try Curl.post("http://127.0.0.1:\(adminPort)\(path)", json: json, headers: auth)
         }
@@ -57,6 +62,25 @@ struct ClusterModeTests {
         return Instance(gateway: gateway, adminPort: adminPort, token: token)
     }
 
+    /// A server, a signature-checking sink, and instances `a` and `b` routing everything to one
+    /// webhook, `hook`, at the sink's `path`.
+    struct Pair {
+        let server: RedisServerProcess
+        let sink: WebhookSink
+        /// The destination and route lines both instances run with.
+        let body: String
+        let a: Instance
+        let b: Instance
+    }
+
+    func pair(_ path: String, options: String = "") throws -> Pair {
+        let server = try RedisServerProcess()
+        let sink = try WebhookSink(secret: testSigningSecret)
+        let body = webhookDestination("hook", sink.url(path), options: options) + "\nroute * * * -> hook"
+        return Pair(server: server, sink: sink, body: body,
+                    a: try start(server, instance: "a", body: body), b: try start(server, instance: "b", body: body))
+    }
+
     func post(_ instance: Instance, _ uuid: String) throws -> CurlResponse {
         try instance.gateway.post(signedPayload: TestChainTests.notification(uuid: uuid, ca: ca, variant: .valid))
     }
@@ -85,11 +109,9 @@ struct ClusterModeTests {
     /// `duplicate`, the webhook gets it once, and either instance's admin API tells its state
     /// and lists both instances with the server's durability.
     @Test func theSameNotificationOnTwoInstancesIsOneEvent() throws {
-        let server = try RedisServerProcess()
-        let sink = try WebhookSink(secret: testSigningSecret)
-        let body = webhookDestination("hook", sink.url("/ok")) + "\nroute * * * -> hook"
-        let a = try start(server, instance: "a", body: body)
-        let b = try start(server, instance: "b", body: body)
+        let cluster = try pair("/ok")
+        defer { withExtendedLifetime(cluster) {} }
+        let (sink, a, b) = (cluster.sink, cluster.a, cluster.b)
         let uuid = UUID().uuidString.lowercased()
         let first = try post(a, uuid)
         #expect(first.status == 200 && first.json?["status"]?.stringValue == "accepted", "\(first.body)")
@@ -150,18 +172,16 @@ struct ClusterModeTests {
         let b = try start(server, instance: "b", body: body)
         #expect(pollUntil(timeout: 30) { uuids.allSatisfy { b.deliveryState($0, "hook") == "delivered" } })
         #expect(counts(sink, "/slow/2500").values.allSatisfy { $0 == 2 }, "each tried by a, then by b")
-        let metrics = try Curl.get("http://127.0.0.1:\(b.adminPort)/metrics").body
+        let metrics = try b.metrics
         #expect(metrics.contains("storerelay_cluster_claims_total{destination=\"hook\"} 6"), "\(metrics)")
         #expect(!metrics.contains("storerelay_cluster_lost_total{"), "nothing lost")
     }
 
     /// A destination's `Retry-After` holds its retry back, whichever instance makes it.
     @Test func retryAfterIsHonouredAcrossInstances() throws {
-        let server = try RedisServerProcess()
-        let sink = try WebhookSink(secret: testSigningSecret)
-        let body = webhookDestination("hook", sink.url("/ratelimit")) + "\nroute * * * -> hook"
-        let a = try start(server, instance: "a", body: body)
-        let b = try start(server, instance: "b", body: body)
+        let cluster = try pair("/ratelimit")
+        defer { withExtendedLifetime(cluster) {} }
+        let (sink, a, b) = (cluster.sink, cluster.a, cluster.b)
         let uuid = UUID().uuidString.lowercased()
         #expect(try post(a, uuid).status == 200)
         #expect(pollUntil(timeout: 20) { b.deliveryState(uuid, "hook") == "delivered" })
@@ -173,11 +193,9 @@ struct ClusterModeTests {
     /// The server killed and restarted: acceptance answers 503 meanwhile (and `/readyz`
     /// too), nothing acknowledged is lost, and deliveries resume.
     @Test func whileTheServerIsDownNothingIsAcknowledged() throws {
-        let server = try RedisServerProcess()
-        let sink = try WebhookSink(secret: testSigningSecret)
-        let body = webhookDestination("hook", sink.url("/ok")) + "\nroute * * * -> hook"
-        let a = try start(server, instance: "a", body: body)
-        let b = try start(server, instance: "b", body: body)
+        let cluster = try pair("/ok")
+        defer { withExtendedLifetime(cluster) {} }
+        let (server, sink, a, b) = (cluster.server, cluster.sink, cluster.a, cluster.b)
         let before = (0..<5).map { _ in UUID().uuidString.lowercased() }
         for uuid in before { #expect(try post(a, uuid).status == 200) }
         server.stop()
@@ -194,11 +212,9 @@ struct ClusterModeTests {
     /// A dead letter made through one instance is listed and replayed through another; once
     /// the replay is delivered, no instance lists it.
     @Test func aDeadLetterIsReplayedThroughAnotherInstance() throws {
-        let server = try RedisServerProcess()
-        let sink = try WebhookSink(secret: testSigningSecret)
-        let body = webhookDestination("hook", sink.url("/flaky/2"), options: "max-attempts 2") + "\nroute * * * -> hook"
-        let a = try start(server, instance: "a", body: body)
-        let b = try start(server, instance: "b", body: body)
+        let cluster = try pair("/flaky/2", options: "max-attempts 2")
+        defer { withExtendedLifetime(cluster) {} }
+        let (sink, a, b) = (cluster.sink, cluster.a, cluster.b)
         let uuid = UUID().uuidString.lowercased()
         #expect(try post(a, uuid).status == 200)
         #expect(pollUntil(timeout: 20) { (try? b.get("/api/dead-letters"))?.json?["items"]?.arrayValue?.count == 1 })
@@ -211,17 +227,15 @@ struct ClusterModeTests {
         #expect(pollUntil(timeout: 20) { (try? a.get("/api/dead-letters"))?.json?["items"]?.arrayValue?.isEmpty == true })
         #expect(counts(sink, "/flaky/2")[sink.requests.first?["headers"]?["webhook-id"]?.stringValue ?? ""] == 3)
         #expect(a.deliveryState(uuid, "hook") == "delivered")
-        let metrics = try Curl.get("http://127.0.0.1:\(a.adminPort)/metrics").body
+        let metrics = try a.metrics
         #expect(!metrics.contains("storerelay_dead_letters{destination=\"hook\"} 1"), "\(metrics)")
     }
 
     /// A reload on one instance (a destination added) leaves the others delivering as before.
     @Test func aReloadOnOneInstanceDoesNotDisturbTheOthers() throws {
-        let server = try RedisServerProcess()
-        let sink = try WebhookSink(secret: testSigningSecret)
-        let body = webhookDestination("hook", sink.url("/ok")) + "\nroute * * * -> hook"
-        let a = try start(server, instance: "a", body: body)
-        let b = try start(server, instance: "b", body: body)
+        let cluster = try pair("/ok")
+        defer { withExtendedLifetime(cluster) {} }
+        let (server, sink, body, a, b) = (cluster.server, cluster.sink, cluster.body, cluster.a, cluster.b)
         let reloaded = body + "\n" + webhookDestination("audit", sink.url("/slow/10")) + "\nroute * * * -> audit"
         let uuids = (0..<20).map { _ in UUID().uuidString.lowercased() }
         for (index, uuid) in uuids.enumerated() {

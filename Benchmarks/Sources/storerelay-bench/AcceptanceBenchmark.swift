@@ -26,13 +26,8 @@ struct AcceptanceBenchmark {
         Report.line("gateway pid \(gateway.process.pid), \(ProcessStats.threads(pid: gateway.process.pid)) threads, RSS idle \(Format.mib(kilobytes: idle))")
 
         // Warm the chain cache and the connections' buffers; not measured.
-        let warm = try context.corpus(200)
+        let warm = try context.warmUp(gateway, observed: observed)
         Report.line("corpus: \(warm.meanBodyBytes) bytes per body (Apple's real ones: 4-18 KB)")
-        let warmRun = try LoadRun.run(loop: context.loop, port: gateway.port, requests: warm.requests, connections: 16,
-                                      pace: .closedLoop, seconds: 5, server: observed)
-        guard warmRun.result.ok == warm.requests.count else {
-            throw BenchError("warm-up failed: \(warmRun.text)\n\(warmRun.result.firstFailure ?? "")\n\(gateway.logTail)")
-        }
 
         // 1,000/s offered, latency from each request's due time.
         let paced = try context.corpus(Int(Self.fixedRate * context.seconds) + 10)

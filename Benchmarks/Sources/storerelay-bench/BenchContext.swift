@@ -39,6 +39,19 @@ struct BenchContext {
         try Corpus.make(count: count, authority: authority, path: GatewayRunner.notificationPath)
     }
 
+    /// Warms the chain cache and the connections' buffers with 200 notifications (not
+    /// measured); every one must be accepted. Returns the warm-up corpus.
+    @discardableResult
+    func warmUp(_ gateway: GatewayRunner, observed: Observed, label: String = "") throws -> Corpus {
+        let warm = try corpus(200)
+        let run = try LoadRun.run(loop: loop, port: gateway.port, requests: warm.requests, connections: 16,
+                                  pace: .closedLoop, seconds: 5, server: observed)
+        guard run.result.ok == warm.requests.count else {
+            throw BenchError("\(label)warm-up failed: \(run.text)\n\(run.result.firstFailure ?? "")\n\(gateway.logTail)")
+        }
+        return warm
+    }
+
     /// Runs the loop for `seconds` (lets a process settle, or deliveries drain) until `done`.
     func wait(seconds: Double, until done: () -> Bool = { false }) {
         loop.run(until: Monotonic.nanoseconds() + UInt64(seconds * 1e9), done)

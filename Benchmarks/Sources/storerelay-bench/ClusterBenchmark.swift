@@ -55,12 +55,7 @@ struct ClusterBenchmark {
         defer { gateway.stop() }
         let observed = Observed(gateway.process)
         let mode = server == nil ? "single-node" : "cluster"
-        let warm = try context.corpus(200)
-        let warmRun = try LoadRun.run(loop: context.loop, port: gateway.port, requests: warm.requests, connections: 16,
-                                      pace: .closedLoop, seconds: 5, server: observed)
-        guard warmRun.result.ok == warm.requests.count else {
-            throw BenchError("\(mode) warm-up failed: \(warmRun.text)\n\(warmRun.result.firstFailure ?? "")\n\(gateway.logTail)")
-        }
+        try context.warmUp(gateway, observed: observed, label: mode + " ")
         let paced = try context.corpus(Int(Self.fixedRate * context.seconds) + 10)
         let pacedRun = try LoadRun.run(loop: context.loop, port: gateway.port, requests: paced.requests,
                                        connections: BenchContext.pacedConnections, pace: .fixedRate(perSecond: Self.fixedRate),
