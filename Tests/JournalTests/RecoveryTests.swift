@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import StoreRelayStorage
+@testable import StoreRelayStorage
 import StoreRelayCore
 
 @Suite struct RecoveryTests {
@@ -157,6 +157,9 @@ import StoreRelayCore
         #expect(reopened.recoveredRecords.map(\.id) == ["evt-1", "evt-2"])
     }
 
+    /// Damage in an earlier segment that an open reads (one not sealed: a journal of an older
+    /// version, or an unreadable marker) is corruption, not a torn tail. A sealed segment's
+    /// damage is found when it is read (`SealAndScanTests`).
     @Test func damageInAnEarlierSegmentIsCorruptionNotATornTail() async throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }
@@ -165,6 +168,7 @@ import StoreRelayCore
             _ = try #require(await journal.append(id: "evt-\(n)", payload: Array(repeating: 1, count: 40)).position)
         }
         journal.close()
+        try FileManager.default.removeItem(atPath: dir.journal + "/" + SealedMarker.fileName)
         let first = segmentPath(dir.journal, 1)
         let firstBytes = readBytes(first)
         try writeBytes(first, Array(firstBytes.dropLast(3)))

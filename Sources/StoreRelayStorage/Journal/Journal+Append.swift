@@ -134,6 +134,8 @@ extension Journal {
             break
         }
         if let next { writer.queue.async { self.write(next) } }
+        // The writer moved to a new segment: the ones before it can be sealed.
+        if report.createdSegment != nil { retiredFile.queue.async { try? self.sealSegments() } }
     }
 
     /// A change of writability worth a log line (written once the lock is released).
@@ -166,6 +168,7 @@ extension Journal {
             if !s.writable { transition = .recovered }
             s.writable = true
             s.stats.bytesWritten += written.bytes
+            if let start = written.offsets.first { s.end = RecordPosition(segment: written.segment, offset: start + written.bytes) }
             for (request, offset) in zip(batch, written.offsets) {
                 s.stats.appends += 1
                 let position = RecordPosition(segment: written.segment, offset: offset)

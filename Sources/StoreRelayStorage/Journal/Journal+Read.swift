@@ -40,10 +40,17 @@ extension Journal {
         case .success(let record):
             return JournalRecord(kind: JournalRecordKind(rawValue: record.kind), id: record.id,
                                  firstSeen: Timestamp(milliseconds: record.firstSeen), payload: record.body,
-                                 position: position)
+                                 position: position, end: RecordPosition(segment: position.segment, offset: position.offset + record.length))
         case .failure(let problem):
             throw Self.notARecord(at: position, path: path, problem)
         }
+    }
+
+    /// Just after the record an append of `id` with `payloadBytes` bytes stored at
+    /// `position`: where a consumer that took it reads on from.
+    public static func end(ofRecordAt position: RecordPosition, id: String, payloadBytes: Int) -> RecordPosition {
+        RecordPosition(segment: position.segment,
+                       offset: position.offset + RecordFrame.frameHeaderSize + RecordFrame.payloadPrefixSize + id.utf8.count + payloadBytes)
     }
 
     private static func notARecord(at position: RecordPosition, path: String, _ problem: FrameProblem) -> StorageError {

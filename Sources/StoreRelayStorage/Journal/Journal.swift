@@ -24,6 +24,7 @@ public final class Journal: Sendable {
     /// I/O that must not hold up the writer's next group commit.
     let retiredFile: QueueConfined<RetiredIDsFile>
     private let recoveredAtOpen: Locked<[RecoveredRecord]>
+    private let released = Locked(false)
     /// The descriptor holding the directory's `lock` file (-1 once closed): one journal per
     /// directory at a time. Two processes appending to one directory would each create the
     /// other's next segment; the second would fail every batch from then on.
@@ -53,9 +54,10 @@ public final class Journal: Sendable {
         self.recoveryIssues = issues
     }
 
-    /// Opens (creating if needed) the journal in `directory` and recovers it: every segment is
-    /// read in order, checked record by record, repaired (see `RecoveryIssue`), and every id it
-    /// holds, plus those of the `seen-ids` snapshot, enters the dedupe index.
+    /// Opens (creating if needed) the journal in `directory` and recovers it: the segments
+    /// not yet sealed (normally only the newest) are read in order, checked record by record
+    /// and repaired (see `RecoveryIssue`); their ids enter the dedupe index, next to those of
+    /// `seen-ids`. Sealed segments are not read: their records are checked when read back.
     public static func open(directory: String, options: JournalOptions = JournalOptions(),
                             logger: Logger) throws(StorageError) -> Journal {
         try JournalFiles.createDirectory(directory)
@@ -66,7 +68,12 @@ public final class Journal: Sendable {
         }
         var opened = false
         defer { if !opened { closeDescriptor(lock) } }
-        var recovery = JournalRecovery(directory: directory, options: options, logger: logger)
+        let marker = SealedMarker.read(directory: directory)
+        if marker == nil {
+            logger.error("journal sealed marker is unreadable; every segment is read", [("journal.directory", directory)])
+        }
+        let sealedThrough = marker ?? 0
+        var recovery = JournalRecovery(directory: directory, options: options, logger: logger, sealedThrough: sealedThrough)
         try recovery.run()
 
         var live: [EventIDDigest: LiveEntry] = [:]
@@ -76,7 +83,10 @@ public final class Journal: Sendable {
             record.kind == JournalRecordKind.event.rawValue ? EventIDDigest(record.id) : nil
         }
         func admit(_ record: DecodedRecord, _ digest: EventIDDigest?, at position: RecordPosition) {
-            if let digest { live[digest] = LiveEntry(segment: position.segment, firstSeen: record.firstSeen) }
+            // A sealed segment's ids are in seen-ids already.
+            if let digest, position.segment > sealedThrough {
+                live[digest] = LiveEntry(segment: position.segment, firstSeen: record.firstSeen)
+            }
             let kind = JournalRecordKind(rawValue: record.kind)
             records.append(RecoveredRecord(kind: kind, id: record.id, firstSeen: Timestamp(milliseconds: record.firstSeen),
                                            position: position, progressPayload: kind == .event ? nil : record.body))
@@ -90,6 +100,8 @@ public final class Journal: Sendable {
         let writer = try SegmentWriter(directory: directory, sizeLimit: options.segmentSizeLimit, logger: logger, clock: options.clock,
                                        continuing: recovery.continuing, lastSequence: recovery.highestSequence)
         var segments = recovery.segments
+        var end = RecordPosition(segment: recovery.continuing?.sequence ?? writer.sequence,
+                                 offset: recovery.continuing?.length ?? 0)
         var rewrite: [(record: DecodedRecord, digest: EventIDDigest?)] = []
         var rewriting: Set<EventIDDigest> = []
         for record in recovery.salvaged {
@@ -113,38 +125,54 @@ public final class Journal: Sendable {
             })
             let written = try report.result.get()
             segments.insert(written.segment)
+            end = RecordPosition(segment: written.segment, offset: (written.offsets.first ?? 0) + written.bytes)
             for (salvaged, offset) in zip(rewrite, written.offsets) {
                 admit(salvaged.record, salvaged.digest, at: RecordPosition(segment: written.segment, offset: offset))
             }
         }
 
         let state = JournalState(live: live, retired: recovery.retired, segments: segments,
-                                 activeSegment: writer.sequence)
+                                 activeSegment: writer.sequence, sealedThrough: sealedThrough, end: end)
         logger.info("journal opened", [("journal.directory", directory), ("journal.segments", String(segments.count)),
-                                       ("journal.records", String(records.count)),
+                                       ("journal.segments_read", String(Set(recovery.records.map(\.0)).count)),
+                                       ("journal.records_read", String(records.count)),
                                        ("journal.issues", String(recovery.issues.count))])
         opened = true
-        return Journal(directory: directory, options: options, logger: logger, state: state, lock: lock, writer: writer,
-                       retiredFile: recovery.snapshotFile, recovered: records, issues: recovery.issues)
-    }
-
-    /// The records found at open (plus salvaged ones, at their new positions), in journal
-    /// order, for the caller to resume work: event payloads are read back with
-    /// `record(at:)`. Empty after `releaseRecoveredRecords()`.
-    public var recovered: [RecoveredRecord] { recoveredAtOpen.current }
-
-    /// The recovered records with every payload, events' read back from disk: all of them in
-    /// memory at once, for tests.
-    package var recoveredRecords: [JournalRecord] {
-        recoveredAtOpen.current.map { entry in
-            let payload = entry.progressPayload ?? (try? record(at: entry.position).payload) ?? []
-            return JournalRecord(kind: entry.kind, id: entry.id, firstSeen: entry.firstSeen, payload: payload,
-                                 position: entry.position)
+        let journal = Journal(directory: directory, options: options, logger: logger, state: state, lock: lock, writer: writer,
+                              retiredFile: recovery.snapshotFile, recovered: records, issues: recovery.issues)
+        // Segments an older version left unsealed, or a crash did, are sealed now: the next
+        // open reads only the newest.
+        let sealed = journal.retiredFile.queue.sync { () -> Result<Void, StorageError> in
+            do throws(StorageError) { return .success(try journal.sealSegments()) } catch { return .failure(error) }
         }
+        try sealed.get()
+        return journal
     }
 
-    /// Drops the recovered records once the caller has taken them over.
-    public func releaseRecoveredRecords() { recoveredAtOpen.withLock { $0 = [] } }
+    /// The records the open read (those of unsealed segments, plus salvaged ones at their
+    /// new positions), in journal order, for tests of recovery. Empty after
+    /// `releaseRecoveredRecords()`.
+    package var recovered: [RecoveredRecord] { recoveredAtOpen.current }
+
+    /// Every record in the journal with its payload, read with `records(from:)`: all of them
+    /// in memory at once, for tests. Empty after `releaseRecoveredRecords()`.
+    package var recoveredRecords: [JournalRecord] {
+        if released.current { return [] }
+        var all: [JournalRecord] = []
+        var position = startPosition
+        while let chunk = try? records(from: position), !chunk.records.isEmpty || !chunk.atEnd {
+            all += chunk.records
+            if chunk.next == position { break }
+            position = chunk.next
+        }
+        return all
+    }
+
+    /// Drops the recovered records: the gateway reads the journal by position instead.
+    public func releaseRecoveredRecords() {
+        recoveredAtOpen.withLock { $0 = [] }
+        released.withLock { $0 = true }
+    }
 
     /// Whether `id` is stored or being stored (in the pending or writing batch).
     public func contains(id: String) -> Bool {

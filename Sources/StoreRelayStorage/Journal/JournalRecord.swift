@@ -43,6 +43,8 @@ public struct JournalRecord: Sendable {
     /// The caller's opaque bytes, exactly as given to `append`.
     public let payload: [UInt8]
     public let position: RecordPosition
+    /// Just after this record: where the next one starts.
+    public let end: RecordPosition
 }
 
 /// A record found when the journal was opened. An event's payload stays on disk (read it

@@ -29,10 +29,15 @@ struct JournalRecovery {
     /// The newest good segment, truncated to its last good record, to continue appending to.
     var continuing: (sequence: UInt64, length: Int)?
 
-    init(directory: String, options: JournalOptions, logger: Logger) {
+    /// Segments up to this one were sealed: their ids are in `seen-ids`, so they are not
+    /// read at open (only the newest segment always is, to continue it). 0 when none is.
+    let sealedThrough: UInt64
+
+    init(directory: String, options: JournalOptions, logger: Logger, sealedThrough: UInt64) {
         self.directory = directory
         self.options = options
         self.logger = logger
+        self.sealedThrough = sealedThrough
     }
 
     mutating func run() throws(StorageError) {
@@ -42,6 +47,11 @@ struct JournalRecovery {
         let sequences = try JournalFiles.listDirectory(directory).compactMap(SegmentName.sequence(of:)).sorted()
         highestSequence = sequences.last ?? 0
         for sequence in sequences {
+            if sequence <= sealedThrough && sequence != sequences.last {
+                // Checked when read: a sealed segment's damage is found by the reader then.
+                segments.insert(sequence)
+                continue
+            }
             try recoverSegment(sequence, isLast: sequence == sequences.last)
         }
     }

@@ -44,6 +44,10 @@ struct JournalState: Sendable {
     var segments: Set<UInt64>
     /// The segment the writer appends to; never retired.
     var activeSegment: UInt64
+    /// Segments up to this one have their ids in `seen-ids`, not in `live` (see `SealedMarker`).
+    var sealedThrough: UInt64
+    /// Just after the last record known durable: readers never go past it.
+    var end: RecordPosition
     var stats = JournalStats()
 
     /// The whole pending batch, for the writer, unless the writer is busy (then whatever

@@ -1,0 +1,168 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import StoreRelayCore
+
+/// Records read in journal order from some position: what a consumer with a cursor (a
+/// destination catching up on its backlog) reads next.
+public struct JournalChunk: Sendable {
+    public var records: [JournalRecord]
+    /// Where the next read starts.
+    public var next: RecordPosition
+    /// `next` is the end of what is durable now: nothing more to read until the next append.
+    public var atEnd: Bool
+}
+
+extension Journal {
+    /// The position of the first record the journal holds (or of the first it will hold).
+    public var startPosition: RecordPosition {
+        state.withLock { s in
+            RecordPosition(segment: s.segments.min() ?? s.end.segment, offset: 0)
+        }
+    }
+
+    /// Just after the last durable record: everything before it can be read.
+    public var endPosition: RecordPosition { state.withLock { $0.end } }
+
+    /// Reads whole records from `position` on, about `budget` bytes of them (at least one
+    /// record), never past the last durable batch. A position in a segment retired since
+    /// continues at the next segment. Damage in a segment (a record failing its checksum) is
+    /// logged and skipped to the next good record: those bytes cannot be delivered.
+    ///
+    /// Blocking (`pread`): call it on a queue that may block, never on the accepting pool.
+    public func records(from position: RecordPosition, budget: Int = 1 << 20) throws(StorageError) -> JournalChunk {
+        var position = position
+        while true {
+            let (end, segments) = state.withLock { s in (s.end, s.segments) }
+            guard position < end else { return JournalChunk(records: [], next: position, atEnd: true) }
+            guard segments.contains(position.segment) else {
+                guard let next = segments.filter({ $0 > position.segment }).min() else {
+                    return JournalChunk(records: [], next: position, atEnd: true)
+                }
+                position = RecordPosition(segment: next, offset: 0)
+                continue
+            }
+            let path = SegmentName.path(position.segment, in: directory)
+            let fd: Int32
+            do throws(StorageError) {
+                fd = try JournalFiles.openFile(path, O_RDONLY)
+            } catch where error.errno == ENOENT && !self.segments.contains(position.segment) {
+                // Retired while we looked: what follows is in the next segment. (A segment
+                // that vanished while the journal still holds it is an error, thrown.)
+                position = nextSegment(after: position.segment, in: segments)
+                continue
+            }
+            defer { closeDescriptor(fd) }
+            let limit = position.segment == end.segment ? end.offset : try JournalFiles.status(fd, path: path).size
+            if position.offset < RecordFrame.segmentHeaderSize {
+                var header = [UInt8](repeating: 0, count: RecordFrame.segmentHeaderSize)
+                let count = try header.withMutableBytes { (buffer) throws(StorageError) in
+                    try JournalFiles.read(fd, into: buffer, at: 0, path: path)
+                }
+                let problem = header.withUnsafeBytes { SegmentScanner.headerProblem(UnsafeRawBufferPointer(rebasing: $0[0..<count]), sequence: position.segment) }
+                if let problem {
+                    logger.error("journal segment has an unreadable header; its records are skipped",
+                                 [("journal.segment", path), ("reason", "\(problem)")])
+                    position = nextSegment(after: position.segment, in: segments)
+                    continue
+                }
+                position = RecordPosition(segment: position.segment, offset: RecordFrame.segmentHeaderSize)
+            }
+            guard position.offset < limit else {
+                position = nextSegment(after: position.segment, in: segments)
+                continue
+            }
+            let chunk = try readChunk(fd, path: path, from: position, limit: limit, budget: budget)
+            if chunk.records.isEmpty {
+                // Only damage up to the limit: carry on after it.
+                position = chunk.next > position ? chunk.next : nextSegment(after: position.segment, in: segments)
+                continue
+            }
+            var result = chunk
+            result.atEnd = chunk.next >= end
+            return result
+        }
+    }
+
+    /// The start of the first segment after `segment`, or a position past every segment.
+    private func nextSegment(after segment: UInt64, in segments: Set<UInt64>) -> RecordPosition {
+        if let next = segments.filter({ $0 > segment }).min() { return RecordPosition(segment: next, offset: 0) }
+        return RecordPosition(segment: segment + 1, offset: 0)
+    }
+
+    /// The records of one segment between `position` and `limit`, about `budget` bytes.
+    private func readChunk(_ fd: Int32, path: String, from position: RecordPosition, limit: Int,
+                           budget: Int) throws(StorageError) -> JournalChunk {
+        let maxPayload = options.maxPayloadBytes + RecordFrame.payloadPrefixSize + RecordFrame.maxIDBytes
+        var length = min(limit - position.offset, max(budget, 64 * 1024))
+        while true {
+            var bytes = [UInt8](repeating: 0, count: length)
+            let count = try bytes.withMutableBytes { (buffer) throws(StorageError) in
+                try JournalFiles.read(fd, into: buffer, at: position.offset, path: path)
+            }
+            var records: [JournalRecord] = []
+            var offset = 0
+            var problem: FrameProblem?
+            bytes.withUnsafeBytes { raw in
+                let buffer = UnsafeRawBufferPointer(rebasing: raw[0..<count])
+                while offset < count {
+                    switch SegmentScanner.decodeFrame(buffer, at: offset, maxPayload: maxPayload) {
+                    case .success(let record):
+                        records.append(JournalRecord(
+                            kind: JournalRecordKind(rawValue: record.kind), id: record.id,
+                            firstSeen: Timestamp(milliseconds: record.firstSeen), payload: record.body,
+                            position: RecordPosition(segment: position.segment, offset: position.offset + offset),
+                            end: RecordPosition(segment: position.segment, offset: position.offset + offset + record.length)))
+                        offset += record.length
+                    case .failure(let failure):
+                        problem = failure
+                        return
+                    }
+                }
+            }
+            let reachedLimit = position.offset + count >= limit
+            switch problem {
+            case nil:
+                return JournalChunk(records: records, next: RecordPosition(segment: position.segment, offset: position.offset + offset),
+                                    atEnd: false)
+            case .shortHeader?, .shortPayload? where !reachedLimit:
+                if !records.isEmpty {
+                    return JournalChunk(records: records, next: RecordPosition(segment: position.segment, offset: position.offset + offset),
+                                        atEnd: false)
+                }
+                // One record larger than the chunk: read exactly as much as it needs.
+                let needed = bytes.withUnsafeBytes { raw -> Int in
+                    guard count >= RecordFrame.frameHeaderSize else { return RecordFrame.frameHeaderSize }
+                    return RecordFrame.frameHeaderSize + Int(raw.littleEndian(at: 0, as: UInt32.self))
+                }
+                length = min(limit - position.offset, max(needed, length + 1))
+            case let failure?:
+                let damageAt = position.offset + offset
+                let resume = try resynchronize(fd, path: path, after: damageAt, limit: limit, maxPayload: maxPayload)
+                logger.error("journal segment is damaged; the records in the damaged bytes cannot be delivered", [
+                    ("journal.segment", path), ("journal.offset", String(damageAt)),
+                    ("journal.bytes", String((resume ?? limit) - damageAt)), ("reason", failure.rawValue),
+                ])
+                let next = resume.map { RecordPosition(segment: position.segment, offset: $0) }
+                    ?? RecordPosition(segment: position.segment, offset: limit)
+                return JournalChunk(records: records, next: next, atEnd: false)
+            }
+        }
+    }
+
+    /// The offset of the next good record after damage at `offset`, reading the rest of the
+    /// segment (damage is rare; a segment is at most a few tens of MiB).
+    private func resynchronize(_ fd: Int32, path: String, after offset: Int, limit: Int,
+                               maxPayload: Int) throws(StorageError) -> Int? {
+        var rest = [UInt8](repeating: 0, count: max(0, limit - offset))
+        let count = try rest.withMutableBytes { (buffer) throws(StorageError) in
+            try JournalFiles.read(fd, into: buffer, at: offset, path: path)
+        }
+        let found = rest.withUnsafeBytes { raw in
+            SegmentScanner.resynchronize(UnsafeRawBufferPointer(rebasing: raw[0..<count]), after: 0, maxPayload: maxPayload)
+        }
+        return found.map { offset + $0 }
+    }
+}
