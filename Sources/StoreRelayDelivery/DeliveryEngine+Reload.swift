@@ -44,16 +44,30 @@ extension DeliveryEngine {
         group.wait()
         for definition in configuration.destinations where queues[definition.name] == nil {
             queues[definition.name] = try Self.makeQueue(definition, client: client, wholeJobLimit: wholeJobsPerDestination,
-                                                         clock: clock, logger: logger, events: reference.events,
-                                                         readBackRetryDelay: readBackRetryDelay)
+                                                         window: windowPerDestination, clock: clock, logger: logger,
+                                                         events: reference.events, readBackRetryDelay: readBackRetryDelay)
+        }
+        // New and redefined destinations read on from their cursor: a new one from the
+        // journal's end before the new routes apply (no event before it names it); events
+        // that waited in a redefined destination carry on in its new queue. A removed one
+        // dead-letters its backlog.
+        let end = journal.endPosition
+        let cursors = books.withLock { books in
+            for name in queues.keys where current.queues[name] == nil || handedOver[name] != nil {
+                if books.destinations[name] == nil { books.destinations[name] = DestinationBook(cursor: end) }
+            }
+            return books.destinations.mapValues(\.cursor)
         }
         topology.withLock {
             $0 = Topology(queues: queues, order: configuration.destinations.map(\.name), routes: configuration.routes)
         }
-        // Events that waited in a redefined destination carry on in its new queue.
-        for (name, jobs) in handedOver {
-            guard let queue = queues[name] else { continue }
-            for job in jobs.current { queue.takeOver(job) }
+        let resumed = books.withLock { $0.resumed }
+        for (name, queue) in queues where resumed && (current.queues[name] == nil || handedOver[name] != nil) {
+            queue.start(cursor: cursors[name] ?? end, unfinished: [])
+            for job in handedOver[name]?.current ?? [] { queue.takeOver(job) }
+        }
+        for (old, replacement) in retiring where replacement == nil && resumed {
+            drainRemoved(old.name, detail: "destination \(old.name) was removed from the configuration")
         }
         logger.info("destinations reconfigured", [
             ("destinations", String(queues.count)), ("replaced.or.removed", String(retiring.count)),

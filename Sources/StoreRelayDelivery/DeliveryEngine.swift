@@ -8,9 +8,12 @@ import StoreRelayCore
 /// into the dead-letter store with the reason and every attempt (SPEC "Delivery to webhooks",
 /// "File queues", "Journal and recovery").
 ///
-/// Progress is written to the journal next to the events, so `kill -9` at any moment loses
-/// nothing: on start, `resume` replays events and progress and picks up every unfinished
-/// delivery where it stood. A journal segment is retired once every event in it is finished.
+/// Each destination reads the journal from its own cursor, holding a bounded window of events
+/// in memory (`DestinationBook`); a backlog waits in the journal, costing neither memory nor
+/// start-up time. Progress is written to the journal next to the events and the books are
+/// checkpointed about once a second, so `kill -9` at any moment loses nothing: on start,
+/// `resume` reads the checkpoint and replays the journal's tail after it. A journal segment
+/// is retired once the checkpoint no longer needs it.
 public final class DeliveryEngine: Sendable {
     /// What a reload can change, swapped as a whole.
     struct Topology: Sendable {
@@ -28,12 +31,22 @@ public final class DeliveryEngine: Sendable {
     let observer: any DeliveryObserver
     /// Delayed work (retirement, dead-letter retries, reloads) runs here.
     let queue = DispatchQueue(label: "storerelay.delivery")
-    let tracker = Locked(EventTracker())
+    /// Every destination's cursor and window, and the router's pending letters.
+    let books: Locked<DeliveryBooks>
+    let checkpointFile: CheckpointFile
+    /// Writes checkpoints (blocking I/O) one at a time.
+    let checkpointQueue = DispatchQueue(label: "storerelay.delivery.checkpoint")
+    let checkpointIntervalMilliseconds: Int
     let ledger: Locked<EventLedger>
     /// Reads parked and unfinished events back from the journal.
     let reader: ParkedEventReader
+    /// Destinations read their backlogs from the journal here, one read at a time.
+    let backlogQueue = DispatchQueue(label: "storerelay.delivery.backlog")
     /// Waiting jobs each destination keeps whole; beyond it they wait in the journal.
     let wholeJobsPerDestination: Int
+    /// Events each destination holds taken at most (whole, parked by position, in flight);
+    /// the rest of its backlog stays behind its cursor in the journal.
+    let windowPerDestination: Int
     /// How long a parked event the journal could not give back waits before the next read.
     let readBackRetryDelay: Duration
     /// Outcomes being written down (progress records, dead letters): a stop waits for them,
@@ -56,14 +69,20 @@ public final class DeliveryEngine: Sendable {
 
     /// Opens every destination (file queues now, so a bad directory fails start-up).
     ///
-    /// - Parameter wholeJobsPerDestination: how many waiting jobs a destination keeps in memory
-    ///   with their event (about 25 KB each); the rest of a backlog waits in the journal, at a
-    ///   few hundred bytes per event, and is read back when due.
+    /// - Parameters:
+    ///   - wholeJobsPerDestination: how many waiting jobs a destination keeps in memory with
+    ///     their event (about 25 KB each); others in its window are parked (a few hundred
+    ///     bytes) and read back when due.
+    ///   - windowPerDestination: how many taken, unfinished events a destination holds; the
+    ///     rest of its backlog is read from the journal as the window frees.
+    ///   - checkpointPause: a test seam (see `CheckpointFile.pauseBeforeRename`).
     public init(
         configuration: GatewayConfiguration, journal: Journal, deadLetters: DeadLetterStore,
         clock: any TimeSource = WallClock(), logger: Logger, observer: any DeliveryObserver = NoDeliveryObserver(),
-        wholeJobsPerDestination: Int = 256, readBackRetryDelay: Duration = .seconds(5), replayDirectory: String? = nil
+        wholeJobsPerDestination: Int = 256, windowPerDestination: Int = 4096, readBackRetryDelay: Duration = .seconds(5),
+        checkpointInterval: Duration = .seconds(1), checkpointPause: Duration? = nil, replayDirectory: String? = nil
     ) throws {
+        checkpointIntervalMilliseconds = max(1, Int(checkpointInterval.wholeMilliseconds))
         intents = try ReplayIntentStore(directory: replayDirectory, logger: logger)
         self.readBackRetryDelay = readBackRetryDelay
         ledger = Locked(EventLedger(capacity: configuration.recentEvents))
@@ -77,29 +96,40 @@ public final class DeliveryEngine: Sendable {
         self.logger = logger
         self.observer = observer
         self.wholeJobsPerDestination = wholeJobsPerDestination
+        self.windowPerDestination = max(wholeJobsPerDestination, windowPerDestination)
         reader = ParkedEventReader(journal: journal, logger: logger)
+        checkpointFile = CheckpointFile(directory: journal.directory, pauseBeforeRename: checkpointPause)
+        books = Locked(DeliveryBooks(router: RouterBook(reached: journal.endPosition)))
         var queues: [String: DestinationQueue] = [:]
         for destination in configuration.destinations {
             queues[destination.name] = try Self.makeQueue(
-                destination, client: client, wholeJobLimit: wholeJobsPerDestination, clock: clock, logger: logger,
-                events: reference.events, readBackRetryDelay: readBackRetryDelay)
+                destination, client: client, wholeJobLimit: wholeJobsPerDestination, window: self.windowPerDestination,
+                clock: clock, logger: logger, events: reference.events, readBackRetryDelay: readBackRetryDelay)
         }
         topology = Locked(Topology(queues: queues, order: configuration.destinations.map(\.name), routes: configuration.routes))
         reference.engine = self
     }
 
-    /// Delivers a notification the journal just stored at `position`.
-    public func submit(_ notification: StoredNotification, position: RecordPosition) {
-        start(notification, position: position, progress: [:])
+    /// Deliveries still to finish: taken and unfinished, waiting in the journal behind a
+    /// cursor (as counted), and dead letters not yet written.
+    public var unfinishedEvents: Int {
+        books.withLock { books in
+            books.destinations.values.reduce(books.router.pending.count) { $0 + $1.unfinished.count + $1.backlog }
+        }
     }
 
-    /// Accepted events with a delivery still to finish (waiting, in flight or retrying).
-    public var unfinishedEvents: Int { tracker.withLock { $0.unfinishedCount } }
-
-    /// Status of every destination, in configuration order.
+    /// Status of every destination, in configuration order: what waits in its window, plus
+    /// its backlog in the journal.
     public var status: [DestinationStatus] {
         let topology = topology.current
-        return topology.order.compactMap { topology.queues[$0]?.status }
+        let backlogs = books.withLock { $0.destinations.mapValues(\.backlog) }
+        return topology.order.compactMap { name in
+            guard var status = topology.queues[name]?.status else { return nil }
+            let backlog = backlogs[name] ?? 0
+            status.queueDepth += backlog
+            status.parked += backlog
+            return status
+        }
     }
 
     /// Where the deliveries of event `id` stand, while the engine remembers it. An unfinished
@@ -137,9 +167,11 @@ public final class DeliveryEngine: Sendable {
         EventDeliveryState(deadLetters: deadLetters.letters(forEvent: id))
     }
 
-    /// Stops every destination; unfinished deliveries resume from the journal on the next start.
+    /// Stops every destination; unfinished deliveries resume from the journal on the next
+    /// start. A last checkpoint is written once the outcomes of the grace are recorded.
     public func stop(grace: Duration = .zero, completion: @escaping @Sendable () -> Void) {
         let deadline = DispatchTime.now().advanced(by: grace)
+        books.withLock { $0.stopping = true }
         let group = DispatchGroup()
         for queue in topology.current.queues.values {
             group.enter()
@@ -151,7 +183,10 @@ public final class DeliveryEngine: Sendable {
             DispatchQueue.global(qos: .utility).async {
                 _ = bookkeeping.wait(timeout: deadline)
                 client.shutdown()
-                completion()
+                self.checkpointQueue.async {
+                    self.writeCheckpoint(final: true)
+                    completion()
+                }
             }
         }
     }
@@ -159,12 +194,13 @@ public final class DeliveryEngine: Sendable {
     func queue(named name: String) -> DestinationQueue? { topology.current.queues[name] }
 
     static func makeQueue(
-        _ destination: DestinationConfiguration, client: HTTPClient, wholeJobLimit: Int, clock: any TimeSource, logger: Logger,
-        events: DestinationQueue.Events, readBackRetryDelay: Duration
+        _ destination: DestinationConfiguration, client: HTTPClient, wholeJobLimit: Int, window: Int, clock: any TimeSource,
+        logger: Logger, events: DestinationQueue.Events, readBackRetryDelay: Duration
     ) throws -> DestinationQueue {
         let setup = try DestinationSetup(destination, client: client, clock: clock, logger: logger)
         return DestinationQueue(definition: destination, kind: setup.kind, driver: setup.driver, limits: setup.limits,
-                                wholeJobLimit: wholeJobLimit, clock: clock, events: events, readBackRetryDelay: readBackRetryDelay)
+                                wholeJobLimit: wholeJobLimit, window: window, clock: clock, events: events,
+                                readBackRetryDelay: readBackRetryDelay)
     }
 }
 
@@ -186,6 +222,19 @@ final class EngineReference: @unchecked Sendable {
                     completion(event?.id == parked.eventId ? event : nil)
                 }
             },
-            unreadable: { [self] parked in engine?.deadLetterUnreadable(parked) })
+            unreadable: { [self] parked in engine?.deadLetterUnreadable(parked) },
+            took: { [self] name, jobs, cursor in engine?.took(jobs, destination: name, cursor: cursor) },
+            passed: { [self] name in engine?.passedOver(destination: name) },
+            caughtUp: { [self] name in engine?.caughtUp(destination: name) },
+            skipped: { [self] name, from, to in
+                engine?.took([], destination: name, cursor: to)
+                engine?.logger.error("destination backlog unreadable; skipped to the next segment, the events between are lost", [
+                    ("destination", name), ("from", from.description), ("to", to.description),
+                ])
+            },
+            readBacklog: { [self] name, cursor, room, completion in
+                guard let engine else { return completion(BacklogRead(jobs: [], next: cursor, atEnd: false, failed: true)) }
+                engine.readBacklog(of: name, from: cursor, room: room, completion: completion)
+            })
     }
 }

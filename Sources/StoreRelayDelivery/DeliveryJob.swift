@@ -42,7 +42,7 @@ package struct DeliveryJob: Sendable {
 /// A waiting job whose event stays in the journal until it is due: its bookkeeping without
 /// Apple's body and the event (about 25 KB). A destination keeps a bounded number of jobs
 /// whole and parks the rest, so a backlog costs memory per event, not per byte.
-struct ParkedJob: Sendable {
+struct ParkedJob: Sendable, Equatable {
     var eventId: String
     var destination: String
     var position: RecordPosition
@@ -52,6 +52,17 @@ struct ParkedJob: Sendable {
     var budgetStart: Timestamp
     /// Reads of its event that failed in a row (see `DestinationQueue.maxFailedReadBacks`).
     var failedReads = 0
+
+    init(eventId: String, destination: String, position: RecordPosition, attempts: [DeliveryAttempt], due: Timestamp,
+         attemptsBeforeBudget: Int, budgetStart: Timestamp) {
+        self.eventId = eventId
+        self.destination = destination
+        self.position = position
+        self.attempts = attempts
+        self.due = due
+        self.attemptsBeforeBudget = attemptsBeforeBudget
+        self.budgetStart = budgetStart
+    }
 
     /// Nil for a job that cannot be parked (a replay: nothing to read it back from).
     init?(_ job: DeliveryJob) {
@@ -71,6 +82,17 @@ struct ParkedJob: Sendable {
         DeliveryJob(notification: notification, destination: destination, position: position, body: body,
                     attempts: attempts, due: due, attemptsBeforeBudget: attemptsBeforeBudget, budgetStart: budgetStart)
     }
+}
+
+/// What a destination read of its backlog: the jobs routed to it, in journal order, and
+/// where to read on.
+struct BacklogRead: Sendable {
+    var jobs: [DeliveryJob]
+    var next: RecordPosition
+    /// `next` is the journal's end: the destination has caught up.
+    var atEnd: Bool
+    /// The journal could not be read; nothing was taken.
+    var failed = false
 }
 
 /// A job in a destination's waiting room, as a reload hands it over: whole, or parked.

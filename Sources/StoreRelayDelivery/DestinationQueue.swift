@@ -1,5 +1,6 @@
 import Dispatch
 import StoreRelayConfig
+import StoreRelayStorage
 import StoreRelayCore
 
 /// How long and how often a destination keeps trying (from its `routes.conf` options).
@@ -53,7 +54,22 @@ final class DestinationQueue: @unchecked Sendable {
         var readBack: @Sendable (ParkedJob, @escaping @Sendable (StoredNotification?) -> Void) -> Void
         /// A parked job whose event could not be read `maxFailedReadBacks` times.
         var unreadable: @Sendable (ParkedJob) -> Void
+        /// Jobs taken into the window (destination, jobs, the cursor after them).
+        var took: @Sendable (String, [DeliveryJob], RecordPosition) -> Void
+        /// An event offered while the destination is behind: it waits in the journal.
+        var passed: @Sendable (String) -> Void
+        /// The destination read its backlog to the journal's end and takes new events directly.
+        var caughtUp: @Sendable (String) -> Void
+        /// The backlog could not be read at a cursor, again and again: reading goes on from the
+        /// second position (what lay between is lost, and said so).
+        var skipped: @Sendable (String, RecordPosition, RecordPosition) -> Void
+        /// Reads up to `room` of the destination's next events from the journal, from a cursor.
+        var readBacklog: @Sendable (String, RecordPosition, Int, @escaping @Sendable (BacklogRead) -> Void) -> Void
     }
+
+    /// Where new events come from: handed over as they are accepted (`live`), or read from
+    /// the journal at `cursor` while the destination has a backlog there (`behind`).
+    enum Feed { case live, behind }
 
     /// A parked event the journal could not give back is tried again `readBackRetryDelay`
     /// later, without spending an attempt (the failure is logged each time); after this many
@@ -75,6 +91,20 @@ final class DestinationQueue: @unchecked Sendable {
 
     // Confined to `queue`.
     private var waiting: WaitingRoom
+    /// Taken, unfinished events at most (whole, parked, in flight).
+    private let window: Int
+    /// Nil until `start`: nothing is read or taken before the engine resumed.
+    private var cursor: RecordPosition?
+    private var feed = Feed.behind
+    private var readingBacklog = false
+    /// The last event offered while `behind`: the backlog reaches at least that far.
+    private var offeredWhileBehind: RecordPosition?
+    /// When the last event read from the backlog was accepted: the ones after it were
+    /// accepted later.
+    private var backlogAcceptedUpTo = Timestamp(milliseconds: 0)
+    private var failedBacklogReads = 0
+    /// After a failed read of the backlog, the next waits until then.
+    private var backlogPausedUntil: Timestamp?
     private var inFlight = 0
     private var breaker: CircuitBreaker
     private var timer: (any DispatchSourceTimer)?
@@ -90,7 +120,8 @@ final class DestinationQueue: @unchecked Sendable {
     private var retiredCompletion: (@Sendable () -> Void)?
 
     init(definition: DestinationConfiguration, kind: String, driver: any DeliveryDriver, limits: DeliveryLimits,
-         wholeJobLimit: Int, clock: any TimeSource, events: Events, readBackRetryDelay: Duration = .seconds(5)) {
+         wholeJobLimit: Int, window: Int, clock: any TimeSource, events: Events, readBackRetryDelay: Duration = .seconds(5)) {
+        self.window = window
         self.readBackRetryDelay = readBackRetryDelay
         self.definition = definition
         self.name = definition.name
@@ -106,9 +137,44 @@ final class DestinationQueue: @unchecked Sendable {
 
     func body(for notification: StoredNotification) -> [UInt8] { driver.body(for: notification) }
 
-    /// Adds `job`; it goes out when due and the destination has room.
+    /// Adds `job` (a replay); it goes out when due and the destination has room.
     func enqueue(_ job: DeliveryJob) { receive(.whole(job)) }
 
+    /// Starts reading the journal at `cursor`, with `unfinished` (taken before) in the window.
+    func start(cursor: RecordPosition, unfinished: [ParkedJob]) {
+        queue.async { [self] in
+            self.cursor = cursor
+            for job in unfinished { waiting.add(job) }
+            pump()
+        }
+    }
+
+    /// An event the journal just stored at `position` (its record ends at `end`): taken at once
+    /// when the destination is caught up and has room, otherwise left in the journal, where
+    /// the destination reads it when its turn comes.
+    func offer(_ notification: StoredNotification, at position: RecordPosition, end: RecordPosition) {
+        queue.async { [self] in
+            guard let cursor, !stopped, !isDraining, handOff == nil else { return }
+            if feed == .live && position >= cursor && roomToTake > 0 && waiting.wholeRoom > 0 {
+                let job = DeliveryJob(notification: notification, destination: name, position: position,
+                                      body: driver.body(for: notification), attempts: [], due: clock.now(),
+                                      budgetStart: notification.receivedAt)
+                self.cursor = end
+                events.took(name, [job], end)
+                waiting.add(job, now: clock.now())
+                return pump()
+            }
+            if position >= cursor {
+                feed = .behind
+                offeredWhileBehind = max(offeredWhileBehind ?? position, position)
+                events.passed(name)
+                pump()
+            }
+        }
+    }
+
+    /// Taken events the window can still hold.
+    private var roomToTake: Int { window - waiting.count - inFlight }
     /// Adds a job handed over from the queue a reload replaced (a whole one gets the body
     /// this definition sends).
     func takeOver(_ job: WaitingJob) {
@@ -144,7 +210,7 @@ final class DestinationQueue: @unchecked Sendable {
     }
 
     private func closeIfRetiredAndIdle() {
-        guard inFlight == 0, waiting.reading == 0, let completion = retiredCompletion else { return }
+        guard inFlight == 0, waiting.reading == 0, !readingBacklog, let completion = retiredCompletion else { return }
         retiredCompletion = nil
         driver.close(completion: completion)
     }
@@ -200,8 +266,69 @@ final class DestinationQueue: @unchecked Sendable {
             }
             begin(job, expired: expired, now: now)
         }
+        // The backlog's events have been due since they were accepted: they go before parked
+        // retries due later than that, as they would in one queue ordered by due time.
+        let backlogFirst = waiting.parkedEarliest.map { $0 > backlogAcceptedUpTo } ?? true
+        if backlogFirst { readBacklogIfRoom() }
         for parked in waiting.takeJobsToRead(now: now) { readBack(parked) }
+        if !backlogFirst { readBacklogIfRoom() }
         armTimer(now: now)
+    }
+
+    /// Behind: reads the next events from the journal while the window has room for whole
+    /// ones (fresh events are due at once; reading more would only park them again).
+    private func readBacklogIfRoom() {
+        guard feed == .behind, !readingBacklog, let cursor else { return }
+        if let paused = backlogPausedUntil, clock.now() < paused { return }
+        let room = min(roomToTake, waiting.wholeRoom)
+        guard room > 0 else { return }
+        readingBacklog = true
+        waiting.reserve(room)
+        events.readBacklog(name, cursor, room) { [self] read in
+            queue.async { self.backlogRead(read, reserved: room) }
+        }
+    }
+
+    private func backlogRead(_ read: BacklogRead, reserved: Int) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        readingBacklog = false
+        waiting.release(reserved)
+        guard !stopped else { return }
+        if read.failed, let cursor {
+            // The journal could not be read: try again shortly, without losing the place;
+            // after many failures in a row, go on at the next segment (logged as lost).
+            failedBacklogReads += 1
+            if failedBacklogReads >= Self.maxFailedReadBacks {
+                failedBacklogReads = 0
+                self.cursor = RecordPosition(segment: cursor.segment + 1, offset: 0)
+                events.skipped(name, cursor, self.cursor!)
+                return pump()
+            }
+            backlogPausedUntil = clock.now().advanced(by: readBackRetryDelay)
+            queue.asyncAfter(deadline: .now() + .milliseconds(Int(readBackRetryDelay.wholeMilliseconds))) { [self] in pump() }
+            return closeIfRetiredAndIdle()
+        }
+        failedBacklogReads = 0
+        let now = clock.now()
+        let jobs = read.jobs.map { job in
+            var job = job
+            job.body = driver.body(for: job.notification)
+            return job
+        }
+        cursor = read.next
+        if let last = jobs.last { backlogAcceptedUpTo = last.notification.receivedAt }
+        events.took(name, jobs, read.next)
+        if let handOff {
+            for job in jobs { handOff(.whole(job)) }
+            return closeIfRetiredAndIdle()
+        }
+        for job in jobs { waiting.add(job, now: now) }
+        if read.atEnd && (offeredWhileBehind.map { $0 < read.next } ?? true) {
+            feed = .live
+            offeredWhileBehind = nil
+            events.caughtUp(name)
+        }
+        pump()
     }
 
     /// Attempts `job`, or dead-letters it when its `max-age` has passed.

@@ -1,12 +1,13 @@
 import StoreRelayStorage
 import StoreRelayCore
 
-/// Where each delivery of recent events stands, for `/api/events/{id}`: every unfinished
-/// event, and the most recently finished ones up to `capacity`.
+/// Where each delivery of recent events stands, for `/api/events/{id}`: the most recently
+/// finished events up to `capacity`, and unfinished ones among the last `2 × capacity`
+/// accepted. Older unfinished events wait in their destinations' backlogs, counted there.
 ///
-/// Memory per event stays small however long a backlog grows: an unfinished event that is in
-/// the journal is kept as its position there (its record is read back when asked for), and
-/// a finished one as its event without Apple's body.
+/// Memory stays bounded however long a backlog grows: an unfinished event is kept as its
+/// position in the journal (its record is read back when asked for), a finished one as its
+/// event without Apple's body.
 struct EventLedger: Sendable {
     struct Entry: Sendable {
         /// The notification without Apple's body: for finished events and replays.
@@ -27,6 +28,9 @@ struct EventLedger: Sendable {
     /// may appear twice (replayed, finished again); only a finished event is ever forgotten.
     private var finishedOrder: [String] = []
     private var finishedStart = 0
+    /// Ids in the order they were first recorded, for forgetting the oldest unfinished ones.
+    private var arrivals: [String] = []
+    private var arrivalsStart = 0
     let capacity: Int
 
     init(capacity: Int = 2_000) { self.capacity = capacity }
@@ -41,6 +45,7 @@ struct EventLedger: Sendable {
     /// Starts (or, for a replay, extends) the entry of `notification`, stored at `position`
     /// in the journal when it is there.
     mutating func record(_ notification: StoredNotification, position: RecordPosition?, destinations: [String]) {
+        if events[notification.id] == nil { arrived(notification.id) }
         var entry = events[notification.id] ?? Entry(deliveries: [])
         if entry.subscription == nil, let subscription = notification.event.originalTransactionId {
             entry.subscription = subscription
@@ -70,6 +75,25 @@ struct EventLedger: Sendable {
         if !wasFinished && entry.isFinished { finished(notification) }
     }
 
+    /// Remembers the arrival of `id`, forgetting the oldest entries beyond twice the capacity.
+    private mutating func arrived(_ id: String) {
+        arrivals.append(id)
+        while events.count >= 2 * max(1, capacity), arrivalsStart < arrivals.count {
+            forget(arrivals[arrivalsStart])
+            arrivalsStart += 1
+        }
+        if arrivalsStart > 4096 && arrivalsStart * 2 > arrivals.count {
+            arrivals.removeFirst(arrivalsStart)
+            arrivalsStart = 0
+        }
+    }
+
+    private mutating func forget(_ id: String) {
+        guard let forgotten = events.removeValue(forKey: id), let subscription = forgotten.subscription else { return }
+        bySubscription[subscription]?.remove(id)
+        if bySubscription[subscription]?.isEmpty == true { bySubscription[subscription] = nil }
+    }
+
     private static func summary(of notification: StoredNotification) -> StoredNotification {
         var summary = notification
         summary.body = []
@@ -85,13 +109,7 @@ struct EventLedger: Sendable {
         while finishedOrder.count - finishedStart > capacity {
             let oldest = finishedOrder[finishedStart]
             finishedStart += 1
-            if let forgotten = events[oldest], forgotten.isFinished {
-                events[oldest] = nil
-                if let subscription = forgotten.subscription {
-                    bySubscription[subscription]?.remove(oldest)
-                    if bySubscription[subscription]?.isEmpty == true { bySubscription[subscription] = nil }
-                }
-            }
+            if events[oldest]?.isFinished == true { forget(oldest) }
         }
         if finishedStart > 4096 && finishedStart * 2 > finishedOrder.count {
             finishedOrder.removeFirst(finishedStart)

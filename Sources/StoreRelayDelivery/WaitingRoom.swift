@@ -26,6 +26,17 @@ struct WaitingRoom {
 
     init(wholeLimit: Int) { self.wholeLimit = max(1, wholeLimit) }
 
+    /// Sets aside room for `count` whole jobs being read from a destination's backlog (they
+    /// count as being read until `release`).
+    mutating func reserve(_ count: Int) { reading += count }
+    mutating func release(_ count: Int) { reading -= count }
+
+    /// The due time of the earliest parked job.
+    var parkedEarliest: Timestamp? { parked.earliest }
+
+    /// Whole journaled jobs that can still be added without parking one.
+    var wholeRoom: Int { max(0, wholeLimit - wholeJournaled - reading) }
+
     /// Every job waiting, being read back included.
     var count: Int { whole.count + parked.count + reading }
     var wholeCount: Int { whole.count }

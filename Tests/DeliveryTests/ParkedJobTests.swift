@@ -24,11 +24,13 @@ private final class ParkingHarness: Sendable {
                                     deadLetters: deadLetters, logger: .disabled, wholeJobsPerDestination: whole,
                                     readBackRetryDelay: readBackRetryDelay,
                                     replayDirectory: keepReplays ? self.directory.appendingPathComponent("replays").path : nil)
+        // A fresh directory starts at once; a restart resumes when the test says.
+        if directory == nil { try engine.resume() }
     }
 
     /// Resumes what the journal holds, as the gateway does at start-up.
     func resume() throws {
-        try engine.resume(from: journal.recovered)
+        try engine.resume()
         journal.releaseRecoveredRecords()
     }
 
@@ -50,7 +52,9 @@ private final class ParkingHarness: Sendable {
                 done.signal()
             }
             done.wait()
-            engine.submit(notification, position: try #require(stored.current))
+            let position = try #require(stored.current)
+            engine.submit(notification, position: position,
+                          end: Journal.end(ofRecordAt: position, id: notification.id, payloadBytes: notification.encoded().count))
             accepted.append(notification)
         }
         return accepted
@@ -114,6 +118,12 @@ private let refusingURL = "http://127.0.0.1:1/down"
         let accepted = try first.accept(100, destinations: ["hook"])
         #expect(pollUntil(timeout: 20) { first.engine.status.first?.queueDepth == 100 })
         first.stop()
+        // The checkpoint holds the destination's place and window, not the backlog.
+        let saved = try #require(DeliveryCheckpoint(decoding: try Data(contentsOf: first.directory
+            .appendingPathComponent("journal").appendingPathComponent(DeliveryCheckpoint.fileName)).map { $0 }))
+        let book = try #require(saved.destinations["hook"])
+        #expect(book.unfinished.count + book.backlog == 100)
+        #expect(book.unfinished.count < 100, "most of the backlog stays behind the cursor")
 
         let sink = try WebhookSink()
         let second = try ParkingHarness(routes: """
@@ -127,9 +137,6 @@ private let refusingURL = "http://127.0.0.1:1/down"
         #expect(pollUntil(timeout: 20) { second.engine.unfinishedEvents == 0 })
         let delivered = Set(sink.requests.compactMap { $0["headers"]?["webhook-id"]?.stringValue })
         #expect(delivered == Set(accepted.map(\.id)))
-        // 100 read at resume, and most of those parked again read back once more when due
-        // (only the last 64 read are remembered).
-        #expect(second.engine.reader.journalReads > 100)
     }
 
     /// A parked event whose journal record is gone (a segment removed underneath the
@@ -145,7 +152,10 @@ private let refusingURL = "http://127.0.0.1:1/down"
             """, whole: 2, readBackRetryDelay: .milliseconds(20))
         defer { harness.stop() }
         _ = try harness.accept(8, destinations: ["hook"])
-        #expect(pollUntil(timeout: 20) { (harness.engine.status.first?.parked ?? 0) >= 4 })
+        // Every event taken into the window (parked by position), none left behind the cursor.
+        #expect(pollUntil(timeout: 20) {
+            (harness.engine.status.first?.parked ?? 0) >= 4 && harness.engine.books.current.destinations["hook"]?.backlog == 0
+        })
         for segment in harness.journal.segments {
             try FileManager.default.removeItem(atPath: harness.directory.appendingPathComponent("journal")
                 .appendingPathComponent(String(format: "%020llu.log", segment)).path)
@@ -189,7 +199,10 @@ private let refusingURL = "http://127.0.0.1:1/down"
             let later = event
             let done = DispatchSemaphore(value: 0)
             harness.journal.append(id: later.id, payload: later.encoded()) { outcome in
-                if case .stored(let position) = outcome { harness.engine.submit(later, position: position) }
+                if case .stored(let position) = outcome {
+                    harness.engine.submit(later, position: position,
+                                          end: Journal.end(ofRecordAt: position, id: later.id, payloadBytes: later.encoded().count))
+                }
                 done.signal()
             }
             done.wait()
@@ -301,6 +314,32 @@ private let refusingURL = "http://127.0.0.1:1/down"
         #expect(state.notification.event == accepted[4].event)
         #expect(state.deliveries.first?.phase == .pending)
         #expect(harness.engine.unfinishedEvents == 5)
+    }
+
+    /// A destination gone from the configuration at a restart dead-letters its window and
+    /// the backlog behind its cursor (`unrouted`), then its place in the checkpoint goes.
+    @Test func aDestinationGoneAtARestartDeadLettersItsBacklog() throws {
+        let first = try ParkingHarness(routes: """
+            destination down webhook \(refusingURL) {
+                backoff 1h 1h
+            }
+            destination other webhook \(refusingURL) {
+            }
+            """, whole: 2)
+        let accepted = try first.accept(30, destinations: ["down"])
+        #expect(pollUntil(timeout: 20) { first.engine.status.first?.queueDepth == 30 })
+        first.stop()
+
+        let second = try ParkingHarness(routes: "destination other webhook \(refusingURL) {\n}\n", whole: 2,
+                                        directory: first.directory)
+        defer { second.stop() }
+        try second.resume()
+        #expect(pollUntil(timeout: 20) {
+            second.engine.deadLetters.count == 30 && second.engine.books.current.destinations["down"] == nil
+        })
+        let letters = second.engine.deadLetters.list(limit: 100).items
+        #expect(Set(letters.map(\.eventId)) == Set(accepted.map(\.id)))
+        #expect(letters.allSatisfy { $0.reason == .unrouted && $0.destination == "down" && $0.detail?.contains("no longer configured") == true })
     }
 
     /// A destination removed by a reload dead-letters what it held, parked jobs included,

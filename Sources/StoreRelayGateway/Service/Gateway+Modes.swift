@@ -51,15 +51,18 @@ extension Gateway {
         let delivery: DeliveryEngine
         do {
             let deadLetters = try DeadLetterStore.open(directory: configuration.dataDirectory + "/dead-letters", logger: logger)
+            // Crash tests set this to land a kill -9 in the middle of a checkpoint write.
+            let pause = ProcessInfo.processInfo.environment["STORERELAY_TEST_CHECKPOINT_PAUSE_MS"].flatMap(Int64.init)
             delivery = try DeliveryEngine(configuration: configuration, journal: journal, deadLetters: deadLetters,
                                           clock: clock, logger: logger, observer: metrics,
+                                          checkpointPause: pause.map { .milliseconds($0) },
                                           replayDirectory: configuration.dataDirectory + "/replays")
         } catch {
             journal.close()
             throw GatewayError("cannot open the destinations: \(error)")
         }
         do {
-            try delivery.resume(from: journal.recovered)
+            try delivery.resume()
             delivery.resumeReplays()
         } catch {
             delivery.stop {}

@@ -53,12 +53,14 @@ struct JournalStore: NotificationStore {
     let delivery: DeliveryEngine
 
     func store(_ notification: StoredNotification, completion: @escaping @Sendable (StoreOutcome) -> Void) {
-        journal.append(id: notification.id, payload: notification.encoded()) { [delivery] outcome in
+        let payload = notification.encoded()
+        journal.append(id: notification.id, payload: payload) { [delivery] outcome in
             switch outcome {
             case .stored(let position):
                 // Answer first: Apple's 200 must not wait for fan-out to be planned.
                 completion(.stored)
-                delivery.submit(notification, position: position)
+                let end = Journal.end(ofRecordAt: position, id: notification.id, payloadBytes: payload.count)
+                delivery.submit(notification, position: position, end: end)
             case .duplicate:
                 completion(.duplicate)
             case .failed(let error):

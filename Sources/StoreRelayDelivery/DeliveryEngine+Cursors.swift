@@ -1,0 +1,141 @@
+import Dispatch
+import StoreRelayStorage
+import StoreRelayCore
+
+extension DeliveryEngine {
+    /// Delivers a notification the journal just stored at `position` (its record ends at
+    /// `end`): each destination takes it at once when caught up, or reads it from the
+    /// journal when its turn comes; events no destination takes get their dead letter now.
+    public func submit(_ notification: StoredNotification, position: RecordPosition, end: RecordPosition) {
+        let topology = topology.current
+        let letters = routerLetters(for: notification) { topology.queues[$0] != nil }
+        let offers = letters.contains { $0.key.isEmpty } ? [] : notification.destinations.compactMap { topology.queues[$0] }
+        books.withLock { books in
+            books.router.reached = max(books.router.reached, end)
+            if !letters.isEmpty { books.router.pending[position, default: 0] += letters.count }
+        }
+        let delivered = letters.contains { $0.key.isEmpty } ? [] : notification.destinations
+        ledger.withLock { $0.record(notification, position: position, destinations: delivered) }
+        for queue in offers { queue.offer(notification, at: position, end: end) }
+        for letter in letters {
+            writeDeadLetter(notification, key: letter.key, destination: letter.destination, reason: letter.reason,
+                            detail: letter.detail, attempts: [], replayOf: nil, routerLetterAt: position)
+        }
+    }
+
+    /// The dead letters `notification` gets at once, from the router: unrouted or
+    /// quarantined, or routed to a destination that `delivers` says nothing takes any more.
+    func routerLetters(for notification: StoredNotification, delivers: (String) -> Bool) -> [RouterLetter] {
+        switch notification.disposition {
+        case .quarantine(let reason):
+            return [RouterLetter(key: "", destination: nil, reason: .quarantined, detail: reason)]
+        case .accept where notification.destinations.isEmpty:
+            return [RouterLetter(key: "", destination: nil, reason: .unrouted, detail: Self.noRouteDetail(notification))]
+        case .accept:
+            return notification.destinations.filter { !delivers($0) }.map { name in
+                RouterLetter(key: name, destination: name, reason: .unrouted, detail: "destination \(name) is no longer configured")
+            }
+        }
+    }
+
+    // MARK: Cursors
+
+    /// A destination took `jobs` into its window and reads on from `cursor`.
+    func took(_ jobs: [DeliveryJob], destination: String, cursor: RecordPosition) {
+        books.withLock { books in
+            var book = books.destinations[destination] ?? DestinationBook(cursor: cursor)
+            book.cursor = max(book.cursor, cursor)
+            for job in jobs {
+                guard let position = job.position, let parked = ParkedJob(job) else { continue }
+                book.unfinished[position] = parked
+            }
+            book.backlog = max(0, book.backlog - jobs.count)
+            books.destinations[destination] = book
+        }
+    }
+
+    /// An event was left in the journal for a destination that is behind.
+    func passedOver(destination: String) {
+        books.withLock { $0.destinations[destination]?.backlog += 1 }
+    }
+
+    /// A destination read its backlog to the end: nothing waits for it in the journal.
+    func caughtUp(destination: String) {
+        books.withLock { books in
+            books.destinations[destination]?.backlog = 0
+            books.destinations[destination]?.replayed = [:]
+        }
+    }
+
+    /// Reads the events routed to `name` from `cursor` on, up to `room` of them or a few MiB
+    /// of journal, on the reader's queue. Progress the start-up replay found for them is
+    /// applied: a finished one is skipped, a retried one keeps its attempts and due time.
+    func readBacklog(of name: String, from cursor: RecordPosition, room: Int,
+                     completion: @escaping @Sendable (BacklogRead) -> Void) {
+        backlogQueue.async { [self] in completion(readBacklogNow(of: name, from: cursor, room: room)) }
+    }
+
+    /// `readBacklog`, on the calling queue (which may block).
+    func readBacklogNow(of name: String, from cursor: RecordPosition, room: Int) -> BacklogRead {
+        var read = BacklogRead(jobs: [], next: cursor, atEnd: false)
+        var bytes = 0
+        do throws(StorageError) {
+            while read.jobs.count < room && bytes < Self.backlogReadBytes {
+                let chunk = try journal.records(from: read.next, budget: 256 * 1024)
+                var tookWholeChunk = true
+                for (index, record) in chunk.records.enumerated() {
+                    bytes += record.payload.count
+                    read.next = record.end
+                    guard let job = job(for: name, from: record) else { continue }
+                    read.jobs.append(job)
+                    if read.jobs.count == room {
+                        tookWholeChunk = index == chunk.records.count - 1
+                        break
+                    }
+                }
+                guard tookWholeChunk else { break }
+                read.next = chunk.next
+                if chunk.atEnd || chunk.records.isEmpty {
+                    read.atEnd = chunk.atEnd
+                    break
+                }
+            }
+        } catch {
+            logger.error("destination backlog not read from the journal; trying again shortly",
+                         [("destination", name), ("position", read.next.description), ("error", "\(error)")])
+            if read.jobs.isEmpty { read.failed = true }
+        }
+        return read
+    }
+
+    /// Journal reads of one backlog pass stop after about this many bytes, so one destination
+    /// skipping over others' events does not hold the reader for long.
+    static var backlogReadBytes: Int { 8 << 20 }
+
+    /// The job `record` makes for destination `name`, if it is an event routed there and not
+    /// finished by progress the start-up replay found.
+    private func job(for name: String, from record: JournalRecord) -> DeliveryJob? {
+        guard record.kind == .event, let notification = StoredNotification(decoding: record.payload), notification.id == record.id,
+              case .accept = notification.disposition, notification.destinations.contains(name) else { return nil }
+        let replayed = books.withLock { $0.destinations[name]?.replayed.removeValue(forKey: record.position) }
+        if replayed?.finished == true { return nil }
+        return DeliveryJob(notification: notification, destination: name, position: record.position, body: [],
+                           attempts: replayed?.attempts ?? [], due: replayed?.nextAttempt ?? clock.now(),
+                           budgetStart: notification.receivedAt)
+    }
+
+    /// The delivery of the job at `position` to `destination` is finished.
+    func finished(_ destination: String, at position: RecordPosition?) {
+        guard let position else { return }
+        books.withLock { _ = $0.destinations[destination]?.unfinished.removeValue(forKey: position) }
+    }
+}
+
+/// A dead letter the router writes for an event: `key` is the destination, or "" for an
+/// unrouted or quarantined event.
+struct RouterLetter {
+    var key: String
+    var destination: String?
+    var reason: DeadLetter.Reason
+    var detail: String
+}
