@@ -22,6 +22,18 @@ struct DigestBloomFilter: Sendable {
         bitCount = UInt64(words.count) * 64
     }
 
+    /// A filter saved with `storage`, `capacity` and `count` (nil when they do not agree).
+    init?(capacity: Int, count: Int, storage: [UInt64]) {
+        guard capacity >= 1024, storage.count == (capacity * Self.bitsPerID + 63) / 64 else { return nil }
+        self.capacity = capacity
+        self.count = count
+        words = storage
+        bitCount = UInt64(storage.count) * 64
+    }
+
+    /// The filter's bits, for saving it.
+    var storage: [UInt64] { words }
+
     mutating func insert(_ digest: EventIDDigest) {
         var position = digest.high % bitCount
         let step = (digest.low % bitCount) | 1

@@ -46,6 +46,7 @@ extension Journal {
             logger.info("journal retired segments", [("journal.segments", removed.map(String.init).joined(separator: ","))])
         }
         dropExpiredIDsIfDue()
+        saveRetiredIndexIfChanged()
         let removedSegments = removed
         callbackQueue.async { completion(.success(removedSegments)) }
     }

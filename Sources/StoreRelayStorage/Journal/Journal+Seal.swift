@@ -74,6 +74,7 @@ extension Journal {
             // Chunks accumulate one per sealed segment: merged now and then, so a lookup the
             // filter cannot settle reads a few blocks, however long a backlog pins segments.
             dropExpiredIDsIfDue()
+            saveRetiredIndexIfChanged()
         } catch {
             state.withLock { s in
                 for (entry, segment) in plan.entries {
@@ -83,6 +84,20 @@ extension Journal {
             }
             logger.error("journal could not seal segments; their ids stay in memory", [("error", error.message)])
             throw error
+        }
+    }
+
+    /// Saves the index of `seen-ids` for the next open (`RetiredIDIndexFile`) when it changed
+    /// since last saved. On the retire queue; a failure only costs the next open a scan.
+    func saveRetiredIndexIfChanged() {
+        let index = state.withLock { $0.retired }
+        let (saved, length, known) = retiredFile.access { ($0.savedIndex, $0.length, $0.lengthIsKnown) }
+        guard known, saved != ObjectIdentifier(index) else { return }
+        do throws(StorageError) {
+            try RetiredIDIndexFile.save(index, length: length, directory: directory)
+            retiredFile.access { $0.savedIndex = ObjectIdentifier(index) }
+        } catch {
+            logger.warning("journal could not save the seen-ids index; the next start reads seen-ids whole", [("error", error.message)])
         }
     }
 

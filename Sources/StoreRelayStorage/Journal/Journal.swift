@@ -143,7 +143,13 @@ public final class Journal: Sendable {
         // Segments an older version left unsealed, or a crash did, are sealed now: the next
         // open reads only the newest.
         let sealed = journal.retiredFile.queue.sync { () -> Result<Void, StorageError> in
-            do throws(StorageError) { return .success(try journal.sealSegments()) } catch { return .failure(error) }
+            do throws(StorageError) {
+                try journal.sealSegments()
+                journal.saveRetiredIndexIfChanged()
+                return .success(())
+            } catch {
+                return .failure(error)
+            }
         }
         try sealed.get()
         return journal

@@ -43,6 +43,7 @@ struct JournalRecovery {
     mutating func run() throws(StorageError) {
         try JournalFiles.removeFile(directory + "/" + DedupeSnapshot.temporaryName)
         try JournalFiles.removeFile(directory + "/" + DedupeSnapshot.spillName)
+        try JournalFiles.removeFile(directory + "/" + RetiredIDIndexFile.fileName + ".tmp")
         try loadSnapshot()
         let sequences = try JournalFiles.listDirectory(directory).compactMap(SegmentName.sequence(of:)).sorted()
         highestSequence = sequences.last ?? 0
@@ -67,6 +68,14 @@ struct JournalRecovery {
             let made = try DedupeSnapshot.compact(merging: .empty, cutoff: cutoff, directory: directory)
             retired = made.index
             snapshotFile = RetiredIDsFile(length: made.length, holding: made.index, compactedAt: now)
+            return
+        }
+        // The index saved by the last run, when it matches the file: no need to read every id.
+        if let file = try? ReadOnlyFile(path: path), let length = try? JournalFiles.status(file.descriptor, path: path).size,
+           let index = RetiredIDIndexFile.load(directory: directory, file: file, length: length) {
+            retired = index
+            // Compacted long ago as far as it knows: expired ids go at the next seal or retirement.
+            snapshotFile = RetiredIDsFile(length: length, holding: index, compactedAt: 0)
             return
         }
         guard let scan = try DedupeSnapshot.scan(path: path, cutoff: cutoff) else {

@@ -23,6 +23,8 @@ struct RetiredIDsFile: Sendable {
 
     /// When the last rewrite failed, if it did.
     var failedAt: Int64?
+    /// The index last saved to `seen-ids.index`.
+    var savedIndex: ObjectIdentifier?
 
     /// Whether to rewrite the file: it holds an entry older than `cutoff` and was not
     /// compacted lately, or `index` has grown too many appended chunks or outgrown its filter.
