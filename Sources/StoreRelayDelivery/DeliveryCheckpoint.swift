@@ -19,14 +19,13 @@ struct DestinationBook: Sendable, Equatable {
     /// gauge for status; the journal is what holds them).
     var backlog = 0
     /// What the start-up replay of the journal's tail found for events not yet taken again:
-    /// applied as they are (a finished one is skipped). Bounded by the tail.
+    /// applied as they are (a finished one is skipped). Bounded by the tail, and saved with
+    /// the book until those events are read (a later tail starts after the records).
     var replayed: [RecordPosition: DestinationProgress] = [:]
 
     /// The oldest position this destination still needs.
     var oldestNeeded: RecordPosition { unfinished.keys.min().map { Swift.min($0, cursor) } ?? cursor }
 
-    /// What a checkpoint stores (the replayed progress is folded in as events are taken).
-    var saved: DestinationBook { DestinationBook(cursor: cursor, unfinished: unfinished, backlog: backlog) }
 }
 
 /// Unrouted, quarantined and no-longer-configured events get their dead letter when they
@@ -59,7 +58,7 @@ struct DeliveryBooks: Sendable {
 
     /// The checkpoint of these books, for a journal whose end is `journal`.
     func checkpoint(journal: RecordPosition) -> DeliveryCheckpoint {
-        DeliveryCheckpoint(journal: journal, router: router.oldestNeeded, destinations: destinations.mapValues(\.saved))
+        DeliveryCheckpoint(journal: journal, router: router.oldestNeeded, destinations: destinations)
     }
 }
 
@@ -84,6 +83,10 @@ struct DeliveryCheckpoint: Sendable, Equatable {
                 "cursor": book.cursor.json,
                 "backlog": .integer(Int64(book.backlog)),
                 "unfinished": .array(book.unfinished.values.sorted { $0.position < $1.position }.map(\.json)),
+                "replayed": .array(book.replayed.sorted { $0.key < $1.key }.map { position, progress in
+                    ["p": position.json, "a": .array(progress.attempts.map(\.progressJSON)),
+                     "next": .integer(progress.nextAttempt?.milliseconds), "done": .bool(progress.finished)]
+                }),
             ]))
         }
         let json: JSONValue = [
@@ -111,6 +114,17 @@ struct DeliveryCheckpoint: Sendable, Equatable {
             for job in jobs {
                 guard let parked = ParkedJob(json: job, destination: name) else { return nil }
                 book.unfinished[parked.position] = parked
+            }
+            if case .array(let replayed)? = value["replayed"] {
+                for entry in replayed {
+                    guard let position = entry["p"].flatMap(RecordPosition.init(json:)), case .array(let attempts)? = entry["a"]
+                    else { return nil }
+                    let decoded = attempts.compactMap(DeliveryAttempt.init(progressJSON:))
+                    guard decoded.count == attempts.count else { return nil }
+                    book.replayed[position] = DestinationProgress(
+                        attempts: decoded, nextAttempt: entry["next"]?.int64Value.map(Timestamp.init(milliseconds:)),
+                        finished: entry["done"]?.boolValue ?? false)
+                }
             }
             destinations[name] = book
         }

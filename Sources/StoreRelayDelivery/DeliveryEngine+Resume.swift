@@ -71,7 +71,12 @@ extension DeliveryEngine {
     /// stood to the journal's end at start. A letter the tail shows written is not rewritten.
     func writeMissingLetters(from start: RecordPosition, to end: RecordPosition) {
         var position = start
-        defer { books.withLock { $0.router.scanning = nil } }
+        defer {
+            books.withLock { books in
+                books.router.scanning = nil
+                books.lettersWritten = []
+            }
+        }
         while position < end {
             guard let chunk = try? journal.records(from: position), !chunk.records.isEmpty else {
                 logger.error("journal not read for missing dead letters", [("position", position.description)])
@@ -107,12 +112,23 @@ extension DeliveryEngine {
                 deadLetter(.parked(parked), reason: .unrouted, detail: detail)
             }
             var cursor = book.cursor
+            var failures = 0
             while true {
                 let read = readBacklogNow(of: name, from: cursor, room: 256)
                 if read.failed {
+                    failures += 1
+                    if failures >= DestinationQueue.maxFailedReadBacks {
+                        // As a destination does: what cannot be read is skipped, and said so.
+                        failures = 0
+                        cursor = RecordPosition(segment: cursor.segment + 1, offset: 0)
+                        logger.error("removed destination's backlog unreadable; skipped to the next segment",
+                                     [("destination", name), ("to", cursor.description)])
+                        continue
+                    }
                     usleep(UInt32(readBackRetryDelay.wholeMilliseconds) * 1000)
                     continue
                 }
+                failures = 0
                 took(read.jobs, destination: name, cursor: read.next)
                 for job in read.jobs {
                     writeDeadLetter(job.notification, key: name, destination: name, reason: .unrouted, detail: detail,
@@ -141,7 +157,7 @@ extension DeliveryEngine {
         timer.setEventHandler { [weak self] in
             guard let self else { return timer.cancel() }
             if self.books.withLock({ $0.stopping }) { return timer.cancel() }
-            self.writeCheckpoint(final: false)
+            self.writeCheckpoint()
         }
         timer.resume()
     }
@@ -149,7 +165,7 @@ extension DeliveryEngine {
     /// On `checkpointQueue`: copies the books (after reading the journal's end, see
     /// `DeliveryCheckpoint`), writes them unless unchanged, then retires the segments the
     /// written checkpoint no longer needs.
-    func writeCheckpoint(final: Bool) {
+    func writeCheckpoint() {
         dispatchPrecondition(condition: .onQueue(checkpointQueue))
         let journalEnd = journal.endPosition
         guard let (checkpoint, saved) = books.withLock({ books in

@@ -184,7 +184,7 @@ public final class DeliveryEngine: Sendable {
                 _ = bookkeeping.wait(timeout: deadline)
                 client.shutdown()
                 self.checkpointQueue.async {
-                    self.writeCheckpoint(final: true)
+                    self.writeCheckpoint()
                     completion()
                 }
             }

@@ -21,6 +21,10 @@ import StoreRelayTestSupport
         var book = DestinationBook(cursor: RecordPosition(segment: 3, offset: 160), backlog: 7)
         let parked = Self.job("e1", at: RecordPosition(segment: 2, offset: 16), attempts: [Self.attempt1, Self.attempt2])
         book.unfinished[parked.position] = parked
+        // Progress a start-up replay found for events past the cursor, kept until they are read.
+        book.replayed[RecordPosition(segment: 3, offset: 400)] = DestinationProgress(
+            attempts: [Self.attempt3], nextAttempt: Timestamp(milliseconds: 1_700_000_070_000), finished: false)
+        book.replayed[RecordPosition(segment: 3, offset: 600)] = DestinationProgress(finished: true)
         let checkpoint = DeliveryCheckpoint(journal: RecordPosition(segment: 3, offset: 900), router: RecordPosition(segment: 3, offset: 800),
                                             destinations: ["hook": book, "idle": DestinationBook(cursor: RecordPosition(segment: 3, offset: 900))])
         let bytes = checkpoint.encoded()
