@@ -234,7 +234,8 @@ struct TailReplay {
     mutating func replay(_ journal: Journal, from start: RecordPosition) throws(StorageError) {
         var position = start
         while true {
-            let chunk = try journal.records(from: position)
+            // Event records are needed only to match old records to their event by id.
+            let chunk = try journal.records(from: position, only: resolvesIds ? nil : .progress)
             for record in chunk.records {
                 records += 1
                 if record.kind == .event {

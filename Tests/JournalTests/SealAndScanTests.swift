@@ -79,6 +79,35 @@ import StoreRelayCore
         #expect(resumed.last?.id == "later")
     }
 
+    /// Reading one kind steps over the others by their length, across segments.
+    @Test func readingOneKindStepsOverTheOthers() async throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let journal = try Journal.open(directory: dir.journal, options: testOptions(segmentSizeLimit: 300), logger: .disabled)
+        defer { journal.close() }
+        for n in 0..<10 {
+            _ = try #require(await journal.append(id: "evt-\(n)", payload: Array(repeating: 7, count: 60)).position)
+            if n % 3 == 0 {
+                let stored = await withCheckedContinuation { continuation in
+                    journal.appendProgress(id: "evt-\(n)", payload: Array("progress \(n)".utf8)) { continuation.resume(returning: $0) }
+                }
+                #expect(stored.position != nil)
+            }
+        }
+        #expect(journal.segments.count > 2)
+        var position = journal.startPosition
+        var progress: [JournalRecord] = []
+        while true {
+            let chunk = try journal.records(from: position, budget: 1, only: .progress)
+            progress += chunk.records
+            position = chunk.next
+            if chunk.atEnd || chunk.records.isEmpty { break }
+        }
+        #expect(progress.map(\.id) == ["evt-0", "evt-3", "evt-6", "evt-9"])
+        #expect(progress.allSatisfy { $0.kind == .progress })
+        #expect(position == journal.endPosition)
+    }
+
     @Test func anUnreadableSealedMarkerMeansEverySegmentIsRead() async throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }

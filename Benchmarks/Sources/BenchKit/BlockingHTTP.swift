@@ -40,7 +40,8 @@ public enum BlockingHTTP {
         while Monotonic.nanoseconds() < deadline {
             if getStatus(port: port, path: path) == status { return }
             if let process, process.hasExited { throw BenchError("\(process.command) exited before it was ready") }
-            usleep(20_000)
+            // Fine enough to time a start of a few tens of milliseconds.
+            usleep(5_000)
         }
         throw BenchError("nothing answered GET \(path) with \(status) on port \(port) within \(timeout) s")
     }

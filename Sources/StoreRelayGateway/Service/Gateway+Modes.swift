@@ -1,3 +1,4 @@
+internal import CStoreRelayShims
 import Foundation
 import StoreRelayCluster
 import StoreRelayConfig
@@ -70,6 +71,9 @@ extension Gateway {
             throw GatewayError("cannot resume deliveries from the journal in \(journalDirectory): \(error)")
         }
         journal.releaseRecoveredRecords()
+        // What the start read (the newest segment, the tail) goes back to the system now: a
+        // backlog keeps the gateway busy, so the trimmer's end-of-busy trim may be far off.
+        _ = storerelay_malloc_trim()
         metrics.observe(delivery: delivery, journal: journal, journalDirectory: journalDirectory)
         return GatewayBackend(store: JournalStore(journal: journal, delivery: delivery), delivery: delivery, journal: journal)
     }

@@ -31,8 +31,12 @@ extension Journal {
     /// continues at the next segment. Damage in a segment (a record failing its checksum) is
     /// logged and skipped to the next good record: those bytes cannot be delivered.
     ///
+    /// With `only`, records of other kinds are stepped over by their length, neither checked
+    /// nor copied: a start that replays progress records does not checksum a second of events.
+    ///
     /// Blocking (`pread`): call it on a queue that may block, never on the accepting pool.
-    public func records(from position: RecordPosition, budget: Int = 1 << 20) throws(StorageError) -> JournalChunk {
+    public func records(from position: RecordPosition, budget: Int = 1 << 20,
+                        only kind: JournalRecordKind? = nil) throws(StorageError) -> JournalChunk {
         var position = position
         while true {
             let (end, segments) = state.withLock { s in (s.end, s.segments) }
@@ -74,7 +78,12 @@ extension Journal {
                 position = nextSegment(after: position.segment, in: segments)
                 continue
             }
-            let chunk = try readChunk(fd, path: path, from: position, limit: limit, budget: budget)
+            let chunk = try readChunk(fd, path: path, from: position, limit: limit, budget: budget, only: kind)
+            if chunk.records.isEmpty && chunk.next > position && kind != nil {
+                // Only records of other kinds so far: go on reading.
+                position = chunk.next
+                continue
+            }
             if chunk.records.isEmpty {
                 // Only damage up to the limit: carry on after it.
                 position = chunk.next > position ? chunk.next : nextSegment(after: position.segment, in: segments)
@@ -94,7 +103,7 @@ extension Journal {
 
     /// The records of one segment between `position` and `limit`, about `budget` bytes.
     private func readChunk(_ fd: Int32, path: String, from position: RecordPosition, limit: Int,
-                           budget: Int) throws(StorageError) -> JournalChunk {
+                           budget: Int, only kind: JournalRecordKind?) throws(StorageError) -> JournalChunk {
         let maxPayload = options.maxPayloadBytes + RecordFrame.payloadPrefixSize + RecordFrame.maxIDBytes
         var length = min(limit - position.offset, max(budget, 64 * 1024))
         while true {
@@ -108,6 +117,10 @@ extension Journal {
             bytes.withUnsafeBytes { raw in
                 let buffer = UnsafeRawBufferPointer(rebasing: raw[0..<count])
                 while offset < count {
+                    if let kind, let skipped = Self.frameLength(buffer, at: offset, maxPayload: maxPayload, unless: kind) {
+                        offset += skipped
+                        continue
+                    }
                     switch SegmentScanner.decodeFrame(buffer, at: offset, maxPayload: maxPayload) {
                     case .success(let record):
                         records.append(JournalRecord(
@@ -150,6 +163,18 @@ extension Journal {
                 return JournalChunk(records: records, next: next, atEnd: false)
             }
         }
+    }
+
+    /// The length of the whole frame at `offset` when it is in `buffer` and of another kind
+    /// than `kind`; nil when it must be decoded (its kind, or too short or implausible to tell).
+    private static func frameLength(_ buffer: UnsafeRawBufferPointer, at offset: Int, maxPayload: Int,
+                                    unless kind: JournalRecordKind) -> Int? {
+        guard buffer.count - offset >= RecordFrame.frameHeaderSize + 1 else { return nil }
+        let length = Int(buffer.littleEndian(at: offset, as: UInt32.self))
+        guard length >= RecordFrame.payloadPrefixSize, length <= maxPayload,
+              buffer.count - offset >= RecordFrame.frameHeaderSize + length,
+              buffer[offset + RecordFrame.frameHeaderSize] != kind.rawValue else { return nil }
+        return RecordFrame.frameHeaderSize + length
     }
 
     /// The offset of the next good record after damage at `offset`, reading the rest of the

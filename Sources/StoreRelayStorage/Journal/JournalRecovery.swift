@@ -154,17 +154,13 @@ struct JournalRecovery {
     private mutating func recoverSegment(_ sequence: UInt64, isLast: Bool) throws(StorageError) {
         let path = SegmentName.path(sequence, in: directory)
         let bytes = try JournalFiles.readAll(path)
-        let scan = SegmentScanner.scan(bytes, sequence: sequence, maxPayloadBytes: options.maxPayloadBytes)
+        let scan = SegmentScanner.scan(bytes, sequence: sequence, maxPayloadBytes: options.maxPayloadBytes, eventBodies: false)
         if let problem = scan.headerProblem {
             try setAside(path, bytes: bytes, problem: problem, isLast: isLast)
             return
         }
         segments.insert(sequence)
-        records.append(contentsOf: scan.records.map { record in
-            var record = record
-            if record.kind == JournalRecordKind.event.rawValue { record.body = [] }
-            return (sequence, record)
-        })
+        records.append(contentsOf: scan.records.map { (sequence, $0) })
         if let damage = scan.damages.first {
             let torn = isLast && scan.salvaged.isEmpty
             let dropped = bytes.count - scan.goodLength

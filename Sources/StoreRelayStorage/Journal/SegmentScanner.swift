@@ -44,11 +44,13 @@ struct SegmentScan: Sendable {
 /// Decodes journal segments. Pure functions over bytes, so every torn and corrupt shape can
 /// be tested without files.
 enum SegmentScanner {
-    static func scan(_ bytes: [UInt8], sequence: UInt64, maxPayloadBytes: Int) -> SegmentScan {
-        bytes.withUnsafeBytes { scan($0, sequence: sequence, maxPayloadBytes: maxPayloadBytes) }
+    /// - Parameter eventBodies: false leaves the payload of event records found before any
+    ///   damage empty (recovery reads them back by position, and need not copy them).
+    static func scan(_ bytes: [UInt8], sequence: UInt64, maxPayloadBytes: Int, eventBodies: Bool = true) -> SegmentScan {
+        bytes.withUnsafeBytes { scan($0, sequence: sequence, maxPayloadBytes: maxPayloadBytes, eventBodies: eventBodies) }
     }
 
-    static func scan(_ bytes: UnsafeRawBufferPointer, sequence: UInt64, maxPayloadBytes: Int) -> SegmentScan {
+    static func scan(_ bytes: UnsafeRawBufferPointer, sequence: UInt64, maxPayloadBytes: Int, eventBodies: Bool = true) -> SegmentScan {
         var result = SegmentScan()
         if let problem = headerProblem(bytes, sequence: sequence) {
             result.headerProblem = problem
@@ -58,7 +60,8 @@ enum SegmentScanner {
         var offset = RecordFrame.segmentHeaderSize
         result.goodLength = offset
         while offset < bytes.count {
-            switch decodeFrame(bytes, at: offset, maxPayload: maxPayload) {
+            // After damage every record is salvaged whole, to be written again.
+            switch decodeFrame(bytes, at: offset, maxPayload: maxPayload, eventBodies: eventBodies || !result.damages.isEmpty) {
             case .success(let record):
                 if result.damages.isEmpty {
                     result.records.append(record)
@@ -89,7 +92,7 @@ enum SegmentScanner {
     /// Decodes the frame at `offset`. `strict` (used while resynchronizing inside garbage)
     /// also requires a known record kind, to make a false match even less likely.
     static func decodeFrame(_ bytes: UnsafeRawBufferPointer, at offset: Int, maxPayload: Int,
-                            strict: Bool = false) -> Result<DecodedRecord, FrameProblem> {
+                            strict: Bool = false, eventBodies: Bool = true) -> Result<DecodedRecord, FrameProblem> {
         let remaining = bytes.count - offset
         guard remaining >= RecordFrame.frameHeaderSize else { return .failure(.shortHeader) }
         let length = Int(bytes.littleEndian(at: offset, as: UInt32.self))
@@ -113,7 +116,7 @@ enum SegmentScanner {
             kind: kind,
             firstSeen: Int64(bitPattern: bytes.littleEndian(at: start + 1, as: UInt64.self)),
             id: id,
-            body: Array(bytes[(idStart + idLength)..<(start + length)]),
+            body: !eventBodies && kind == JournalRecordKind.event.rawValue ? [] : Array(bytes[(idStart + idLength)..<(start + length)]),
             offset: offset,
             length: RecordFrame.frameHeaderSize + length
         )
