@@ -17,11 +17,12 @@ import StoreRelayCore
     }
 
     /// Every record from `start` on, read `budget` bytes at a time.
-    func readAll(_ journal: Journal, from start: RecordPosition, budget: Int = 1) throws -> [JournalRecord] {
+    func readAll(_ journal: Journal, from start: RecordPosition, budget: Int = 1,
+                 only kind: JournalRecordKind? = nil) throws -> [JournalRecord] {
         var records: [JournalRecord] = []
         var position = start
         while true {
-            let chunk = try journal.records(from: position, budget: budget)
+            let chunk = try journal.records(from: position, budget: budget, only: kind)
             records += chunk.records
             #expect(chunk.next >= position)
             position = chunk.next
@@ -95,17 +96,10 @@ import StoreRelayCore
             }
         }
         #expect(journal.segments.count > 2)
-        var position = journal.startPosition
-        var progress: [JournalRecord] = []
-        while true {
-            let chunk = try journal.records(from: position, budget: 1, only: .progress)
-            progress += chunk.records
-            position = chunk.next
-            if chunk.atEnd || chunk.records.isEmpty { break }
-        }
+        let progress = try readAll(journal, from: journal.startPosition, only: .progress)
         #expect(progress.map(\.id) == ["evt-0", "evt-3", "evt-6", "evt-9"])
         #expect(progress.allSatisfy { $0.kind == .progress })
-        #expect(position == journal.endPosition)
+        #expect(progress.last.map { try? journal.records(from: $0.end, only: .progress) }??.atEnd == true)
     }
 
     @Test func anUnreadableSealedMarkerMeansEverySegmentIsRead() async throws {

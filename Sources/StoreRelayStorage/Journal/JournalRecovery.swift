@@ -153,10 +153,17 @@ struct JournalRecovery {
 
     private mutating func recoverSegment(_ sequence: UInt64, isLast: Bool) throws(StorageError) {
         let path = SegmentName.path(sequence, in: directory)
-        let bytes = try JournalFiles.readAll(path)
+        let mapped = try MappedSegment(path: path)
+        try mapped.withUnsafeBytes { (bytes) throws(StorageError) in
+            try recoverSegment(sequence, path: path, bytes: bytes, isLast: isLast)
+        }
+    }
+
+    private mutating func recoverSegment(_ sequence: UInt64, path: String, bytes: UnsafeRawBufferPointer,
+                                         isLast: Bool) throws(StorageError) {
         let scan = SegmentScanner.scan(bytes, sequence: sequence, maxPayloadBytes: options.maxPayloadBytes, eventBodies: false)
         if let problem = scan.headerProblem {
-            try setAside(path, bytes: bytes, problem: problem, isLast: isLast)
+            try setAside(path, size: bytes.count, problem: problem, isLast: isLast)
             return
         }
         segments.insert(sequence)
@@ -193,13 +200,13 @@ struct JournalRecovery {
 
     /// A segment without a valid header holds no record we can trust. A short last one is a
     /// crash while it was being created and is removed; anything else is moved aside whole.
-    private mutating func setAside(_ path: String, bytes: [UInt8], problem: SegmentScan.HeaderProblem,
+    private mutating func setAside(_ path: String, size: Int, problem: SegmentScan.HeaderProblem,
                                    isLast: Bool) throws(StorageError) {
         if isLast && problem == .short {
             try JournalFiles.removeFile(path)
             try JournalFiles.syncDirectory(directory)
             logger.warning("journal removed a segment torn while it was created", [("journal.segment", path)])
-            issues.append(RecoveryIssue(kind: .tornTail, path: path, offset: 0, droppedBytes: bytes.count,
+            issues.append(RecoveryIssue(kind: .tornTail, path: path, offset: 0, droppedBytes: size,
                                         forensicCopy: nil, salvagedRecords: 0, detail: "short segment header"))
             return
         }
@@ -208,7 +215,7 @@ struct JournalRecovery {
         try JournalFiles.syncDirectory(directory)
         logger.error("journal segment has an unreadable header; moved aside",
                      [("journal.segment", path), ("journal.copy", aside), ("reason", "\(problem)")])
-        issues.append(RecoveryIssue(kind: .unreadableSegment, path: path, offset: 0, droppedBytes: bytes.count,
+        issues.append(RecoveryIssue(kind: .unreadableSegment, path: path, offset: 0, droppedBytes: size,
                                     forensicCopy: aside, salvagedRecords: 0, detail: "\(problem)"))
     }
 }
