@@ -11,5 +11,9 @@ set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
 (cd "$root" && swift build -c release --product storerelay)
+# SwiftPM reuses its build description for the main package (a path dependency) while its
+# manifest is unchanged, and then misses files added to or removed from it ("cannot find X in
+# scope", "missing inputs"). Planning the build again costs a second.
+rm -f "$here"/.build/*/release/description.json
 (cd "$here" && swift build -c release --product storerelay-bench)
 exec "$here/.build/release/storerelay-bench" --binary "$root/.build/release/storerelay" "$@"
