@@ -80,26 +80,13 @@ extension DeliveryEngine {
         var read = BacklogRead(jobs: [], next: cursor, atEnd: false)
         var bytes = 0
         do throws(StorageError) {
-            while read.jobs.count < room && bytes < Self.backlogReadBytes {
-                let chunk = try journal.records(from: read.next, budget: 256 * 1024)
-                var tookWholeChunk = true
-                for (index, record) in chunk.records.enumerated() {
-                    bytes += record.payload.count
-                    read.next = record.end
-                    guard let job = job(for: name, from: record) else { continue }
-                    read.jobs.append(job)
-                    if read.jobs.count == room {
-                        tookWholeChunk = index == chunk.records.count - 1
-                        break
-                    }
-                }
-                guard tookWholeChunk else { break }
-                read.next = chunk.next
-                if chunk.atEnd || chunk.records.isEmpty {
-                    read.atEnd = chunk.atEnd
-                    break
-                }
+            let stopped = try journal.forEachRecord(from: cursor, budget: 256 * 1024) { record in
+                bytes += record.payload.count
+                read.next = record.end
+                if let job = job(for: name, from: record) { read.jobs.append(job) }
+                return read.jobs.count < room && bytes < Self.backlogReadBytes
             }
+            (read.next, read.atEnd) = stopped
         } catch {
             logger.error("destination backlog not read from the journal; trying again shortly",
                          [("destination", name), ("position", read.next.description), ("error", "\(error)")])

@@ -70,34 +70,31 @@ extension DeliveryEngine {
     /// that were submitted but not yet written: read from where the router's checkpoint
     /// stood to the journal's end at start. A letter the tail shows written is not rewritten.
     func writeMissingLetters(from start: RecordPosition, to end: RecordPosition) {
-        var position = start
         defer {
             books.withLock { books in
                 books.router.scanning = nil
                 books.lettersWritten = []
             }
         }
-        while position < end {
-            guard let chunk = try? journal.records(from: position), !chunk.records.isEmpty else {
-                logger.error("journal not read for missing dead letters", [("position", position.description)])
-                return
-            }
-            for record in chunk.records where record.position < end && record.kind == .event {
-                guard let notification = StoredNotification(decoding: record.payload) else { continue }
+        do throws(StorageError) {
+            try journal.forEachRecord(from: start) { record in
+                guard record.position < end else { return false }
+                defer { books.withLock { $0.router.scanning = record.end } }
+                guard record.kind == .event, let notification = StoredNotification(decoding: record.payload) else { return true }
                 let (written, known) = books.withLock { ($0.lettersWritten.contains(record.position), Set($0.destinations.keys)) }
-                guard !written else { continue }
+                guard !written else { return true }
                 let queues = topology.current.queues
                 let letters = routerLetters(for: notification) { queues[$0] != nil || known.contains($0) }
-                guard !letters.isEmpty else { continue }
+                guard !letters.isEmpty else { return true }
                 books.withLock { $0.router.pending[record.position, default: 0] += letters.count }
                 for letter in letters {
                     writeDeadLetter(notification, key: letter.key, destination: letter.destination, reason: letter.reason,
                                     detail: letter.detail, attempts: [], replayOf: nil, routerLetterAt: record.position)
                 }
+                return true
             }
-            position = chunk.next
-            books.withLock { $0.router.scanning = position }
-            if chunk.atEnd { break }
+        } catch {
+            logger.error("journal not read for missing dead letters", [("position", start.description), ("error", "\(error)")])
         }
     }
 
@@ -232,22 +229,16 @@ struct TailReplay {
     }
 
     mutating func replay(_ journal: Journal, from start: RecordPosition) throws(StorageError) {
-        var position = start
-        while true {
-            // Event records are needed only to match old records to their event by id.
-            let chunk = try journal.records(from: position, only: resolvesIds ? nil : .progress)
-            for record in chunk.records {
-                records += 1
-                if record.kind == .event {
-                    if resolvesIds { positions[record.id] = record.position }
-                    continue
-                }
-                guard record.kind == .progress, let (step, named) = DeliveryProgress.decode(record.payload),
-                      let eventAt = named ?? positions[record.id] else { continue }
+        // Event records are needed only to match old records to their event by id.
+        try journal.forEachRecord(from: start, only: resolvesIds ? nil : .progress) { record in
+            records += 1
+            if record.kind == .event {
+                if resolvesIds { positions[record.id] = record.position }
+            } else if record.kind == .progress, let (step, named) = DeliveryProgress.decode(record.payload),
+                      let eventAt = named ?? positions[record.id] {
                 apply(step, eventAt: eventAt)
             }
-            position = chunk.next
-            if chunk.atEnd || chunk.records.isEmpty { return }
+            return true
         }
     }
 
@@ -261,14 +252,15 @@ struct TailReplay {
             return
         }
         guard var job = book.unfinished[position] else { return }
-        switch step {
-        case .attempted(_, let attempt, let next):
-            guard !job.attempts.contains(attempt) else { return }
-            job.attempts.append(attempt)
-            job.due = next
-            destinations[step.destination]!.unfinished[position] = job
-        case .delivered, .deadLettered:
+        // The same rules as for events not taken yet: an attempt counts once.
+        var progress = DestinationProgress(attempts: job.attempts, nextAttempt: job.due)
+        progress.apply(step)
+        if progress.finished {
             destinations[step.destination]!.unfinished[position] = nil
+        } else {
+            job.attempts = progress.attempts
+            job.due = progress.nextAttempt ?? job.due
+            destinations[step.destination]!.unfinished[position] = job
         }
     }
 }

@@ -1,9 +1,4 @@
 import Dispatch
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import StoreRelayStorage
 import StoreRelayCore
 
@@ -43,16 +38,6 @@ final class ParkedEventReader: Sendable {
             logger.error("event not read back from the journal", [("position", position.description), ("error", "\(error)")])
             return nil
         }
-    }
-
-    /// `readNow` for start-up: an I/O failure is tried twice more, then thrown; a record that
-    /// is not a stored notification is nil.
-    func readForResume(_ position: RecordPosition) throws(StorageError) -> StoredNotification? {
-        for _ in 0..<2 {
-            if let event = try? readOrThrow(position) { return event }
-            usleep(100_000)
-        }
-        return try readOrThrow(position)
     }
 
     /// The event at `position`; nil when the record there is not a stored notification

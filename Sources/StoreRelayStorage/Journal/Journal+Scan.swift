@@ -95,6 +95,24 @@ extension Journal {
         }
     }
 
+    /// Reads the records from `position` on, in order, handing each to `body` until it
+    /// answers false (the record it was handed counts as read) or what is durable now is all
+    /// read. Returns where a next read would start, and whether that is the end. `only` and
+    /// `budget` are as for `records(from:)`; blocking like it.
+    @discardableResult
+    public func forEachRecord(from position: RecordPosition, budget: Int = 1 << 20, only kind: JournalRecordKind? = nil,
+                              _ body: (JournalRecord) -> Bool) throws(StorageError) -> (next: RecordPosition, atEnd: Bool) {
+        var position = position
+        while true {
+            let chunk = try records(from: position, budget: budget, only: kind)
+            for record in chunk.records where !body(record) {
+                return (record.end, false)
+            }
+            position = chunk.next
+            if chunk.atEnd || chunk.records.isEmpty { return (position, chunk.atEnd) }
+        }
+    }
+
     /// The start of the first segment after `segment`, or a position past every segment.
     private func nextSegment(after segment: UInt64, in segments: Set<UInt64>) -> RecordPosition {
         if let next = segments.filter({ $0 > segment }).min() { return RecordPosition(segment: next, offset: 0) }

@@ -165,11 +165,9 @@ public final class Journal: Sendable {
     package var recoveredRecords: [JournalRecord] {
         if released.current { return [] }
         var all: [JournalRecord] = []
-        var position = startPosition
-        while let chunk = try? records(from: position), !chunk.records.isEmpty || !chunk.atEnd {
-            all += chunk.records
-            if chunk.next == position { break }
-            position = chunk.next
+        _ = try? forEachRecord(from: startPosition) { record in
+            all.append(record)
+            return true
         }
         return all
     }

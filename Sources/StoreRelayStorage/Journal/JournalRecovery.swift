@@ -76,6 +76,8 @@ struct JournalRecovery {
             retired = index
             // Compacted long ago as far as it knows: expired ids go at the next seal or retirement.
             snapshotFile = RetiredIDsFile(length: length, holding: index, compactedAt: 0)
+            // Saved already: the open need not write it again.
+            snapshotFile.savedIndex = ObjectIdentifier(index)
             return
         }
         guard let scan = try DedupeSnapshot.scan(path: path, cutoff: cutoff) else {
