@@ -186,7 +186,7 @@ let package = Package(
         ),
         .testTarget(
             name: "GatewayTests",
-            dependencies: ["StoreRelayGateway", "StoreRelayConfig", "StoreRelayDelivery", "StoreRelayCore"],
+            dependencies: ["StoreRelayGateway", "StoreRelayConfig", "StoreRelayDelivery", "StoreRelayCore", "StoreRelayTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

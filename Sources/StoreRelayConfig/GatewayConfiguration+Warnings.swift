@@ -29,7 +29,7 @@ extension GatewayConfiguration {
         }
         guard environments.contains(.production) else { return [] }
         return apps.filter { $0.appleId == nil }.map { app in
-            "app \(app.bundleId) has no apple-id, so its production notifications' appAppleId is not checked"
+            "app \(app.bundleId) has no apple-id, so its production V2 notifications' appAppleId is not checked (V1 notifications carry none)"
         }
     }
 

@@ -93,7 +93,7 @@ import StoreRelayCore
             destination a file ./a
             route * * * -> a
             """).warnings
-        #expect(partial == ["app com.b has no apple-id, so its production notifications' appAppleId is not checked"])
+        #expect(partial == ["app com.b has no apple-id, so its production V2 notifications' appAppleId is not checked (V1 notifications carry none)"])
         #expect(try parsed("app com.a {\napple-id 1\n}\ndestination a file ./a\nroute * * * -> a").warnings.isEmpty)
         #expect(try parsed("environments sandbox xcode\napp com.b\ndestination a file ./a\nroute * * * -> a").warnings.isEmpty)
     }

@@ -16,7 +16,11 @@ struct AcceptancePolicy: Sendable {
         /// Nil only when `notUnderstood` says why it could not be read.
         var environment: AppStoreEnvironment?
         var bundleId: String?
+        /// The `appAppleId` a V2 notification carries; nil when it carries none.
         var appAppleId: Int64?
+        /// Whether `apple-id` applies at all: V2 notifications only, since V1 bodies carry
+        /// no `appAppleId`, and a V2 TEST notification only when it carries one.
+        var appleIdCheckable: Bool = false
         /// When Apple signed the notification (V2); nil for V1 and the few undated ones.
         var signedDate: Timestamp? = nil
         /// Why a notification Apple signed cannot be read by this build, if it cannot.
@@ -53,8 +57,9 @@ struct AcceptancePolicy: Sendable {
         guard let bundleId = facts.bundleId, let app = apps[bundleId] else {
             return .quarantine(reason: "app \(facts.bundleId ?? "(none)") is not declared")
         }
-        // SPEC: `apple-id` is checked on production notifications; sandbox ones may lack it.
-        if environment == .production, let expected = app.appleId, facts.appAppleId != expected {
+        // SPEC: `apple-id` is checked on production V2 notifications; sandbox ones may lack it,
+        // and V1 ones never carry it (checking them would quarantine every one).
+        if environment == .production, facts.appleIdCheckable, let expected = app.appleId, facts.appAppleId != expected {
             let got = facts.appAppleId.map(String.init) ?? "none"
             return .quarantine(reason: "appAppleId \(got) does not match apple-id \(expected) of \(bundleId)")
         }

@@ -67,6 +67,7 @@ struct NotificationProcessor: Sendable {
         let event = try normalize(content, receivedAt: receivedAt)
         let facts = AcceptancePolicy.Facts(
             environment: verified.environment, bundleId: verified.bundleId, appAppleId: verified.appAppleId,
+            appleIdCheckable: verified.notificationType != "TEST" || verified.appAppleId != nil,
             signedDate: verified.signedDate)
         return (event, facts)
     }
