@@ -78,6 +78,33 @@ struct V1MappingTests {
         #expect(resubscribe.type == "SUBSCRIBED" && resubscribe.subtype == "RESUBSCRIBE")
     }
 
+    /// Apple's current documentation has CANCEL mean a refund by Apple Support (REFUND), but
+    /// older V1 also sent CANCEL for the purchase an upgrade replaced: when the receipt marks
+    /// that upgrade, CANCEL maps as INTERACTIVE_RENEWAL's upgrade does. A latest purchase that
+    /// was itself cancelled is a refund, whatever it says about upgrades.
+    @Test func aCancelThatUpgradesIsAnUpgrade() throws {
+        let bought: Int64 = 1_606_292_762_000
+        guard case .object(var replaced) = V1Bodies.receipt(transactionId: "2", purchaseMs: bought - 86_400_000 * 30) else {
+            Issue.record("no receipt"); return
+        }
+        replaced["cancellation_date_ms"] = .string(String(bought))
+        let latest = V1Bodies.receipt(transactionId: "3", productId: "annual", purchaseMs: bought)
+        let upgrade = try V1Notification.parse(V1Bodies.bytes(V1Bodies.body(type: "CANCEL", receipts: [latest, .object(replaced)])))
+            .normalized(receivedAt: fixedReceipt)
+        #expect(upgrade.type == "DID_CHANGE_RENEWAL_PREF" && upgrade.subtype == "UPGRADE")
+        #expect(upgrade.legacyType == "CANCEL")
+
+        guard case .object(var refunded) = latest else { return }
+        refunded["cancellation_date_ms"] = .string(String(bought + 3_600_000))
+        refunded["cancellation_reason"] = "1"
+        let refund = try V1Notification.parse(V1Bodies.bytes(V1Bodies.body(type: "CANCEL", receipts: [.object(refunded), .object(replaced)])))
+            .normalized(receivedAt: fixedReceipt)
+        #expect(refund.type == "REFUND" && refund.subtype == nil)
+        let plain = try V1Notification.parse(V1Bodies.bytes(V1Bodies.body(type: "CANCEL", receipts: [.object(refunded)])))
+            .normalized(receivedAt: fixedReceipt)
+        #expect(plain.type == "REFUND" && plain.legacyType == "CANCEL")
+    }
+
     @Test func everyDocumentedV1TypeIsCovered() {
         let documented: Set<String> = [
             "CANCEL", "CONSUMPTION_REQUEST", "DID_CHANGE_RENEWAL_PREF", "DID_CHANGE_RENEWAL_STATUS",

@@ -80,6 +80,27 @@ struct V1NotificationTests {
         #expect(all["subscription"] == ["originalTransactionId": "9", "productId": "yearly", "status": nil])
     }
 
+    /// Top-level members the event has no key for travel in `extra` as Apple sent them, as a
+    /// V2 payload's do; the password, and what the event carries, never.
+    @Test func unmappedTopLevelMembersGoInExtra() throws {
+        let body = V1Bodies.body(type: "DID_CHANGE_RENEWAL_STATUS", top: [
+            ("auto_renew_status", "false"),
+            ("auto_renew_status_change_date_ms", "1606292800000"),
+            ("auto_renew_status_change_date", "2020-11-25 08:26:40 Etc/GMT"),
+            ("expiration_intent", "1"),
+            ("a_member_apple_adds_later", ["nested": 1]),
+        ])
+        let json = try V1Notification.parse(V1Bodies.bytes(body)).normalized(receivedAt: fixedReceipt).parsed()
+        let extra = try #require(json["extra"]?.objectValue)
+        #expect(extra.keys == ["auto_renew_status", "auto_renew_status_change_date_ms", "auto_renew_status_change_date",
+                               "expiration_intent", "a_member_apple_adds_later"])
+        #expect(extra["auto_renew_status_change_date_ms"] == "1606292800000")
+        #expect(extra["a_member_apple_adds_later"] == ["nested": 1])
+        let bare = try V1Notification.parse(V1Bodies.bytes(V1Bodies.body(type: "DID_RENEW"))).normalized(receivedAt: fixedReceipt)
+        #expect(try bare.parsed()["extra"] == .null)
+        #expect(!String(decoding: bare.jsonBytes(), as: UTF8.self).contains(V1Bodies.secret))
+    }
+
     @Test func receiptFieldsGetTheirV2NamesAndTypes() throws {
         var receipt = try #require(V1Bodies.receipt(transactionId: "7", purchaseMs: 1_606_292_762_000).objectValue)
         receipt["cancellation_date_ms"] = "1606292800000"

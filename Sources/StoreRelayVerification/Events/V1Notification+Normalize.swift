@@ -34,14 +34,31 @@ extension V1Notification {
         doc.productId = sources.lazy.compactMap { $0["productId"] }.first ?? .null
         doc.transaction = transaction.map(JSONValue.object) ?? .null
         doc.renewal = renewal.map(JSONValue.object) ?? .null
+        doc.extra = unmapped()
         return NormalizedEvent(document: doc)
+    }
+
+    /// The top-level members the event has no key for (`auto_renew_status_change_date_ms`,
+    /// `expiration_intent`, what Apple adds later), shaped as Apple sent them, as V2's
+    /// unknown members are: nothing Apple sent is lost. The deprecated receipt objects count
+    /// as carried when the transaction was read from them; `password` is never copied.
+    private func unmapped() -> JSONValue {
+        var carried: Set<String> = ["notification_type", "password", "environment", "bid", "bvrs",
+                                    "unified_receipt", "original_transaction_id"]
+        if body["unified_receipt"]?["latest_receipt_info"] == nil {
+            carried.formUnion(["latest_receipt_info", "latest_expired_receipt_info"])
+        }
+        let extra = body.members.filter { !carried.contains($0.key) }
+        return extra.isEmpty ? .null : .object(JSONObject(extra))
     }
 
     /// Whether the latest purchase upgraded the subscription: Apple then marks the transaction
     /// it replaced `is_upgraded` and cancels it at the moment of the new purchase. An old
-    /// `is_upgraded` entry from a past upgrade (the receipt keeps its history) does not count.
+    /// `is_upgraded` entry from a past upgrade (the receipt keeps its history) does not count,
+    /// nor does a latest purchase that was itself cancelled: that is a refund.
     private func isUpgrade(latest: JSONObject?) -> Bool {
-        guard let latest, let purchased = text(latest["purchase_date_ms"]).flatMap({ Int64($0) }) else { return false }
+        guard let latest, text(latest["cancellation_date_ms"]) == nil,
+              let purchased = text(latest["purchase_date_ms"]).flatMap({ Int64($0) }) else { return false }
         let subscription = text(latest["original_transaction_id"])
         return receiptEntries().contains { entry in
             guard text(entry["is_upgraded"]) == "true", text(entry["original_transaction_id"]) == subscription,

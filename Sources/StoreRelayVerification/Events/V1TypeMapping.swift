@@ -25,7 +25,9 @@ struct V1TypeMapping: Sendable, Hashable {
 
     /// One entry per V1 type Apple documents.
     static let table: [String: V1TypeMapping] = [
-        // Apple Support refunded a subscription; V2 reports every refund as REFUND.
+        // Apple's current documentation: Apple Support refunded a subscription, which V2
+        // reports as REFUND. Older V1 also sent CANCEL for an upgrade, which cancels the
+        // replaced purchase at once; `map` maps that one as INTERACTIVE_RENEWAL's upgrade.
         "CANCEL": .init(type: "REFUND", subtype: .none),
         "CONSUMPTION_REQUEST": .init(type: "CONSUMPTION_REQUEST", subtype: .none),
         // A plan change effective at the next renewal: V2's DOWNGRADE (or none when undone).
@@ -62,8 +64,11 @@ struct V1TypeMapping: Sendable, Hashable {
     /// without a subtype, so a new Apple type is delivered rather than lost.
     static func map(_ v1Type: String, facts: Facts) -> (type: String, subtype: String?) {
         guard let entry = table[v1Type] else { return (v1Type, nil) }
-        // V1 reports an upgrade as INTERACTIVE_RENEWAL; V2 as DID_CHANGE_RENEWAL_PREF/UPGRADE.
-        if v1Type == "INTERACTIVE_RENEWAL" && facts.upgraded { return ("DID_CHANGE_RENEWAL_PREF", "UPGRADE") }
+        // V1 reports an upgrade as INTERACTIVE_RENEWAL (and, in older bodies, CANCEL of the
+        // replaced purchase); V2 as DID_CHANGE_RENEWAL_PREF/UPGRADE. A refund is no upgrade.
+        if (v1Type == "INTERACTIVE_RENEWAL" || v1Type == "CANCEL") && facts.upgraded {
+            return ("DID_CHANGE_RENEWAL_PREF", "UPGRADE")
+        }
         return (entry.type, entry.subtype(facts))
     }
 
