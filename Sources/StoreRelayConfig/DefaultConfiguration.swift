@@ -33,6 +33,12 @@ max-body 1MiB
 # Accepted environments; xcode and localtesting are opt-in.
 environments production sandbox
 
+# Trust the dev CA of `storerelay simulate` (./data/dev-ca, created at first start) for
+# sandbox notifications only, so `storerelay simulate` reaches this gateway out of the box.
+# Production notifications are verified against Apple Root CA - G3 alone, whatever this
+# says. Delete the line where nobody simulates.
+trust-root ./data/dev-ca/root.pem sandbox
+
 # No `app` block: every bundle id is accepted. Declare apps to quarantine all others:
 #   app com.example.app {
 #       apple-id 1234567890

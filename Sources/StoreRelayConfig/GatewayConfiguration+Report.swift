@@ -21,7 +21,7 @@ extension GatewayConfiguration {
         }
         out.append("")
         out.append("Accepted environments: \(environments.map(\.rawValue).joined(separator: ", "))")
-        out.append("Data directory: \(dataDirectory)")
+        out.append("Data directory: \(dataDirectory)\(Self.resolved(dataDirectory))")
         if let cluster {
             out.append("Cluster mode: \(cluster.url) (password never shown)\(cluster.caFile.map { ", ca-file \($0)" } ?? "")")
             out.append("  instance-id \(cluster.instanceId ?? "<hostname-pid at start>"), dedupe-window \(ConfigFormat.duration(cluster.dedupeWindow)), claim-after \(ConfigFormat.duration(cluster.claimAfter))")
@@ -66,6 +66,14 @@ extension GatewayConfiguration {
                 out.append("    rotate \(ConfigFormat.size(options.rotateSize)) \(ConfigFormat.duration(options.rotateInterval)), compress \(options.compression.rawValue)")
             }
         }
+        if !referencedFiles.isEmpty {
+            out.append("")
+            out.append("Files (relative paths are relative to the working directory, \(ConfigPaths.absolute(".")))")
+            for file in referencedFiles {
+                let note = file.createdAtStart ? "  (the dev CA of `storerelay simulate`; serve creates it when missing)" : ""
+                out.append("  \(file.directive)  \(file.absolutePath)\(note)")
+            }
+        }
         out.append("")
         out.append("Routes (every matching route adds its destinations; no match: dead letter 'unrouted')")
         if routes.rules.isEmpty { out.append("  none: every event is dead-lettered as unrouted") }
@@ -76,6 +84,11 @@ extension GatewayConfiguration {
             out.append("  \(cells)  -> \(rule.destinations.joined(separator: ", "))")
         }
         return out.joined(separator: "\n") + "\n"
+    }
+
+    /// ` (/abs/path)` when `path` is relative, so the report says where it really is.
+    private static func resolved(_ path: String) -> String {
+        path.hasPrefix("/") ? "" : " (\(ConfigPaths.absolute(path)))"
     }
 
     private static func pad(_ text: String, _ width: Int) -> String {

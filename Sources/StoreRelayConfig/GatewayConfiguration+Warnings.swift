@@ -1,4 +1,5 @@
 import StoreRelayCore
+import StoreRelayNet
 
 /// What a valid configuration may still have wrong: apps it cannot tell apart, extra roots
 /// trusted for production, and routes naming a notification type or subtype Apple does not
@@ -6,7 +7,15 @@ import StoreRelayCore
 /// `storerelay check` prints these, `serve` logs them at start and reload.
 extension GatewayConfiguration {
     public var warnings: [String] {
-        appWarnings + trustWarnings + routeWarnings
+        appWarnings + trustWarnings + routeWarnings + exposedKeyWarnings + plaintextAPIWarnings
+    }
+
+    /// The App Store Server API tokens are bearer credentials: over plaintext `http://` they
+    /// may cross a network only to this machine (a test double, a local proxy).
+    private var plaintextAPIWarnings: [String] {
+        guard let url = appleAPI?.url, url.scheme == .http, !url.isLoopback else { return [] }
+        return ["apple-api-url \(url) is plaintext http:// to a host that is not this machine: "
+            + "the App Store Server API tokens it carries can be read on the way; use https://"]
     }
 
     /// An extra root is usually a dev or test CA: unless named for it, it should not be able

@@ -7,9 +7,11 @@ enum CheckCommand: CommandDescribing {
     static let help = """
         Usage: storerelay check [--config FILE]
 
-        Parses and validates the configuration, then prints the listeners, environments, apps,
-        destinations (secrets shown as <set>) and the route table in order. On errors, prints
-        every one of them as file:line:column and exits 1.
+        Parses and validates the configuration, reads every file it names (trust-root, tls,
+        ca-file, api-key), then prints the listeners, environments, apps, destinations
+        (secrets shown as <set>), the files as absolute paths and the route table in order.
+        Relative paths are relative to the working directory. On errors, prints every one of
+        them (file:line:column, or the file that cannot be read) and exits 1.
 
         Options:
           --config FILE   the configuration (default: $STORERELAY_CONFIG, ./routes.conf, or
@@ -26,6 +28,12 @@ enum CheckCommand: CommandDescribing {
         }
         do {
             let configuration = try ConfigurationLoader.load(option: parsed.option("config"))
+            // A file `serve` would fail to read fails the check too, rather than the start.
+            let unreadable = configuration.unreadableFiles()
+            guard unreadable.isEmpty else {
+                for problem in unreadable { writeStandardError("\(configuration.sourceFile): cannot read \(problem)") }
+                return ExitCode.failure
+            }
             writeStandardOutput(configuration.checkReport())
             for warning in configuration.warnings { writeStandardError("warning: " + warning) }
             return ExitCode.ok

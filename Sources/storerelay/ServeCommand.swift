@@ -67,6 +67,7 @@ enum ServeCommand: CommandDescribing {
                 // Parsed and validated first: on any error the old configuration stays.
                 do {
                     let reloaded = try ConfigurationLoader.load(option: configOption)
+                    try DevCAProvisioning.provision(reloaded, logger: logger)
                     try gateway.reload(reloaded)
                 } catch let error as ConfigurationLoader.Failure {
                     logger.error("reload rejected; the previous configuration stays", [("errors", error.description)])
@@ -75,6 +76,13 @@ enum ServeCommand: CommandDescribing {
                 }
             }
         })
+        do {
+            try DevCAProvisioning.provision(configuration, logger: logger)
+        } catch {
+            logger.critical("cannot start", [("error", error.message)])
+            writeStandardError("storerelay serve: cannot create the dev CA: \(error.message)")
+            return ExitCode.failure
+        }
         do {
             running.start(try Gateway(configuration: configuration, logger: logger))
         } catch {

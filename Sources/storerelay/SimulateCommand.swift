@@ -21,7 +21,8 @@ enum SimulateCommand: CommandDescribing {
         certificate authority kept in DATA/dev-ca/ (created on first use; DATA is the
         configuration's `data` directory). The chain looks like Apple's (marker OIDs included)
         but is NOT Apple's: a gateway accepts these notifications only when its configuration
-        says `trust-root DATA/dev-ca/root.pem`.
+        says `trust-root DATA/dev-ca/root.pem sandbox` (the embedded default does), and then
+        sandbox ones only; `--env production` needs the line without `sandbox`, for tests.
 
         With --url, POSTs the body as Apple does, prints the HTTP status and the gateway's
         answer, and exits 0 on 2xx, else 1. With --out FILE (or - for stdout), writes the
@@ -91,7 +92,7 @@ enum SimulateCommand: CommandDescribing {
             return ExitCode.failure
         }
         if authority.wasCreated {
-            writeStandardError("created a dev CA in \(authority.directory); a gateway trusts it only with `trust-root \(authority.rootPath)`")
+            writeStandardError("created a dev CA in \(authority.directory); a gateway trusts it only with `trust-root \(authority.rootPath) sandbox`")
         }
         return deliver(notification, target: target, out: parsed.option("out"))
     }

@@ -49,6 +49,23 @@ import StoreRelayCore
         }
     }
 
+    /// The default trusts the simulator's dev CA for sandbox only, so a first run reaches 200
+    /// without an edit while nobody holding the dev CA's key can sign production
+    /// notifications; `check` does not fail on it before `serve` has created it.
+    @Test func defaultTrustsTheDevCAForSandboxOnly() {
+        let c = DefaultConfiguration.configuration()
+        #expect(c.trustRoots == [TrustRoot(path: "./data/dev-ca/root.pem", environments: [.sandbox])])
+        #expect(c.trustRoots[0].isProvisionedDevCA(dataDirectory: c.dataDirectory))
+        #expect(!c.warnings.contains { $0.hasPrefix("trust-root") })
+        #expect(c.referencedFiles.map(\.createdAtStart) == [true])
+        #expect(c.unreadableFiles().isEmpty)
+        // Trusted for production too, or outside the data directory: never created.
+        #expect(!TrustRoot(path: "./data/dev-ca/root.pem").isProvisionedDevCA(dataDirectory: "./data"))
+        #expect(!TrustRoot(path: "./data/dev-ca/root.pem", environments: [.sandbox, .production]).isProvisionedDevCA(dataDirectory: "./data"))
+        #expect(!TrustRoot(path: "./elsewhere/root.pem", environments: [.sandbox]).isProvisionedDevCA(dataDirectory: "./data"))
+        #expect(TrustRoot(path: "data/../data/dev-ca/root.pem", environments: [.sandbox]).isProvisionedDevCA(dataDirectory: "data/"))
+    }
+
     @Test func defaultParsesWithoutAnyEnvironmentVariable() {
         #expect(errors(DefaultConfiguration.text, environment: [:]).isEmpty)
     }

@@ -29,6 +29,10 @@ extension Gateway {
         var environmentRoots: [AppStoreEnvironment: [Certificate]] = [:]
         for trustRoot in configuration.trustRoots {
             let path = trustRoot.path
+            // The simulator's dev CA, not created yet (`serve` creates it; `verify` may run
+            // before it exists): a CA that does not exist has signed nothing to trust.
+            if trustRoot.isProvisionedDevCA(dataDirectory: configuration.dataDirectory),
+               !FileManager.default.fileExists(atPath: path) { continue }
             guard let pem = try? String(contentsOfFile: path, encoding: .utf8) else {
                 throw GatewayError("cannot read trust-root \(path)")
             }

@@ -28,6 +28,16 @@ public struct HTTPURL: Sendable, Hashable, CustomStringConvertible {
     /// True when `host` is an IPv4 or IPv6 address: no name resolution, no SNI.
     public var isIPLiteral: Bool { hostKind != .hostname }
 
+    /// True when the host is this machine's loopback (127.0.0.0/8, ::1, `localhost`): the
+    /// only place a plaintext `http://` carries credentials without crossing a network.
+    public var isLoopback: Bool {
+        switch hostKind {
+        case .ipv4: host.hasPrefix("127.")
+        case .ipv6: host == "::1" || host == "0:0:0:0:0:0:0:1"
+        case .hostname: host == "localhost" || host == "localhost."
+        }
+    }
+
     /// The `Host` header value: brackets around IPv6, the port only when not the default.
     public var hostHeader: String {
         let name = hostKind == .ipv6 ? "[\(host)]" : host
