@@ -61,6 +61,22 @@ extension POSIXFileIO {
         }
     }
 
+    /// Takes from an existing directory's mode what `allowed` does not grant: a directory
+    /// others can write to lets them plant, swap or remove the gateway's files. Returns the
+    /// mode it had when it changed it, nil when there was nothing to take. When `chmod`
+    /// fails (the directory belongs to another user) and group or others may write, throws;
+    /// when only reading or traversing was too wide, returns nil and leaves it.
+    @discardableResult
+    public static func restrictDirectory(_ path: String, to allowed: mode_t) throws(Failure) -> mode_t? {
+        var info = stat()
+        if stat(path, &info) != 0 { throw fail("stat", path: path) }
+        let mode = info.st_mode & 0o7777
+        guard mode & ~allowed != 0 else { return nil }
+        if chmod(path, mode & allowed) == 0 { return mode }
+        if mode & ~allowed & 0o022 != 0 { throw fail("chmod", path: path) }
+        return nil
+    }
+
     /// Throws (as a failed `mkdir`, ENOTDIR) unless `path` is a directory.
     public static func requireDirectory(_ path: String) throws(Failure) {
         var info = stat()

@@ -47,6 +47,7 @@ public final class Gateway: Sendable {
         self.clock = clock
         // Before the journal opens: a bad certificate or key must not leave anything behind.
         let publicTLS = try Self.loadTLS(configuration)
+        try DataDirectoryModes.tighten(configuration, logger: logger)
         let backend = if let cluster = configuration.cluster {
             try Self.openCluster(configuration, cluster, clock: clock, logger: logger, metrics: metrics)
         } else {
