@@ -267,34 +267,44 @@ final class ClusterDestination: @unchecked Sendable {
         let now = clock.now()
         switch outcome {
         case .delivered(let attempt):
-            observer.attemptFinished(destination: name, outcome: "delivered", seconds: Double(attempt.durationMs) / 1000)
+            observe(outcome.metricLabel, attempt)
             breaker.recordSuccess()
             lastSuccess = now
             settle(entry, job: job, letter: nil, phase: .delivered, now: now)
         case .reject(let attempt):
-            observer.attemptFinished(destination: name, outcome: "rejected", seconds: Double(attempt.durationMs) / 1000)
+            observe(outcome.metricLabel, attempt)
             breaker.recordAnswer()
             lastError = (attempt.error ?? "rejected", now)
             deadLetter(entry, job, saved, .rejected, "the destination answered HTTP \(attempt.status ?? 0), which is not retried", now: now)
+        case .unsendable(let attempt):
+            observe(outcome.metricLabel, attempt)
+            lastError = (attempt.error ?? "unsendable", now)
+            deadLetter(entry, job, saved, .rejected, attempt.error ?? "the event cannot be sent to this destination", now: now)
         case .retry(let attempt, let retryAfter):
-            observer.attemptFinished(destination: name, outcome: "retry", seconds: Double(attempt.durationMs) / 1000)
             breaker.recordFailure(at: now)
             lastError = (attempt.error ?? "failed", now)
-            retry(entry, job, saved, after: retryAfter, now: now)
+            retry(entry, job, saved, attempt, after: retryAfter, now: now)
         }
     }
 
-    private func retry(_ entry: ClusterQueue.Entry, _ job: DeliveryJob, _ saved: ClusterProgress, after retryAfter: Duration?,
-                       now: Timestamp) {
+    private func observe(_ outcome: String, _ attempt: DeliveryAttempt) {
+        observer.attemptFinished(destination: name, outcome: outcome, seconds: Double(attempt.durationMs) / 1000)
+    }
+
+    private func retry(_ entry: ClusterQueue.Entry, _ job: DeliveryJob, _ saved: ClusterProgress, _ attempt: DeliveryAttempt,
+                       after retryAfter: Duration?, now: Timestamp) {
         guard job.attemptsInBudget < limits.maxAttempts else {
+            observe("exhausted", attempt)
             return deadLetter(entry, job, saved, .exhausted,
                               "gave up after \(job.attemptsInBudget) attempts (max-attempts \(limits.maxAttempts))", now: now)
         }
         let due = now.advanced(by: max(limits.schedule.delay(afterFailures: job.attemptsInBudget), retryAfter ?? .zero))
         guard due < expiry(job) else {
+            observe("exhausted", attempt)
             return deadLetter(entry, job, saved, .exhausted,
                               "max-age \(ConfigFormat.duration(limits.maxAge)) would pass before the next attempt", now: now)
         }
+        observe("retry", attempt)
         var progress = saved
         progress.attempts = job.attempts
         let state = EventDeliveryState.Delivery(destination: name, phase: .pending, attempts: job.attempts, nextAttempt: due,

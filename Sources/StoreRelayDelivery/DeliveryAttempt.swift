@@ -55,10 +55,25 @@ public enum AttemptOutcome: Sendable, Equatable {
     case retry(DeliveryAttempt, retryAfter: Duration?)
     /// Any other status: dead-letter at once (`rejected`).
     case reject(DeliveryAttempt)
+    /// The event cannot be put into this destination's request at all (a header-bound field
+    /// holds a character HTTP forbids; `error` names it): dead-letter at once (`rejected`).
+    /// Nothing reached the destination, so its circuit breaker hears nothing of it: a poison
+    /// event must not hold genuine ones back.
+    case unsendable(DeliveryAttempt)
 
     public var attempt: DeliveryAttempt {
         switch self {
-        case .delivered(let a), .retry(let a, _), .reject(let a): a
+        case .delivered(let a), .retry(let a, _), .reject(let a), .unsendable(let a): a
+        }
+    }
+
+    /// The `outcome` label of `storerelay_deliveries_total`; a failure that used up the
+    /// budget is `exhausted`, told apart by the caller, which knows the budget.
+    public var metricLabel: String {
+        switch self {
+        case .delivered: "delivered"
+        case .retry: "retry"
+        case .reject, .unsendable: "rejected"
         }
     }
 }

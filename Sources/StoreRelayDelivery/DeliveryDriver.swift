@@ -28,6 +28,9 @@ struct WebhookDriver: DeliveryDriver {
 
     package func attempt(_ job: DeliveryJob, number: Int, completion: @escaping @Sendable (AttemptOutcome) -> Void) {
         let started = clock.now()
+        if let unsendable = WebhookRequest.unsendableField(of: job.notification.event) {
+            return completion(.unsendable(DeliveryAttempt(at: started, error: unsendable, durationMs: 0)))
+        }
         let startedNanos = MonotonicClock.nanoseconds()
         let outgoing = request.request(for: job.notification, body: job.body, attempt: number, now: started)
         client.execute(outgoing, timeout: request.options.timeout) { [clock] result in

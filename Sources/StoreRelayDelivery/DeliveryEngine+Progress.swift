@@ -12,7 +12,6 @@ extension DeliveryEngine {
     // MARK: Progress from destination queues
 
     func recordAttempt(_ job: DeliveryJob, _ attempt: DeliveryAttempt) {
-        observer.attemptFinished(destination: job.destination, outcome: "retry", seconds: Double(attempt.durationMs) / 1000)
         ledger.withLock { $0.update(job.notification, destination: job.destination) {
             $0.attempts = job.attempts
             $0.nextAttempt = job.due
@@ -39,9 +38,6 @@ extension DeliveryEngine {
     }
 
     func recordDelivery(_ job: DeliveryJob) {
-        if let attempt = job.attempts.last {
-            observer.attemptFinished(destination: job.destination, outcome: "delivered", seconds: Double(attempt.durationMs) / 1000)
-        }
         ledger.withLock { $0.update(job.notification, destination: job.destination) {
             $0.attempts = job.attempts
             $0.phase = .delivered
@@ -64,9 +60,6 @@ extension DeliveryEngine {
 
     /// A destination queue gave up on `job`.
     func deadLetter(_ job: DeliveryJob, reason: DeadLetter.Reason, detail: String) {
-        if reason == .rejected, let attempt = job.attempts.last {
-            observer.attemptFinished(destination: job.destination, outcome: "rejected", seconds: Double(attempt.durationMs) / 1000)
-        }
         writeDeadLetter(job.notification, key: job.destination, destination: job.destination, reason: reason,
                         detail: detail, attempts: job.attempts, replayOf: job.replayOf, jobAt: job.position)
     }

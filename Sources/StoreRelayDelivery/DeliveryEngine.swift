@@ -213,6 +213,10 @@ final class EngineReference: @unchecked Sendable {
     var events: DestinationQueue.Events {
         DestinationQueue.Events(
             attempted: { [self] job, attempt in engine?.recordAttempt(job, attempt) },
+            attemptEnded: { [self] destination, outcome, attempt in
+                engine?.observer.attemptFinished(destination: destination, outcome: outcome,
+                                                 seconds: Double(attempt.durationMs) / 1000)
+            },
             delivered: { [self] job in engine?.recordDelivery(job) },
             deadLettered: { [self] job, reason, detail in engine?.deadLetter(job, reason: reason, detail: detail) },
             readBack: { [self] parked, completion in

@@ -3,7 +3,8 @@ import StoreRelayCore
 /// Hooks for metrics: told of every attempt outcome and dead letter. Called on destination
 /// queues; implementations must be quick and thread-safe.
 public protocol DeliveryObserver: Sendable {
-    /// `outcome` is `delivered`, `retry` or `rejected`; `seconds` the attempt's duration.
+    /// `outcome` is `delivered`, `retry`, `exhausted` (failed, and the last the budget
+    /// allowed) or `rejected`; `seconds` the attempt's duration. Every attempt is told once.
     func attemptFinished(destination: String, outcome: String, seconds: Double)
     func deadLettered(destination: String?, reason: DeadLetter.Reason)
     /// Cluster mode: `count` entries of `destination` another instance left idle were taken over.

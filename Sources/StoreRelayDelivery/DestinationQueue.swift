@@ -48,6 +48,8 @@ final class DestinationQueue: @unchecked Sendable {
     /// What the queue tells the engine; called on the queue's own serial queue.
     struct Events: Sendable {
         var attempted: @Sendable (DeliveryJob, DeliveryAttempt) -> Void
+        /// Every attempt as it ends, with its `storerelay_deliveries_total` outcome.
+        var attemptEnded: @Sendable (String, String, DeliveryAttempt) -> Void
         var delivered: @Sendable (DeliveryJob) -> Void
         var deadLettered: @Sendable (DeliveryJob, DeadLetter.Reason, String) -> Void
         /// Reads a parked job's event back from the journal; nil when it cannot.
@@ -403,25 +405,32 @@ final class DestinationQueue: @unchecked Sendable {
         job.attempts.append(outcome.attempt)
         let now = clock.now()
         switch outcome {
-        case .delivered:
+        case .delivered(let attempt):
+            events.attemptEnded(name, outcome.metricLabel, attempt)
             breaker.recordSuccess()
             lastSuccess = now
             events.delivered(job)
         case .reject(let attempt):
+            events.attemptEnded(name, outcome.metricLabel, attempt)
             breaker.recordAnswer()
             lastError = (attempt.error ?? "rejected", now)
             events.deadLettered(job, .rejected, "the destination answered HTTP \(attempt.status ?? 0), which is not retried")
+        case .unsendable(let attempt):
+            events.attemptEnded(name, outcome.metricLabel, attempt)
+            lastError = (attempt.error ?? "unsendable", now)
+            events.deadLettered(job, .rejected, attempt.error ?? "the event cannot be sent to this destination")
         case .retry(let attempt, let retryAfter):
             breaker.recordFailure(at: now)
             lastError = (attempt.error ?? "failed", now)
-            scheduleRetry(job, after: retryAfter, now: now)
+            scheduleRetry(job, attempt, after: retryAfter, now: now)
         }
         pump()
     }
 
-    private func scheduleRetry(_ job: DeliveryJob, after retryAfter: Duration?, now: Timestamp) {
+    private func scheduleRetry(_ job: DeliveryJob, _ attempt: DeliveryAttempt, after retryAfter: Duration?, now: Timestamp) {
         var job = job
         guard job.attemptsInBudget < limits.maxAttempts else {
+            events.attemptEnded(name, "exhausted", attempt)
             events.deadLettered(job, .exhausted, "gave up after \(job.attemptsInBudget) attempts (max-attempts \(limits.maxAttempts))")
             return
         }
@@ -429,10 +438,12 @@ final class DestinationQueue: @unchecked Sendable {
         let delay = max(backoff, retryAfter ?? .zero)
         job.due = now.advanced(by: delay)
         if job.due >= expiry(budgetStart: job.budgetStart) {
+            events.attemptEnded(name, "exhausted", attempt)
             events.deadLettered(job, .exhausted, "max-age \(ConfigFormat.duration(limits.maxAge)) would pass before the next attempt")
             return
         }
-        events.attempted(job, job.attempts.last!)
+        events.attemptEnded(name, "retry", attempt)
+        events.attempted(job, attempt)
         if let handOff { return handOff(.whole(job)) }
         waiting.add(job, now: now)
     }

@@ -5,7 +5,7 @@ import StoreRelayCore
 
 /// Builds the POST a webhook destination receives (SPEC "Delivery to webhooks"), signed the
 /// Standard Webhooks way.
-struct WebhookRequest {
+package struct WebhookRequest {
     let options: WebhookOptions
 
     /// The body this destination receives for `notification`: the normalized event (with
@@ -43,6 +43,25 @@ struct WebhookRequest {
             headers.add(name: header.name, value: header.value)
         }
         return HTTPClientRequest(method: "POST", url: options.url, headers: headers, body: body, extraCAFile: options.caFile)
+    }
+
+    /// The first field of `notification` that travels in a header and holds a byte HTTP
+    /// forbids in a field value (CR, LF, NUL, other controls), described for a dead letter;
+    /// nil when every one can be sent. Such a value would make every attempt fail the same
+    /// way, so the attempt is not made (SPEC "Delivery to webhooks").
+    /// The ingress asks the same of every event, and quarantines what fails.
+    package static func unsendableField(of event: NormalizedEvent) -> String? {
+        let fields: [(header: String, field: String, value: String?)] = [
+            ("webhook-id", "id", event.id),
+            ("StoreRelay-Type", "type", event.type),
+            ("StoreRelay-Subtype", "subtype", event.subtype),
+        ]
+        for (header, field, value) in fields {
+            guard let value, !value.utf8.allSatisfy(HTTPSyntax.isFieldValueChar) else { continue }
+            return "the event's \(field) holds a control character, which HTTP forbids in its \(header) header; "
+                + "it cannot be sent, however often it is tried"
+        }
+        return nil
     }
 
     /// `v1,<base64 HMAC-SHA256(key, "id.timestamp.body")>` (Standard Webhooks).

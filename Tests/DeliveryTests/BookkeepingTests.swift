@@ -6,8 +6,10 @@ import StoreRelayCore
 import StoreRelayStorage
 import StoreRelayTestSupport
 
-func sampleNotification(id: String = UUID().uuidString.lowercased(), destinations: [String] = ["a"]) throws -> StoredNotification {
-    let payload = try JSONValue.parse(#"{"notificationType":"DID_RENEW","notificationUUID":"\#(id)","version":"2.0","signedDate":1700000000000,"data":{"bundleId":"com.acme.journal","environment":"Sandbox","appAppleId":1}}"#)
+/// `typeJSON` is the notificationType as JSON string content, escapes and all.
+func sampleNotification(id: String = UUID().uuidString.lowercased(), destinations: [String] = ["a"],
+                        typeJSON: String = "DID_RENEW") throws -> StoredNotification {
+    let payload = try JSONValue.parse(#"{"notificationType":"\#(typeJSON)","notificationUUID":"\#(id)","version":"2.0","signedDate":1700000000000,"data":{"bundleId":"com.acme.journal","environment":"Sandbox","appAppleId":1}}"#)
     let content = NotificationContent(payload: payload.objectValue!, environment: .sandbox)
     let event = try NormalizedEvent(content: content, receivedAt: Timestamp(milliseconds: 1_700_000_000_500))
     return StoredNotification(event: event, disposition: .accept, destinations: destinations,

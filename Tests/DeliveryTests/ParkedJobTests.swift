@@ -8,20 +8,21 @@ import StoreRelayTestSupport
 
 /// A delivery engine over a real journal and dead-letter store in a fresh directory, keeping
 /// only `whole` waiting jobs per destination in memory so that backlogs park in the journal.
-private final class ParkingHarness: Sendable {
+final class ParkingHarness: Sendable {
     let directory: URL
     let journal: Journal
     let engine: DeliveryEngine
 
     /// Opens `directory` again when given (a restart), a fresh one otherwise.
     init(routes: String, whole: Int, directory: URL? = nil, readBackRetryDelay: Duration = .seconds(5),
-         keepReplays: Bool = false) throws {
+         keepReplays: Bool = false, observer: any DeliveryObserver = NoDeliveryObserver()) throws {
         self.directory = try directory ?? TestPaths.makeTemporaryDirectory("storerelay-parking")
         journal = try Journal.open(directory: self.directory.appendingPathComponent("journal").path, logger: .disabled)
         let deadLetters = try DeadLetterStore.open(directory: self.directory.appendingPathComponent("dead-letters").path,
                                                    logger: .disabled)
         engine = try DeliveryEngine(configuration: try Self.configuration(routes), journal: journal,
-                                    deadLetters: deadLetters, logger: .disabled, wholeJobsPerDestination: whole,
+                                    deadLetters: deadLetters, logger: .disabled, observer: observer,
+                                    wholeJobsPerDestination: whole,
                                     readBackRetryDelay: readBackRetryDelay,
                                     replayDirectory: keepReplays ? self.directory.appendingPathComponent("replays").path : nil)
         // A fresh directory starts at once; a restart resumes when the test says.
@@ -40,10 +41,10 @@ private final class ParkingHarness: Sendable {
 
     /// Journals `count` notifications for `destinations` and submits each once it is stored,
     /// as the intake does; returns them in order.
-    func accept(_ count: Int, destinations: [String]) throws -> [StoredNotification] {
+    func accept(_ count: Int, destinations: [String], typeJSON: String = "DID_RENEW", prefix: String = "event-") throws -> [StoredNotification] {
         var accepted: [StoredNotification] = []
         for n in 0..<count {
-            var notification = try sampleNotification(id: "event-\(n)", destinations: destinations)
+            var notification = try sampleNotification(id: "\(prefix)\(n)", destinations: destinations, typeJSON: typeJSON)
             notification.receivedAt = .now()  // budgets (max-age) run from here
             let stored = Locked<RecordPosition?>(nil)
             let done = DispatchSemaphore(value: 0)

@@ -42,9 +42,11 @@ import StoreRelayTestSupport
 
     /// A production V2 notification of `type`, with `appAppleId` in its data when given.
     static func v2Body(type: String, appAppleId: Int64?) throws -> [UInt8] {
+        // The authority first: its certificates are valid from the moment it is created.
+        let authority = TestCertificateAuthority.shared
         let now = Int64(Date().timeIntervalSince1970 * 1000)
         let appleId = appAppleId.map { "\"appAppleId\":\($0)," } ?? ""
-        let jws = try TestCertificateAuthority.shared.signJWS(payload: """
+        let jws = try authority.signJWS(payload: """
             {"notificationType":"\(type)","notificationUUID":"\(UUID().uuidString.lowercased())","version":"2.0",\
             "signedDate":\(now),"data":{\(appleId)"bundleId":"com.acme.journal","bundleVersion":"42",\
             "environment":"Production"}}
@@ -75,5 +77,19 @@ import StoreRelayTestSupport
         #expect(try verdict(Self.v2Body(type: "TEST", appAppleId: nil)).quarantineReason == nil)
         #expect(try verdict(Self.v2Body(type: "TEST", appAppleId: 1_234_567_890)).quarantineReason == nil)
         #expect(try verdict(Self.v2Body(type: "TEST", appAppleId: 42)).quarantineReason?.hasPrefix("appAppleId 42") == true)
+    }
+}
+
+/// The ingress quarantines an event whose id, type or subtype no HTTP header can carry
+/// (issue 25, point 5): kept and answered 200, never routed to destinations that would fail
+/// every attempt on it.
+@Suite struct UnsendableFieldIngressTests {
+    @Test func aTypeWithALineBreakIsQuarantinedAsNotUnderstood() throws {
+        let body = try AppleIdCheckTests.v2Body(type: #"DID_RENEW\r\nX-Injected: 1"#, appAppleId: 1_234_567_890)
+        let verdict = try OfflineVerification.verify(body: body, configuration: AppleIdCheckTests.configuration())
+        #expect(verdict.quarantineReason == "not understood: the event's type holds a control character, which HTTP "
+            + "forbids in its StoreRelay-Type header; it cannot be sent, however often it is tried")
+        let tab = try AppleIdCheckTests.v2Body(type: #"DID_RENEW\tX"#, appAppleId: 1_234_567_890)
+        #expect(try OfflineVerification.verify(body: tab, configuration: AppleIdCheckTests.configuration()).quarantineReason == nil)
     }
 }

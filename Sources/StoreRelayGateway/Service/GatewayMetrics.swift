@@ -28,7 +28,7 @@ final class GatewayMetrics: Sendable {
             labels: ["outcome"], buckets: MetricBuckets.latencySeconds)
         deliveries = registry.counter(
             "storerelay_deliveries_total",
-            help: "Delivery attempts by destination and outcome (delivered, retry, rejected).",
+            help: "Delivery attempts by destination and outcome (delivered, retry, exhausted: the last the budget allowed, rejected).",
             labels: ["destination", "outcome"])
         deliverySeconds = registry.histogram(
             "storerelay_delivery_seconds", help: "Duration of delivery attempts by destination.",

@@ -18,13 +18,18 @@ struct NotificationProcessor: Sendable {
         body: [UInt8], pathEnvironment: AppStoreEnvironment?, receivedAt: Timestamp, recoveredBy: String? = nil
     ) throws(IntakeRejection) -> StoredNotification {
         let event: NormalizedEvent
-        let facts: AcceptancePolicy.Facts
+        var facts: AcceptancePolicy.Facts
         let classified = try NotificationBody.classify(body)
         switch classified {
         case .v2(let signedPayload):
             (event, facts) = try processV2(signedPayload: signedPayload, receivedAt: receivedAt, recoveredBy: recoveredBy)
         case .v1:
             (event, facts) = try processV1(body: body, receivedAt: receivedAt)
+        }
+        // An id or type no HTTP header can carry would fail every delivery the same way: it is
+        // kept, quarantined, rather than routed to destinations that can never be sent it.
+        if facts.notUnderstood == nil, let unsendable = WebhookRequest.unsendableField(of: event) {
+            facts.notUnderstood = unsendable
         }
         let disposition = policy.disposition(of: facts, pathEnvironment: pathEnvironment, now: receivedAt)
         // Routes are decided once, now, and stored with the event: a restart or a reload
