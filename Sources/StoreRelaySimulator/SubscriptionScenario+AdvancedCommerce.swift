@@ -10,7 +10,7 @@ extension SubscriptionScenario {
         let price = premium.price
         let newPrice = type == "PRICE_CHANGE" ? price + 2000 : price
         let displayName = type == "METADATA_UPDATE" ? "Premium (renamed)" : "Premium"
-        let description = type == "MIGRATION" ? "Premium, migrated from the App Store subscription" : "Premium plan"
+        let description = type == "MIGRATION" ? "Premium, migrated from the App Store" : "Premium plan"
 
         transaction.set("productId", .string(product))
         renewal.set("productId", .string(product))

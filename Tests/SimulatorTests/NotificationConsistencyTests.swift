@@ -57,6 +57,23 @@ import Testing
         #expect(try make("OFFER_REDEEMED", "INITIAL_BUY").transaction["offerType"]?.int64Value == 3)
     }
 
+    /// Apple's Advanced Commerce API takes descriptions of at most 45 characters and display
+    /// names of at most 30; its library refuses longer ones (the MIGRATION description was 49).
+    @Test func advancedCommerceDescriptorsFitApplesLimits() throws {
+        for type in ["METADATA_UPDATE", "MIGRATION", "PRICE_CHANGE"] {
+            let made = try make(type)
+            for info in [made.transaction["advancedCommerceInfo"], made.renewal["advancedCommerceInfo"]] {
+                let descriptors = [info?["descriptors"]] + (info?["items"]?.arrayValue ?? []).map { Optional($0) }
+                for descriptor in descriptors {
+                    let description = try #require(descriptor?["description"]?.stringValue)
+                    let displayName = try #require(descriptor?["displayName"]?.stringValue)
+                    #expect(description.count <= 45, "\(type): \(description)")
+                    #expect(displayName.count <= 30, "\(type): \(displayName)")
+                }
+            }
+        }
+    }
+
     @Test func expiryAndBillingFailures() throws {
         for (subtype, intent) in [("VOLUNTARY", 1), ("BILLING_RETRY", 2), ("PRICE_INCREASE", 3), ("PRODUCT_NOT_FOR_SALE", 4)] as [(String, Int64)] {
             let expired = try make("EXPIRED", subtype)
