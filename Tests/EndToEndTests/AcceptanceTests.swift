@@ -3,32 +3,32 @@ import Testing
 import StoreRelayCore
 import StoreRelayTestSupport
 
-/// `storerelay serve` as a child process, real Apple-signed notifications posted with curl.
+/// `storerelay serve` as a child process, notifications posted with curl: signed by the test
+/// CA (trusted with `trust-root`), and, where ../shared/vectors is, Apple's real ones.
 @Suite("Acceptance end to end", .serialized)
 struct AcceptanceTests {
-    @Test func acceptsARealNotificationOnceThenAnswersDuplicate() throws {
-        guard let jws = Vectors.realNotification("09_sandbox_DID_RENEW") else {
-            print(TestPaths.vectorsMissing); return
-        }
-        let gateway = try Gateway()
-        let first = try gateway.post(signedPayload: jws)
+    @Test func acceptsANotificationOnceThenAnswersDuplicate() throws {
+        let uuid = UUID().uuidString.lowercased()
+        let body = try testSigner.body(uuid: uuid)
+        let gateway = try Gateway(config: Gateway.trustingConfig(), directory: Gateway.trustingDirectory())
+        let first = try gateway.post(json: body)
         #expect(first.status == 200)
         #expect(first.json?["status"]?.stringValue == "accepted")
-        #expect(first.json?["id"]?.stringValue == "1a7cdc3d-9360-49c3-ae37-0423e4c6e7c7")
-        #expect(gateway.journalContains("1a7cdc3d-9360-49c3-ae37-0423e4c6e7c7"))
+        #expect(first.json?["id"]?.stringValue == uuid)
+        #expect(gateway.journalContains(uuid))
 
-        let second = try gateway.post(signedPayload: jws)
+        let second = try gateway.post(json: body)
         #expect(second.status == 200)
         #expect(second.json?["status"]?.stringValue == "duplicate")
-        #expect(second.json?["id"]?.stringValue == "1a7cdc3d-9360-49c3-ae37-0423e4c6e7c7")
+        #expect(second.json?["id"]?.stringValue == uuid)
     }
 
     /// Every real vector that carries a signedDate verifies with the built-in Apple root; #01
     /// has none, so it is checked at the current time, when its leaf has expired (as Apple's
     /// own library does).
-    @Test func everyRealNotificationIsAcceptedButTheUndatedExpiredOne() throws {
+    @Test(.requiresAppleVectors) func everyRealNotificationIsAcceptedButTheUndatedExpiredOne() throws {
         let files = Vectors.files(in: "real/v2-notifications")
-        guard !files.isEmpty else { print(TestPaths.vectorsMissing); return }
+        try #require(!files.isEmpty, "no real/v2-notifications in \(TestPaths.vectors?.path ?? "")")
         let gateway = try Gateway()
         for file in files {
             let response = try gateway.post(signedPayload: try #require(Vectors.text(file)))
@@ -44,12 +44,29 @@ struct AcceptanceTests {
         }
     }
 
-    @Test func rejectsTamperedAndMalformedBodies() throws {
+    /// Apple's own notifications with a tampered payload fail the signature check.
+    @Test(.requiresAppleVectors) func rejectsApplesTamperedNotifications() throws {
         let tampered = Vectors.files(in: "negative")
+        try #require(!tampered.isEmpty, "no negative vectors in \(TestPaths.vectors?.path ?? "")")
         let gateway = try Gateway()
         for file in tampered {
             let response = try gateway.post(signedPayload: try #require(Vectors.text(file)))
             #expect(response.status == 401, "\(file)")
+            #expect(response.json?["error"]?.stringValue == "signature")
+            #expect(response.json?["message"]?.stringValue?.isEmpty == false)
+        }
+    }
+
+    /// A payload changed under its signature, and a chain from a root nobody trusts, are
+    /// refused on a gateway that trusts the test CA; bodies that are not Apple's shape are 400.
+    @Test func rejectsTamperedAndMalformedBodies() throws {
+        let authority = testSigner.authority
+        let genuine = try signedPayload(of: testSigner.body())
+        let untrustedRoot = try TestChainTests.notification(uuid: UUID().uuidString.lowercased(), ca: authority, variant: .unknownRoot)
+        let gateway = try Gateway(config: Gateway.trustingConfig(), directory: Gateway.trustingDirectory())
+        for jws in [try tampered(genuine), untrustedRoot] {
+            let response = try gateway.post(signedPayload: jws)
+            #expect(response.status == 401, "\(response.body)")
             #expect(response.json?["error"]?.stringValue == "signature")
             #expect(response.json?["message"]?.stringValue?.isEmpty == false)
         }
@@ -62,11 +79,12 @@ struct AcceptanceTests {
             #expect(response.status == 400, "\(body)")
             #expect(response.json?["error"]?.stringValue == "malformed", "\(body)")
         }
-        // Nothing of that reached the journal.
+        // Nothing of that reached the journal; the genuine notification still would.
         for segment in gateway.journalSegments {
             let text = String(decoding: try Data(contentsOf: segment), as: UTF8.self)
             #expect(!text.contains("signedPayload"))
         }
+        #expect(try gateway.post(signedPayload: genuine).json?["status"]?.stringValue == "accepted")
     }
 
     @Test func healthRoutesAndUnknownRoutes() throws {
@@ -83,79 +101,108 @@ struct AcceptanceTests {
     }
 
     @Test func quarantinesNotificationsThatAreNotForThisGateway() throws {
-        guard let sandbox = Vectors.realNotification("09_sandbox_DID_RENEW"),
-              let production = Vectors.realNotification("03_production_CONSUMPTION_REQUEST"),
-              let sandboxTest = Vectors.realNotification("08_sandbox_TEST")
-        else { print(TestPaths.vectorsMissing); return }
-        let gateway = try Gateway(config: Gateway.config("""
+        let gateway = try Gateway(config: Gateway.trustingConfig("""
             path /appstore/production production
             environments production sandbox
-            app com.jrjj.keysns {
+            app com.acme.journal {
                 apple-id 1
             }
-            """))
+            """), directory: Gateway.trustingDirectory())
         // An app that is not declared while apps are declared.
-        let undeclared = try gateway.post(signedPayload: sandbox)
+        let undeclaredId = UUID().uuidString.lowercased()
+        let undeclared = try gateway.post(json: try testSigner.body(uuid: undeclaredId, bundleId: "com.other.app"))
         #expect(undeclared.status == 200)
         #expect(undeclared.json?["status"]?.stringValue == "quarantined")
-        #expect(undeclared.json?["id"]?.stringValue == "1a7cdc3d-9360-49c3-ae37-0423e4c6e7c7")
-        // A production notification whose appAppleId differs from the declared apple-id.
-        let mismatch = try gateway.post(signedPayload: production)
+        #expect(undeclared.json?["id"]?.stringValue == undeclaredId)
+        // A production notification whose appAppleId (1234567890) differs from the declared apple-id.
+        let mismatchId = UUID().uuidString.lowercased()
+        let production = try testSigner.body(uuid: mismatchId, type: "CONSUMPTION_REQUEST", environment: "Production")
+        let mismatch = try gateway.post(json: production)
         #expect(mismatch.json?["status"]?.stringValue == "quarantined")
         // A sandbox notification posted on the path bound to production.
-        let wrongPath = try gateway.post(signedPayload: sandboxTest, path: "/appstore/production")
+        let wrongPath = try gateway.post(json: try testSigner.body(type: "TEST"), path: "/appstore/production")
         #expect(wrongPath.status == 200)
         #expect(wrongPath.json?["status"]?.stringValue == "quarantined")
+        // The declared app in sandbox on the default path is accepted.
+        #expect(try gateway.post(json: try testSigner.body()).json?["status"]?.stringValue == "accepted")
         // Quarantined notifications are journaled, and Apple's retry is a duplicate.
-        #expect(gateway.journalContains("cbff6987-b8d9-43d8-b1dc-07fa8c9fd945"))
-        #expect(try gateway.post(signedPayload: production).json?["status"]?.stringValue == "duplicate")
+        #expect(gateway.journalContains(mismatchId))
+        #expect(try gateway.post(json: production).json?["status"]?.stringValue == "duplicate")
     }
 
     @Test func quarantinesEnvironmentsNotAccepted() throws {
-        guard let sandbox = Vectors.realNotification("10_sandbox_EXPIRED") else { print(TestPaths.vectorsMissing); return }
-        let gateway = try Gateway(config: Gateway.config("environments production"))
-        let response = try gateway.post(signedPayload: sandbox)
+        let gateway = try Gateway(config: Gateway.trustingConfig("environments production"), directory: Gateway.trustingDirectory())
+        let response = try gateway.post(json: try testSigner.body(type: "EXPIRED", subtype: "VOLUNTARY", environment: "Sandbox"))
         #expect(response.status == 200)
         #expect(response.json?["status"]?.stringValue == "quarantined")
+        let production = try gateway.post(json: try testSigner.body(type: "EXPIRED", subtype: "VOLUNTARY", environment: "Production"))
+        #expect(production.json?["status"]?.stringValue == "accepted")
     }
 
     @Test func verifiesV1NotificationsWithTheSharedSecret() throws {
-        guard let v1File = Vectors.files(in: "v1").first, let v1 = Vectors.text(v1File) else {
-            print(TestPaths.vectorsMissing); return
-        }
-        let withSecret = v1.replacingOccurrences(of: "\"********\"", with: "\"s3cret-primary\"")
-        let wrongSecret = v1.replacingOccurrences(of: "\"********\"", with: "\"not-the-secret\"")
-        #expect(withSecret != v1)
+        let v1 = Self.v1Body(password: "s3cret-primary")
+        let wrongSecret = Self.v1Body(password: "not-the-secret")
         let gateway = try Gateway(config: Gateway.config("shared-secret ${PRIMARY_SECRET}"),
                                   environment: ["PRIMARY_SECRET": "s3cret-primary"])
         let rejected = try gateway.post(json: wrongSecret)
         #expect(rejected.status == 401)
         #expect(rejected.json?["error"]?.stringValue == "signature")
-        let accepted = try gateway.post(json: withSecret)
+        let accepted = try gateway.post(json: v1)
         #expect(accepted.status == 200, "\(accepted.body)")
         #expect(accepted.json?["status"]?.stringValue == "accepted")
         let id = try #require(accepted.json?["id"]?.stringValue)
-        #expect(try gateway.post(json: withSecret).json?["id"]?.stringValue == id)
-        #expect(try gateway.post(json: withSecret).json?["status"]?.stringValue == "duplicate")
+        #expect(try gateway.post(json: v1).json?["id"]?.stringValue == id)
+        #expect(try gateway.post(json: v1).json?["status"]?.stringValue == "duplicate")
+    }
+
+    /// A V1 body shaped like Apple's `responseBodyV1` (a DID_CHANGE_RENEWAL_STATUS with one
+    /// receipt), carrying `password`.
+    static func v1Body(password: String) -> String {
+        """
+        {"notification_type":"DID_CHANGE_RENEWAL_STATUS","password":"\(password)","environment":"PROD",\
+        "bid":"com.acme.journal","bvrs":"42","auto_renew_status":"false","auto_renew_product_id":"monthly",\
+        "auto_renew_status_change_date_ms":"1606292800000","unified_receipt":{"environment":"Production",\
+        "latest_receipt":"ZmFrZV9yZWNlaXB0","status":0,"latest_receipt_info":[{"quantity":"1","product_id":"monthly",\
+        "transaction_id":"1000000746095599","original_transaction_id":"1000000723811158",\
+        "purchase_date_ms":"1606292762000","original_purchase_date_ms":"1606292727000",\
+        "expires_date_ms":"1606293062000","web_order_line_item_id":"1000000057713932","is_trial_period":"false"}],\
+        "pending_renewal_info":[{"auto_renew_product_id":"monthly","original_transaction_id":"1000000723811158",\
+        "product_id":"monthly","auto_renew_status":"0","is_in_billing_retry_period":"0"}]}}
+        """
     }
 }
 
-/// A real Apple notification replayed long after Apple sent it (security review, point 7):
-/// past the dedupe window its id may be forgotten, so it is kept but not fanned out again.
+/// A notification replayed long after Apple signed it (security review, point 7): past the
+/// dedupe window its id may be forgotten, so it is kept but not fanned out again. It is
+/// signed 60 days ago under a chain valid since then (`TestCertificateAuthority.backdated`).
 @Suite("Stale replays", .serialized)
 struct StaleReplayTests {
-    @Test func aRealNotificationOlderThanTheWindowIsQuarantinedAsStale() throws {
-        guard let jws = Vectors.realNotification("09_sandbox_DID_RENEW") else {
-            print(TestPaths.vectorsMissing); return
-        }
+    @Test func aNotificationOlderThanTheWindowIsQuarantinedAsStale() throws {
+        let directory = try TestPaths.makeTemporaryDirectory("storerelay-stale")
+        let ca = try TestPaths.makeTemporaryDirectory("storerelay-backdated-ca")
+        let (rootPEM, chain) = try TestCertificateAuthority.backdated(daysAgo: 400, in: ca)
+        try rootPEM.write(to: directory.appendingPathComponent("test-root.pem"), atomically: true, encoding: .utf8)
+        let uuid = UUID().uuidString.lowercased()
+        let signed = Int64(Date().addingTimeInterval(-60 * 86_400).timeIntervalSince1970 * 1000)
+        let transaction = try TestCertificateAuthority.signJWS(payload: """
+            {"transactionId":"2000000000000042","originalTransactionId":"2000000000000001","bundleId":"com.acme.journal",\
+            "productId":"com.acme.journal.monthly","purchaseDate":\(signed - 1000),"expiresDate":\(signed + 2_592_000_000),\
+            "type":"Auto-Renewable Subscription","environment":"Sandbox","signedDate":\(signed)}
+            """, chain: chain)
+        let jws = try TestCertificateAuthority.signJWS(payload: """
+            {"notificationType":"DID_RENEW","notificationUUID":"\(uuid)","version":"2.0","signedDate":\(signed),\
+            "data":{"appAppleId":1234567890,"bundleId":"com.acme.journal","bundleVersion":"42","environment":"Sandbox",\
+            "signedTransactionInfo":"\(transaction)","status":1}}
+            """, chain: chain)
         let gateway = try Gateway(config: Gateway.bareConfig("""
+            trust-root ./test-root.pem
             destination all file ./data/queues/all
             route * * * -> all
-            """, dedupeWindow: "30d"))
+            """, dedupeWindow: "30d"), directory: directory)
         let answer = try gateway.post(signedPayload: jws)
-        #expect(answer.status == 200)
+        #expect(answer.status == 200, "\(answer.body)")
         #expect(answer.json?["status"]?.stringValue == "quarantined")
-        #expect(gateway.journalContains("1a7cdc3d-9360-49c3-ae37-0423e4c6e7c7"))
+        #expect(gateway.journalContains(uuid))
         #expect(gateway.waitForDeadLetters { letters in
             letters.contains { $0["reason"]?.stringValue == "quarantined" && $0["detail"]?.stringValue?.hasPrefix("stale:") == true }
         })

@@ -28,24 +28,32 @@ struct CommandLineTests {
         }
     }
 
+    /// A directory whose routes.conf trusts the shared test CA (`--config` names it).
+    private func trustingDirectory() throws -> (directory: URL, config: String) {
+        let directory = try Gateway.trustingDirectory("storerelay-verify")
+        let config = directory.appendingPathComponent("routes.conf")
+        try Gateway.trustingConfig().write(to: config, atomically: true, encoding: .utf8)
+        return (directory, config.path)
+    }
+
     @Test func verifyPrintsTheNormalizedEvent() throws {
-        guard let jws = Vectors.realNotification("12_sandbox_DID_CHANGE_RENEWAL_STATUS") else {
-            print(TestPaths.vectorsMissing); return
-        }
-        let directory = try TestPaths.makeTemporaryDirectory()
+        let (directory, config) = try trustingDirectory()
+        let uuid = UUID().uuidString.lowercased()
+        // Signed with the openssl command line, not with StoreRelay's own signer.
+        let jws = try TestChainTests.notification(uuid: uuid, ca: testSigner.authority, variant: .valid, environment: "Sandbox")
         let file = directory.appendingPathComponent("body.json")
         try appleBody(signedPayload: jws).write(to: file, atomically: true, encoding: .utf8)
-        let result = try CommandRunner.storerelay(["verify", file.path], directory: directory)
+        let result = try CommandRunner.storerelay(["verify", "--config", config, file.path], directory: directory)
         #expect(result.status == 0, "\(result.stderr)")
         let event = try JSONValue.parse(result.stdout)
-        #expect(event["id"]?.stringValue == "ebb7519a-1f8b-4038-8228-5b1250ab998d")
-        #expect(event["type"]?.stringValue == "DID_CHANGE_RENEWAL_STATUS")
-        #expect(event["subtype"]?.stringValue == "AUTO_RENEW_DISABLED")
+        #expect(event["id"]?.stringValue == uuid)
+        #expect(event["type"]?.stringValue == "SUBSCRIBED")
+        #expect(event["subtype"]?.stringValue == "INITIAL_BUY")
         #expect(event["environment"]?.stringValue == "sandbox")
-        #expect(event["app"]?["bundleId"]?.stringValue == "com.loki-project.loki-messenger")
+        #expect(event["app"]?["bundleId"]?.stringValue == "com.acme.journal")
 
         // The same body on standard input, and a bare JWS.
-        let stdin = try CommandRunner.storerelay(["verify", "-"], stdin: Array(appleBody(signedPayload: jws).utf8),
+        let stdin = try CommandRunner.storerelay(["verify", "--config", config, "-"], stdin: Array(appleBody(signedPayload: jws).utf8),
                                                  directory: directory)
         #expect(stdin.status == 0)
         var fromStdin = try JSONValue.parse(stdin.stdout).objectValue
@@ -53,24 +61,30 @@ struct CommandLineTests {
         fromStdin?["receivedAt"] = nil
         fromFile?["receivedAt"] = nil
         #expect(fromStdin == fromFile)
-        let bare = try CommandRunner.storerelay(["verify", "-"], stdin: Array((jws + "\n").utf8), directory: directory)
+        let bare = try CommandRunner.storerelay(["verify", "--config", config, "-"], stdin: Array((jws + "\n").utf8),
+                                                directory: directory)
         #expect(bare.status == 0)
         #expect(try JSONValue.parse(bare.stdout)["id"] == event["id"])
+        // Without the trust-root line the same notification is not trusted.
+        let plainConfig = directory.appendingPathComponent("plain.conf")
+        try Gateway.config().write(to: plainConfig, atomically: true, encoding: .utf8)
+        let plain = try CommandRunner.storerelay(["verify", "--config", plainConfig.path, "-"], stdin: Array((jws + "\n").utf8),
+                                                 directory: directory)
+        #expect(plain.status == 1)
+        #expect(plain.stderr.lowercased().contains("signature"))
     }
 
     @Test func verifyRejectsWithAReason() throws {
-        guard let tampered = Vectors.files(in: "negative").first.flatMap({ Vectors.text($0) }) else {
-            print(TestPaths.vectorsMissing); return
-        }
-        let directory = try TestPaths.makeTemporaryDirectory()
-        let result = try CommandRunner.storerelay(["verify", "-"], stdin: Array(appleBody(signedPayload: tampered).utf8),
-                                                  directory: directory)
+        let (directory, config) = try trustingDirectory()
+        let genuine = try TestChainTests.notification(uuid: UUID().uuidString.lowercased(), ca: testSigner.authority, variant: .valid)
+        let result = try CommandRunner.storerelay(["verify", "--config", config, "-"],
+                                                  stdin: Array(appleBody(signedPayload: try tampered(genuine)).utf8), directory: directory)
         #expect(result.status == 1)
         #expect(result.stdout.isEmpty)
         #expect(result.stderr.lowercased().contains("signature"))
-        let garbage = try CommandRunner.storerelay(["verify", "-"], stdin: Array("hello".utf8), directory: directory)
+        let garbage = try CommandRunner.storerelay(["verify", "--config", config, "-"], stdin: Array("hello".utf8), directory: directory)
         #expect(garbage.status == 1)
-        let missing = try CommandRunner.storerelay(["verify", "/nonexistent/body.json"], directory: directory)
+        let missing = try CommandRunner.storerelay(["verify", "--config", config, "/nonexistent/body.json"], directory: directory)
         #expect(missing.status == 1)
         #expect(missing.stderr.contains("/nonexistent/body.json"))
     }

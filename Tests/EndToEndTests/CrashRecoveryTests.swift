@@ -3,36 +3,40 @@ import Testing
 import StoreRelayCore
 import StoreRelayTestSupport
 
-/// What was acknowledged survives `kill -9`, and stays a duplicate after restart.
+/// What was acknowledged survives `kill -9`, reaches its destination after the restart, and
+/// stays a duplicate. The notifications are signed by the test CA, so this runs in every clone.
 @Suite("Crash recovery end to end", .serialized)
 struct CrashRecoveryTests {
     @Test func acknowledgedNotificationSurvivesKillNine() throws {
-        guard let jws = Vectors.realNotification("11_sandbox_SUBSCRIBED_RESUBSCRIBE") else {
-            print(TestPaths.vectorsMissing); return
-        }
-        let first = try Gateway()
-        let accepted = try first.post(signedPayload: jws)
+        let uuid = UUID().uuidString.lowercased()
+        let body = try testSigner.body(uuid: uuid, type: "SUBSCRIBED", subtype: "RESUBSCRIBE")
+        let first = try Gateway(config: Gateway.trustingConfig(), directory: Gateway.trustingDirectory())
+        let accepted = try first.post(json: body)
         #expect(accepted.json?["status"]?.stringValue == "accepted")
         first.process.send(SIGKILL)
         #expect(first.process.waitForExit() != nil)
 
-        let second = try Gateway(config: Gateway.config(), directory: first.directory)
-        #expect(second.journalContains("9f9730f8-f3df-436a-b7e5-e85ef9c6afe4"))
-        let retried = try second.post(signedPayload: jws)
+        let second = try Gateway(config: Gateway.trustingConfig(), directory: first.directory)
+        #expect(second.journalContains(uuid))
+        let retried = try second.post(json: body)
         #expect(retried.status == 200)
         #expect(retried.json?["status"]?.stringValue == "duplicate")
+        #expect(second.waitForFileQueue("data/queues/all") { lines in lines.contains { $0.contains(uuid) } },
+                "\(uuid) was acknowledged but never delivered")
     }
 
     /// Concurrent clients, SIGKILL in the middle: every notification answered 200 is in the
-    /// journal after restart, and a torn tail does not stop the gateway from starting.
+    /// journal after restart and reaches the file queue, and a torn tail does not stop the
+    /// gateway from starting.
     @Test func concurrentAcknowledgementsSurviveKillNine() throws {
-        let files = Vectors.files(in: "real/v2-notifications").filter { !$0.contains("/01_") }
-        guard !files.isEmpty else { print(TestPaths.vectorsMissing); return }
-        let gateway = try Gateway()
+        let bodies = try (0..<24).map { index in
+            try testSigner.body(uuid: UUID().uuidString.lowercased(), type: index % 2 == 0 ? "DID_RENEW" : "SUBSCRIBED",
+                                subtype: index % 2 == 0 ? nil : "RESUBSCRIBE")
+        }
+        let gateway = try Gateway(config: Gateway.trustingConfig(), directory: Gateway.trustingDirectory())
         let acknowledged = Locked<[String]>([])
-        DispatchQueue.concurrentPerform(iterations: files.count) { index in
-            guard let jws = Vectors.text(files[index]),
-                  let response = try? gateway.post(signedPayload: jws),
+        DispatchQueue.concurrentPerform(iterations: bodies.count) { index in
+            guard let response = try? gateway.post(json: bodies[index]),
                   response.status == 200, let id = response.json?["id"]?.stringValue else { return }
             acknowledged.withLock { $0.append(id) }
         }
@@ -44,14 +48,18 @@ struct CrashRecoveryTests {
             handle.write(Data([0x40, 0x00, 0x00, 0x00, 0xde, 0xad]))
             try? handle.close()
         }
-        let restarted = try Gateway(config: Gateway.config(), directory: gateway.directory)
-        #expect(acknowledged.current.count == files.count)
+        let restarted = try Gateway(config: Gateway.trustingConfig(), directory: gateway.directory)
+        #expect(acknowledged.current.count == bodies.count)
         for id in acknowledged.current {
             #expect(restarted.journalContains(id), "\(id) lost")
         }
-        for file in files {
-            let response = try restarted.post(signedPayload: try #require(Vectors.text(file)))
-            #expect(response.json?["status"]?.stringValue == "duplicate", "\(file)")
+        for body in bodies {
+            let response = try restarted.post(json: body)
+            #expect(response.json?["status"]?.stringValue == "duplicate", "\(response.body)")
         }
+        let delivered = restarted.waitForFileQueue("data/queues/all") { lines in
+            acknowledged.current.allSatisfy { id in lines.contains { $0.contains(id) } }
+        }
+        #expect(delivered, "acknowledged but never delivered: \(acknowledged.current.filter { id in !restarted.fileQueueLines("data/queues/all").contains { $0.contains(id) } })")
     }
 }

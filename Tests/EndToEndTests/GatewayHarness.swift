@@ -1,5 +1,36 @@
 import Foundation
+import Testing
+import StoreRelayCore
 import StoreRelayTestSupport
+
+/// The signer of the end-to-end tests that need "some valid notification": the process's
+/// shared test CA, so they run in every clone. Apple's real notifications in
+/// ../shared/vectors are for the tests whose subject they are (`.requiresAppleVectors`).
+let testSigner: NotificationSigner = {
+    do { return try NotificationSigner(authority: .shared) } catch { fatalError("cannot load the test CA's leaf key: \(error)") }
+}()
+
+extension Trait where Self == ConditionTrait {
+    /// Runs a test only where Apple's real vectors are (../shared/vectors, absent in a user's
+    /// own clone); elsewhere Swift Testing reports it as skipped, with the reason.
+    static var requiresAppleVectors: Self { .enabled(if: Vectors.available, Comment(rawValue: Vectors.skipMessage)) }
+}
+
+/// The JWS of an Apple body `{"signedPayload":"<JWS>"}`.
+func signedPayload(of body: String) throws -> String {
+    try #require(try JSONValue.parse(body)["signedPayload"]?.stringValue)
+}
+
+/// `jws` with its payload rewritten (the notification type changed) but its header and
+/// signature kept, as a forger would send it: the signature no longer matches.
+func tampered(_ jws: String) throws -> String {
+    let parts = jws.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+    try #require(parts.count == 3)
+    let payload = String(decoding: try #require(Base64.urlDecode(parts[1])), as: UTF8.self)
+    let forged = payload.replacingOccurrences(of: #""notificationType":""#, with: #""notificationType":"REFUND_"#)
+    try #require(forged != payload, "no notificationType to tamper with")
+    return parts[0] + "." + Base64.urlEncode(Array(forged.utf8)) + "." + parts[2]
+}
 
 /// A running gateway in a fresh directory, with helpers to post to it.
 struct Gateway {
@@ -25,6 +56,17 @@ struct Gateway {
         let directory = try TestPaths.makeTemporaryDirectory(prefix)
         try authority.rootPEM.write(to: directory.appendingPathComponent("test-root.pem"), atomically: true, encoding: .utf8)
         return directory
+    }
+
+    /// `config(extra)` trusting the shared test CA; the gateway's directory must come from
+    /// `trustingDirectory` (or `directory(trusting:)`), which holds its root.
+    static func trustingConfig(_ extra: String = "") -> String {
+        config("trust-root ./test-root.pem\n" + extra)
+    }
+
+    /// A fresh directory holding the shared test CA's root as `test-root.pem`.
+    static func trustingDirectory(_ prefix: String = "storerelay-e2e") throws -> URL {
+        try directory(trusting: testSigner.authority, prefix)
     }
 
     /// Listener, path and data only: `body` declares every destination and route. The

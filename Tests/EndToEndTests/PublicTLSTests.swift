@@ -29,22 +29,20 @@ struct PublicTLSTests {
         return (result.status, Int(result.stdout[range.upperBound...]) ?? 0, String(result.stdout[..<range.lowerBound]), result.stderr)
     }
 
-    @Test func curlPostsARealNotificationOverHTTPS() throws {
-        guard let jws = Vectors.realNotification("09_sandbox_DID_RENEW") else {
-            print(TestPaths.vectorsMissing); return
-        }
-        let gateway = try Gateway(config: Gateway.config(tlsLine))
+    @Test func curlPostsANotificationOverHTTPS() throws {
+        let uuid = UUID().uuidString.lowercased()
+        let gateway = try Gateway(config: Gateway.trustingConfig(tlsLine), directory: Gateway.trustingDirectory())
         let listening = gateway.process.logRecords.first { $0["message"]?.stringValue == "listening" }
         #expect(listening?["tls"]?.stringValue == "yes")
 
         let url = "https://127.0.0.1:\(gateway.port)\(Gateway.path)"
-        let response = try curl(["--cacert", certificates.caFile, url], body: appleBody(signedPayload: jws))
+        let response = try curl(["--cacert", certificates.caFile, url], body: try testSigner.body(uuid: uuid))
         #expect(response.exit == 0, "\(response.stderr)")
         #expect(response.status == 200, "\(response.body)")
         let json = try? JSONValue.parse(response.body)
         #expect(json?["status"]?.stringValue == "accepted")
-        #expect(json?["id"]?.stringValue == "1a7cdc3d-9360-49c3-ae37-0423e4c6e7c7")
-        #expect(gateway.journalContains("1a7cdc3d-9360-49c3-ae37-0423e4c6e7c7"))
+        #expect(json?["id"]?.stringValue == uuid)
+        #expect(gateway.journalContains(uuid))
     }
 
     @Test func pythonHTTPSConnectionTrustingTheTestCAGetsHealthz() throws {

@@ -59,10 +59,8 @@ public final class TestCertificateAuthority: Sendable {
         directory = base
         let tool = Tool(directory: base)
 
-        try tool.write("root.ext", "basicConstraints=critical,CA:TRUE\nkeyUsage=critical,keyCertSign,cRLSign\nsubjectKeyIdentifier=hash\n")
-        try tool.write("intermediate.ext", "basicConstraints=critical,CA:TRUE\nkeyUsage=critical,keyCertSign,cRLSign\nsubjectKeyIdentifier=hash\nauthorityKeyIdentifier=keyid\n1.2.840.113635.100.6.2.1=ASN1:NULL\n")
+        try tool.writeExtensions()
         try tool.write("intermediate-no-oid.ext", "basicConstraints=critical,CA:TRUE\nkeyUsage=critical,keyCertSign,cRLSign\nsubjectKeyIdentifier=hash\nauthorityKeyIdentifier=keyid\n")
-        try tool.write("leaf.ext", "basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature\nauthorityKeyIdentifier=keyid\n1.2.840.113635.100.6.11.1=ASN1:NULL\n")
         try tool.write("leaf-no-oid.ext", "basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature\nauthorityKeyIdentifier=keyid\n")
 
         for key in ["root", "intermediate", "leaf", "other-root", "other-intermediate", "other-leaf"] {
@@ -95,6 +93,32 @@ public final class TestCertificateAuthority: Sendable {
     }
 
     deinit { try? FileManager.default.removeItem(atPath: directory) }
+
+    /// A separate chain shaped like `valid` (root, intermediate and leaf, with the marker
+    /// OIDs) that has been valid since `daysAgo` days ago, built in `directory`: notifications
+    /// dated that far back verify under it, for tests of what happens to old notifications
+    /// (a stale replay). Trust `rootPEM` to accept them; sign with `signJWS(payload:chain:)`.
+    public static func backdated(daysAgo: Int, in directory: URL) throws -> (rootPEM: String, chain: Chain) {
+        let tool = Tool(directory: directory.path)
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "yyyyMMddHHmmss'Z'"
+        let start = formatter.string(from: Date().addingTimeInterval(-Double(daysAgo) * 86_400))
+        let end = formatter.string(from: Date().addingTimeInterval(3_650 * 86_400))
+        try tool.writeExtensions()
+        for key in ["root", "intermediate", "leaf"] {
+            try tool.openssl(["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", "\(key).key"])
+        }
+        try tool.issueDated("root", key: "root", subject: "/CN=StoreRelay Backdated Test Root", by: nil, ext: "root.ext", from: start, until: end)
+        try tool.issueDated("intermediate", key: "intermediate", subject: "/CN=StoreRelay Backdated Test Intermediate", by: "root",
+                            ext: "intermediate.ext", from: start, until: end)
+        try tool.issueDated("leaf", key: "leaf", subject: "/CN=StoreRelay Backdated Test Leaf", by: "intermediate",
+                            ext: "leaf.ext", from: start, until: end)
+        let chain = Chain(certificatesDER: try ["leaf", "intermediate", "root"].map { try der(fromPEM: tool.read("\($0).pem")) },
+                          leafKeyPath: tool.path("leaf.key"))
+        return (try tool.read("root.pem"), chain)
+    }
 
     public func chain(_ variant: Variant) -> Chain { chains[variant]! }
 
@@ -163,6 +187,14 @@ private struct Tool {
         try CommandRunner.run("openssl", arguments, directory: URL(fileURLWithPath: directory), check: true)
     }
 
+    /// The extension files of a chain shaped like Apple's: root.ext, intermediate.ext (with
+    /// the WWDR marker OID) and leaf.ext (with the receipt-signing marker OID).
+    func writeExtensions() throws {
+        try write("root.ext", "basicConstraints=critical,CA:TRUE\nkeyUsage=critical,keyCertSign,cRLSign\nsubjectKeyIdentifier=hash\n")
+        try write("intermediate.ext", "basicConstraints=critical,CA:TRUE\nkeyUsage=critical,keyCertSign,cRLSign\nsubjectKeyIdentifier=hash\nauthorityKeyIdentifier=keyid\n1.2.840.113635.100.6.2.1=ASN1:NULL\n")
+        try write("leaf.ext", "basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature\nauthorityKeyIdentifier=keyid\n1.2.840.113635.100.6.11.1=ASN1:NULL\n")
+    }
+
     func selfSigned(_ name: String, subject: String) throws {
         try openssl(["req", "-x509", "-new", "-key", "\(name).key", "-sha256", "-days", "3650", "-subj", subject,
                      "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign",
@@ -183,25 +215,35 @@ private struct Tool {
 
     /// `openssl x509` in OpenSSL 3.0 cannot set a start date in the past; `openssl ca` can.
     func issueExpired(_ name: String, key: String, subject: String, by issuer: String, ext: String) throws {
-        try csr(name, key: key, subject: subject)
-        try write("index.txt", "")
-        try write("serial", "1000\n")
-        try write("ca.cnf", """
-            [ ca ]
-            default_ca = test
-            [ test ]
-            database = index.txt
-            new_certs_dir = .
-            serial = serial
-            default_md = sha256
-            policy = anything
-            unique_subject = no
-            [ anything ]
-            commonName = supplied
+        try issueDated(name, key: key, subject: subject, by: issuer, ext: ext,
+                       from: "20200101000000Z", until: "20210101000000Z")
+    }
 
-            """)
-        try openssl(["ca", "-batch", "-config", "ca.cnf", "-cert", "\(issuer).pem", "-keyfile", "\(issuer).key",
-                     "-in", "\(name).csr", "-out", "\(name).pem", "-notext",
-                     "-startdate", "20200101000000Z", "-enddate", "20210101000000Z", "-extfile", ext])
+    /// Issues `name` valid from `start` to `end` (`YYYYMMDDHHMMSSZ`) with `openssl ca`; with
+    /// no `issuer`, self-signed by `key`.
+    func issueDated(_ name: String, key: String, subject: String, by issuer: String?, ext: String,
+                    from start: String, until end: String) throws {
+        try csr(name, key: key, subject: subject)
+        if !FileManager.default.fileExists(atPath: path("ca.cnf")) {
+            try write("index.txt", "")
+            try write("serial", "1000\n")
+            try write("ca.cnf", """
+                [ ca ]
+                default_ca = test
+                [ test ]
+                database = index.txt
+                new_certs_dir = .
+                serial = serial
+                default_md = sha256
+                policy = anything
+                unique_subject = no
+                [ anything ]
+                commonName = supplied
+
+                """)
+        }
+        let signer = issuer.map { ["-cert", "\($0).pem", "-keyfile", "\($0).key"] } ?? ["-selfsign", "-keyfile", "\(key).key"]
+        try openssl(["ca", "-batch", "-config", "ca.cnf"] + signer + [
+            "-in", "\(name).csr", "-out", "\(name).pem", "-notext", "-startdate", start, "-enddate", end, "-extfile", ext])
     }
 }

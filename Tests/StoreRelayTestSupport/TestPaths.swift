@@ -25,9 +25,6 @@ public enum TestPaths {
         return candidates.first(where: usable)
     }()
 
-    /// Message for tests skipped because the shared vectors are absent.
-    public static let vectorsMissing = "../shared/vectors is absent (a user's own clone): vector tests skipped"
-
     /// The `storerelay` executable built by `swift test` next to the test bundle, or the
     /// one named by `STORERELAY_BINARY`.
     public static var binary: URL {

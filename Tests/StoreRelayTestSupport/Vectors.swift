@@ -2,7 +2,15 @@ import Foundation
 import StoreRelayCore
 
 /// The shared App Store test vectors (`../shared/vectors`), read at run time, never copied.
+/// Only tests whose subject is Apple's own vectors use them; they are gated with
+/// `.enabled(if: Vectors.available, ...)` so that a clone without them reports them skipped.
 public enum Vectors {
+    /// Whether `../shared/vectors` (or `STORERELAY_VECTORS`) is there.
+    public static var available: Bool { TestPaths.vectors != nil }
+
+    /// Why a vector test was skipped, for `.enabled(if:)`.
+    public static let skipMessage = "Apple's real test vectors are absent (../shared/vectors, or set STORERELAY_VECTORS): skipped"
+
     /// The text of `relativePath` under the vectors directory, or nil when vectors are absent.
     public static func text(_ relativePath: String) -> String? {
         guard let root = TestPaths.vectors else { return nil }
