@@ -162,6 +162,13 @@ private let refusingURL = "http://127.0.0.1:1/down"
                 .appendingPathComponent(String(format: "%020llu.log", segment)).path)
         }
         #expect(pollUntil(timeout: 30) { harness.engine.deadLetters.list(reason: .unreadable).items.count >= 4 })
+        // Jobs kept whole may be parked later and fail the same way: wait until no more come.
+        var seen = -1
+        #expect(pollUntil(timeout: 10, interval: 0.5) {
+            let count = harness.engine.deadLetters.list(reason: .unreadable).items.count
+            defer { seen = count }
+            return count == seen
+        })
         let letters = harness.engine.deadLetters.list(reason: .unreadable).items
         for letter in letters {
             #expect(letter.notification == nil)
