@@ -1,3 +1,4 @@
+import StoreRelayNet
 import StoreRelayCore
 
 /// What a valid configuration may still have wrong: apps it cannot tell apart, extra roots
@@ -6,7 +7,16 @@ import StoreRelayCore
 /// `storerelay check` prints these, `serve` logs them at start and reload.
 extension GatewayConfiguration {
     public var warnings: [String] {
-        appWarnings + trustWarnings + routeWarnings
+        appWarnings + trustWarnings + proxyWarnings + routeWarnings
+    }
+
+    /// A block as wide as the whole address space lets any client name itself in
+    /// `X-Forwarded-For`, and so spread its wrong tokens over addresses of its choosing.
+    private var proxyWarnings: [String] {
+        trustedProxies.filter { $0.prefixLength == 0 }.map { range in
+            "trusted-proxy \(range) trusts every address: any client can choose the address its failed logins count against; "
+                + "name the proxies' own addresses"
+        }
     }
 
     /// An extra root is usually a dev or test CA: unless named for it, it should not be able

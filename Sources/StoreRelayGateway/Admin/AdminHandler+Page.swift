@@ -21,10 +21,11 @@ extension AdminHandler {
         if let session = session(of: request) {
             caller = .session(session)
         } else if request.headers["Authorization"] != nil {
-            if let refusal = throttled(request) { return refusal }
+            // As for the API: the right token goes through whatever the throttle says.
             if hasBearerToken(request) {
                 caller = .bearer
             } else {
+                if let refusal = throttled(request) { return refusal }
                 recordFailedAuthentication(request, what: "bearer token")
             }
         }
@@ -65,17 +66,19 @@ extension AdminHandler {
     }
 
     private func login(_ request: HTTPRequest) -> HTTPResponse {
-        if let refusal = throttled(request) {
-            var page = html(429, AdminPage.login(message: "Too many wrong tokens from this address; wait a moment and try again."))
-            if let retry = refusal.headers["Retry-After"] { page.headers.add(name: "Retry-After", value: retry) }
-            return page
-        }
         let sent = FormEncoding.value("token", in: bodyText(request)) ?? ""
+        // The right token logs in whatever the throttle says; a wrong one while paused is
+        // refused without being counted or logged again.
         guard ConstantTime.equals(sent, token) else {
+            if let refusal = throttled(request) {
+                var page = html(429, AdminPage.login(message: "Too many wrong tokens from this address; wait a moment and try again."))
+                if let retry = refusal.headers["Retry-After"] { page.headers.add(name: "Retry-After", value: retry) }
+                return page
+            }
             recordFailedAuthentication(request, what: "login form")
             return html(401, AdminPage.login(message: "That token is not the admin token."))
         }
-        throttle.recordSuccess(from: request.remoteHost ?? "")
+        throttle.recordSuccess(from: clients.client(of: request))
         let session = sessions.create()
         logger.info("admin login", [("http.remote", request.remoteAddress ?? "")])
         return redirect("/", cookie: sessionCookie(session.id, for: request))

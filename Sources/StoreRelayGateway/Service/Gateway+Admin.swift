@@ -61,7 +61,7 @@ extension Gateway: AdminBackend {
         let server = AdminServer(
             backend: gateway, token: token, configuration: HTTPServerConfiguration(address: configuration.admin.description),
             metrics: { registry.render() }, metricsContentType: MetricsRegistry.contentType, logger: logger,
-            sessionsFile: configuration.dataDirectory + "/admin.sessions")
+            sessionsFile: configuration.dataDirectory + "/admin.sessions", trustedProxies: configuration.trustedProxies)
         let port: Int
         do {
             port = try server.start()
