@@ -89,8 +89,8 @@ struct AdminHandler: Sendable {
         case .listDeadLetters: api.listDeadLetters(query: request.query)
         case .deadLetter(let id): api.deadLetter(id: id)
         case .deleteDeadLetter(let id): api.delete(id: id)
-        case .replayDeadLetter(let id): api.replay(id: id)
-        case .replayMatching: api.replayMatching(body: request.body)
+        case .replayDeadLetter(let id): api.replay(id: id, query: request.query, body: request.body)
+        case .replayMatching: api.replayMatching(query: request.query, body: request.body)
         default: .error(.notFound)
         }
     }
