@@ -186,7 +186,10 @@ let package = Package(
         ),
         .testTarget(
             name: "GatewayTests",
-            dependencies: ["StoreRelayGateway", "StoreRelayConfig", "StoreRelayDelivery", "StoreRelayCore", "StoreRelayTestSupport"],
+            dependencies: [
+                "StoreRelayGateway", "StoreRelayConfig", "StoreRelayDelivery", "StoreRelayAppStoreAPI", "StoreRelayVerification",
+                "StoreRelayNet", "StoreRelayCore", "StoreRelayTestSupport",
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

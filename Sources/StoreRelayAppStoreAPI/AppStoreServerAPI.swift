@@ -73,13 +73,14 @@ public final class AppStoreServerAPI: Sendable {
 
     // MARK: The calls
 
-    /// One page of `POST /inApps/v1/notifications/history`.
+    /// One page of `POST /inApps/v1/notifications/history`. Retries stop at `deadline` (UNIX
+    /// milliseconds), when given.
     public func notificationHistory(
-        _ query: NotificationHistoryQuery, paginationToken: String?
+        _ query: NotificationHistoryQuery, paginationToken: String?, deadline: Int64? = nil
     ) throws(AppStoreAPIError) -> NotificationHistoryPage {
         var path = "/inApps/v1/notifications/history"
         if let paginationToken { path += "?paginationToken=" + Self.percentEncoded(paginationToken) }
-        return try NotificationHistoryPage(json: call("POST", path, body: query.body, deadline: nil))
+        return try NotificationHistoryPage(json: call("POST", path, body: query.body, deadline: deadline))
     }
 
     /// `POST /inApps/v1/notifications/test`: asks Apple to send a TEST notification to the

@@ -28,6 +28,8 @@ public final class ClusterDelivery: DeliveryService {
     let logger: Logger
     let observer: any DeliveryObserver
     let heartbeat: ClusterHeartbeat
+    /// The rule a replay re-applies: the cluster's dedupe window is the one acceptance used.
+    let staleness: StalenessRule
 
     static let replay = RedisScript(source: """
         -- Queues one dead letter's event again (docs/SPEC.md "Cluster mode", Shared state).
@@ -61,6 +63,7 @@ public final class ClusterDelivery: DeliveryService {
         self.logger = logger
         self.observer = observer
         deadLetters = ClusterDeadLetters(client: client)
+        staleness = StalenessRule(window: cluster.dedupeWindow)
         settings = ClusterDestination.Settings(claimAfter: cluster.claimAfter, recentEvents: configuration.recentEvents,
                                                pollInterval: pollInterval,
                                                maintenanceInterval: min(.seconds(1), cluster.claimAfter / 3))
@@ -155,10 +158,13 @@ public final class ClusterDelivery: DeliveryService {
 
     // MARK: Replays
 
-    public func replay(deadLetterId id: String) -> ReplayResult {
+    /// As single-node mode replays (`DeliveryEngine.replay(deadLetterId:force:)`): a stale
+    /// notification only when `force`.
+    public func replay(deadLetterId id: String, force: Bool = false) -> ReplayResult {
         guard let letter = deadLetters.letter(id: id) else { return .notFound }
         let topology = topology.current
-        let plan = ReplayPlan.make(letter, routes: topology.routes, reprocess: reprocess.current) { topology.destinations[$0] != nil }
+        let plan = ReplayPlan.make(letter, routes: topology.routes, reprocess: reprocess.current,
+                                   staleness: force ? nil : staleness, now: clock.now()) { topology.destinations[$0] != nil }
         guard case .plan(var stored, let names) = plan else { return plan.refusal! }
         // Delivered like an accepted event to those destinations, with a fresh budget.
         stored.disposition = .accept
@@ -184,17 +190,23 @@ public final class ClusterDelivery: DeliveryService {
         }
     }
 
-    public func replayAll(_ query: DeadLetterQuery) -> Int {
-        var replayed = 0
+    /// Replays every letter of `query.bulkReplayScope`, each with one script (stale ones
+    /// only when `force`).
+    public func replayAll(_ query: DeadLetterQuery, force: Bool = false) -> BulkReplayResult {
+        var result = BulkReplayResult()
         var cursor: String?
         repeat {
-            let page = deadLetters.list(query, limit: 500, cursor: cursor)
+            let page = deadLetters.list(query.bulkReplayScope, limit: 500, cursor: cursor)
             for letter in page.items {
-                if case .replayed = replay(deadLetterId: letter.id) { replayed += 1 }
+                switch replay(deadLetterId: letter.id, force: force) {
+                case .replayed: result.replayed += 1
+                case .stale: result.stale += 1
+                default: break
+                }
             }
             cursor = page.nextCursor
         } while cursor != nil
-        return replayed
+        return result
     }
 
     // MARK: Reload and stop

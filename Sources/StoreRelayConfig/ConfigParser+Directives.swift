@@ -1,3 +1,4 @@
+import StoreRelayNet
 import StoreRelayCore
 
 /// Top-level directives: dispatch, and the ones that take no block.
@@ -129,6 +130,16 @@ extension ConfigParser {
         case "dedupe-window":
             guard once(head), arity(head, arguments, 1...1, "dedupe-window DURATION") else { return }
             dedupeWindow = value(arguments[0], "dedupe-window", Self.dedupeWindowValue)
+        case "trusted-proxy":
+            guard arity(head, arguments, 1...Int.max, "trusted-proxy ADDRESS-OR-CIDR...") else { return }
+            for argument in arguments {
+                guard let range = value(argument, "trusted-proxy", Self.addressRange) else { continue }
+                if trustedProxies.contains(range) {
+                    report(.duplicate, at: argument, "duplicate trusted-proxy '\(argument.text)' (expected each address or block once)")
+                } else {
+                    trustedProxies.append(range)
+                }
+            }
         case "trust-root":
             guard arity(head, arguments, 1...5, "trust-root PEM-FILE [ENVIRONMENT...]") else { return }
             guard let file = pathValue(arguments[0], "trust-root") else { return }
@@ -199,6 +210,15 @@ extension ConfigParser {
         pathLines[path] = token.line
         paths.append(NotificationPath(path: path, environment: environment))
         if let environment { boundPaths.append((path, environment, arguments[1])) }
+    }
+
+    /// An address or CIDR block, with the parser's sentence as the config error.
+    static func addressRange(_ text: String) throws(ConfigValueError) -> IPAddressRange {
+        do {
+            return try IPAddressRange.parse(text)
+        } catch {
+            throw ConfigValueError(error.description)
+        }
     }
 
     /// The shortest `admin-token` accepted.

@@ -54,6 +54,7 @@ extension ConfigParser {
             destinations: destinations,
             routes: RouteTable(rules: routes))
         configuration.appleAPI = appleAPI
+        configuration.trustedProxies = trustedProxies
         if var cluster {
             if !clusterNamesDedupeWindow { cluster.dedupeWindow = dedupeWindow ?? ClusterConfiguration.defaultDedupeWindow }
             configuration.cluster = cluster

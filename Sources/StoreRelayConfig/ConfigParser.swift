@@ -1,3 +1,4 @@
+import StoreRelayNet
 import StoreRelayCore
 
 /// The routes.conf parser: a state machine fed one lexed line at a time, collecting every
@@ -18,6 +19,8 @@ import StoreRelayCore
 ///   take to finish before the process exits.
 /// - `recent-events N` (default 2000): finished events the admin API remembers with their
 ///   delivery state; an older one still answers with its dead letters.
+/// - `trusted-proxy ADDRESS-OR-CIDR...` (repeatable; default none): the proxies in front of
+///   the admin listener whose `X-Forwarded-For` names the client, for the login throttle.
 ///
 /// Directives take their arguments on one line; `app` and `destination` may end their line
 /// with `{` to open a block of options, one per line, closed by `}` alone on a line. Blocks do
@@ -64,7 +67,7 @@ struct ConfigParser {
 
     static let directives = [
         "listen", "path", "tls", "admin", "admin-token", "data", "max-body", "read-timeout",
-        "idle-timeout", "max-connections", "max-connections-per-address", "dedupe-window", "shutdown-grace", "recent-events", "trust-root", "environments", "app", "shared-secret", "destination", "route", "apple-api-url", "cluster",
+        "idle-timeout", "max-connections", "max-connections-per-address", "dedupe-window", "shutdown-grace", "recent-events", "trusted-proxy", "trust-root", "environments", "app", "shared-secret", "destination", "route", "apple-api-url", "cluster",
     ]
 
     let file: String
@@ -90,6 +93,7 @@ struct ConfigParser {
     var shutdownGrace: Duration?
     var recentEvents: Int?
     var trustRoots: [TrustRoot] = []
+    var trustedProxies: [IPAddressRange] = []
     var appleAPI: AppleAPIOverride?
     var cluster: ClusterConfiguration?
     /// Whether the cluster block named its own `dedupe-window` (else the top level's applies).

@@ -9,6 +9,9 @@ extension GatewayConfiguration {
         let tlsText = tls.map { "TLS with \($0.certificateFile) and \($0.privateKeyFile)" } ?? "plain HTTP (TLS terminated by a proxy, if any)"
         out.append("  public  \(listen)  \(tlsText)")
         out.append("  admin   \(admin)  token \(adminToken == nil ? "generated at start into \(dataDirectory)/admin.token" : "<set>")")
+        if !trustedProxies.isEmpty {
+            out.append("  trusted-proxy \(trustedProxies.map(\.description).joined(separator: " ")) (X-Forwarded-For names the admin client)")
+        }
         out.append("  max-body \(ConfigFormat.size(maxBodySize)), read-timeout \(ConfigFormat.duration(readTimeout)), idle-timeout \(ConfigFormat.duration(idleTimeout))")
         out.append("  max-connections \(maxConnections), max-connections-per-address \(maxConnectionsPerAddress)")
         out.append("  dedupe-window \(ConfigFormat.duration(dedupeWindow)), shutdown-grace \(ConfigFormat.duration(shutdownGrace)), recent-events \(recentEvents)")

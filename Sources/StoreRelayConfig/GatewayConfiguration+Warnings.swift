@@ -7,7 +7,7 @@ import StoreRelayNet
 /// `storerelay check` prints these, `serve` logs them at start and reload.
 extension GatewayConfiguration {
     public var warnings: [String] {
-        appWarnings + trustWarnings + routeWarnings + exposedKeyWarnings + plaintextAPIWarnings
+        appWarnings + trustWarnings + proxyWarnings + routeWarnings + exposedKeyWarnings + plaintextAPIWarnings
     }
 
     /// The App Store Server API tokens are bearer credentials: over plaintext `http://` they
@@ -16,6 +16,15 @@ extension GatewayConfiguration {
         guard let url = appleAPI?.url, url.scheme == .http, !url.isLoopback else { return [] }
         return ["apple-api-url \(url) is plaintext http:// to a host that is not this machine: "
             + "the App Store Server API tokens it carries can be read on the way; use https://"]
+    }
+
+    /// A block as wide as the whole address space lets any client name itself in
+    /// `X-Forwarded-For`, and so spread its wrong tokens over addresses of its choosing.
+    private var proxyWarnings: [String] {
+        trustedProxies.filter { $0.prefixLength == 0 }.map { range in
+            "trusted-proxy \(range) trusts every address: any client can choose the address its failed logins count against; "
+                + "name the proxies' own addresses"
+        }
     }
 
     /// An extra root is usually a dev or test CA: unless named for it, it should not be able

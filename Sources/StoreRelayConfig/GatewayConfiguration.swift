@@ -1,3 +1,4 @@
+import StoreRelayNet
 import StoreRelayCore
 
 /// The whole resolved configuration of one StoreRelay process: what routes.conf says, with
@@ -79,6 +80,10 @@ public struct GatewayConfiguration: Sendable {
     public var routes: RouteTable
     /// `apple-api-url`: the App Store Server API base URL for both environments; nil: Apple's.
     public var appleAPI: AppleAPIOverride?
+    /// `trusted-proxy`: the proxies in front of the admin listener whose `X-Forwarded-For`
+    /// names the client (the login throttle keys failures by it); empty: the peer address is
+    /// the client, whatever a request says.
+    public var trustedProxies: [IPAddressRange] = []
     /// `cluster`: the shared Redis or Valkey server of cluster mode; nil: single-node mode
     /// with its own journal (the default).
     public var cluster: ClusterConfiguration?

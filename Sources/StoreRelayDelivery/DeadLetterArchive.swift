@@ -30,6 +30,9 @@ package struct DeadLetterEntry: Sendable, Hashable {
     package var bundleId: String?
     package var originalTransactionId: String?
     package var transactionId: String?
+    /// A quarantined letter of a notification this build could not read
+    /// (`DeadLetterReasonFilter.notUnderstood`).
+    package var notUnderstood: Bool
 
     package init(_ letter: DeadLetter) {
         let event = letter.notification?.event
@@ -43,6 +46,13 @@ package struct DeadLetterEntry: Sendable, Hashable {
         originalTransactionId = event?.originalTransactionId
         // The one field the event does not keep apart: read from its JSON (a dead letter is rare).
         transactionId = event?.json["transaction"]?["transactionId"]?.stringValue
+        notUnderstood = letter.reason == .quarantined && letter.notification?.disposition.isNotUnderstood == true
+        if notUnderstood, let body = letter.notification?.body, originalTransactionId == nil || transactionId == nil {
+            // Its event holds only the outer payload; the operator still has the ids in hand.
+            let nested = Self.nestedIdentifiers(body)
+            originalTransactionId = originalTransactionId ?? nested.originalTransactionId
+            transactionId = transactionId ?? nested.transactionId
+        }
     }
 
     package var json: JSONValue {
@@ -50,6 +60,7 @@ package struct DeadLetterEntry: Sendable, Hashable {
             "id": .string(id), "eventId": .string(eventId), "createdAt": .integer(createdAt), "destination": .string(destination),
             "reason": .string(reason.rawValue), "type": .string(type), "bundleId": .string(bundleId),
             "originalTransactionId": .string(originalTransactionId), "transactionId": .string(transactionId),
+            "notUnderstood": .bool(notUnderstood),
         ]
     }
 
@@ -67,6 +78,7 @@ package struct DeadLetterEntry: Sendable, Hashable {
         bundleId = json["bundleId"]?.stringValue
         originalTransactionId = json["originalTransactionId"]?.stringValue
         transactionId = json["transactionId"]?.stringValue
+        notUnderstood = json["notUnderstood"]?.boolValue ?? false
     }
 
     /// One page of `entries` matching `query`, newest first, after `cursor`; and the next

@@ -6,7 +6,7 @@ import StoreRelayCore
 /// given must match.
 public struct DeadLetterQuery: Sendable, Equatable {
     public var destination: String?
-    public var reason: DeadLetter.Reason?
+    public var reason: DeadLetterReasonFilter?
     public var eventId: String?
     public var originalTransactionId: String?
     public var transactionId: String?
@@ -19,8 +19,10 @@ public struct DeadLetterQuery: Sendable, Equatable {
     public var since: Timestamp?
     /// Letters created before this time.
     public var until: Timestamp?
+    /// Leaves quarantined letters out whatever else matches (see `bulkReplayScope`).
+    public var excludesQuarantined = false
 
-    public init(destination: String? = nil, reason: DeadLetter.Reason? = nil, eventId: String? = nil,
+    public init(destination: String? = nil, reason: DeadLetterReasonFilter? = nil, eventId: String? = nil,
                 originalTransactionId: String? = nil, transactionId: String? = nil, bundleId: String? = nil,
                 type: String? = nil, since: Timestamp? = nil, until: Timestamp? = nil) {
         self.destination = destination
@@ -34,9 +36,20 @@ public struct DeadLetterQuery: Sendable, Equatable {
         self.until = until
     }
 
+    /// The letters a bulk replay of this query takes. Quarantined letters are notifications
+    /// the configuration turned away (or stale, or not understood): replaying them is a
+    /// decision about each kind, never a side effect of "replay everything", so they are
+    /// taken only when the query asks for them by reason.
+    public var bulkReplayScope: DeadLetterQuery {
+        var scope = self
+        if reason == nil { scope.excludesQuarantined = true }
+        return scope
+    }
+
     func matches(_ entry: DeadLetterEntry) -> Bool {
         func same(_ wanted: String?, _ actual: String?) -> Bool { wanted == nil || wanted == actual }
-        return same(destination, entry.destination) && (reason == nil || reason == entry.reason)
+        return same(destination, entry.destination) && (reason?.matches(entry) ?? true)
+            && !(excludesQuarantined && entry.reason == .quarantined)
             && same(eventId, entry.eventId) && same(originalTransactionId, entry.originalTransactionId)
             && same(transactionId, entry.transactionId) && same(bundleId, entry.bundleId) && same(type, entry.type)
             && text.map { text in
@@ -45,5 +58,46 @@ public struct DeadLetterQuery: Sendable, Equatable {
             } ?? true
             && since.map { entry.createdAt >= $0.milliseconds } ?? true
             && until.map { entry.createdAt < $0.milliseconds } ?? true
+    }
+}
+
+/// What a listing's reason filter picks: the letters stored with one reason, or
+/// `not-understood`, the quarantined letters of notifications Apple signed that this build
+/// could not read. Those are stored as `quarantined` (their detail starts "not understood: ")
+/// beside configuration slips and stale notifications, but they call for something else (an
+/// upgrade, then a replay), so an operator looks for them on their own.
+public enum DeadLetterReasonFilter: Sendable, Hashable, CustomStringConvertible {
+    case stored(DeadLetter.Reason)
+    case notUnderstood
+
+    /// Every filter, in the order the page and `--help` offer them.
+    public static let all: [DeadLetterReasonFilter] = DeadLetter.Reason.allCases.map(Self.stored) + [.notUnderstood]
+
+    /// The filter's name in query strings, the CLI and the page: a reason's raw value, or
+    /// `not-understood`.
+    public var name: String {
+        switch self {
+        case .stored(let reason): reason.rawValue
+        case .notUnderstood: "not-understood"
+        }
+    }
+
+    public var description: String { name }
+
+    public init?(name: String) {
+        if let reason = DeadLetter.Reason(rawValue: name) {
+            self = .stored(reason)
+        } else if name == "not-understood" {
+            self = .notUnderstood
+        } else {
+            return nil
+        }
+    }
+
+    func matches(_ entry: DeadLetterEntry) -> Bool {
+        switch self {
+        case .stored(let reason): entry.reason == reason
+        case .notUnderstood: entry.reason == .quarantined && entry.notUnderstood
+        }
     }
 }

@@ -121,7 +121,7 @@ public final class DeadLetterStore: DeadLetterArchive {
     /// string from a previous page); also the cursor of the next page, if any.
     public func list(destination: String? = nil, reason: DeadLetter.Reason? = nil, limit: Int = 100,
                      cursor: String? = nil) -> (items: [DeadLetter], nextCursor: String?) {
-        list(DeadLetterQuery(destination: destination, reason: reason), limit: limit, cursor: cursor)
+        list(DeadLetterQuery(destination: destination, reason: reason.map(DeadLetterReasonFilter.stored)), limit: limit, cursor: cursor)
     }
 
     /// Dead letters matching `query`, newest first, paged as above.

@@ -15,6 +15,26 @@ public enum ReplayResult: Sendable, Equatable {
     /// A notification Apple signed that this build still cannot read: its event lacks what
     /// could not be read, so sending it would mislead. A replay after an upgrade reads it again.
     case notUnderstood
+    /// Signed before the dedupe window (`StalenessRule`): a downstream could not tell it from
+    /// a first delivery. Sent only when the operator forces it; `reason` says why in a sentence.
+    case stale(reason: String)
+}
+
+/// What a bulk replay did, in either mode.
+public struct BulkReplayResult: Sendable, Equatable {
+    /// Letters queued again.
+    public var replayed = 0
+    /// Letters left where they are because their notification is stale (`ReplayResult.stale`):
+    /// a forced bulk replay takes them too.
+    public var stale = 0
+
+    public init(replayed: Int = 0, stale: Int = 0) {
+        self.replayed = replayed
+        self.stale = stale
+    }
+
+    /// `{"replayed":N,"stale":M}`, as `POST /api/dead-letters/replay` answers.
+    public var json: JSONValue { ["replayed": .integer(Int64(replayed)), "stale": .integer(Int64(stale))] }
 }
 
 /// A dead letter being replayed: the destinations still to finish, the letters that a failed
@@ -34,15 +54,20 @@ extension DeliveryEngine {
     /// Re-queues dead letter `id` with a fresh attempt budget. It leaves the store only when
     /// the replayed delivery succeeds; if the replay fails too, the letter is rewritten with
     /// every attempt. Unrouted and quarantined letters (and those whose destination is gone)
-    /// are routed again with the current configuration.
-    public func replay(deadLetterId id: String) -> ReplayResult {
-        replay(deadLetterId: id, intent: nil)
+    /// are routed again with the current configuration. A notification signed before the
+    /// dedupe window is refused (`.stale`) unless `force`.
+    public func replay(deadLetterId id: String, force: Bool = false) -> ReplayResult {
+        replay(deadLetterId: id, intent: nil, force: force)
     }
 
-    func replay(deadLetterId id: String, intent: String?) -> ReplayResult {
+    /// The rule a replay re-applies: the journal's dedupe window is the one acceptance used.
+    var staleness: StalenessRule { StalenessRule(window: journal.options.dedupeRetention) }
+
+    func replay(deadLetterId id: String, intent: String?, force: Bool) -> ReplayResult {
         guard let letter = deadLetters.letter(id: id) else { return .notFound }
         let topology = topology.current
-        let plan = ReplayPlan.make(letter, routes: topology.routes, reprocess: reprocess.current) { topology.queues[$0] != nil }
+        let plan = ReplayPlan.make(letter, routes: topology.routes, reprocess: reprocess.current,
+                                   staleness: force ? nil : staleness, now: clock.now()) { topology.queues[$0] != nil }
         guard case .plan(let stored, let names) = plan else { return plan.refusal! }
         let claimed = replaying.withLock { replaying -> Bool in
             if var existing = replaying[id] {
@@ -77,24 +102,25 @@ extension DeliveryEngine {
         return .replayed(destinations: names)
     }
 
-    /// Replays every dead letter matching the filters; returns how many were queued again.
+    /// Replays every dead letter matching the filters (quarantined ones only when `reason`
+    /// asks for them, see `DeadLetterQuery.bulkReplayScope`; stale ones only when `force`).
     /// The letters taken are recorded first (`ReplayIntentStore`), so a crash in the middle
     /// neither loses the replay nor carries it out twice: the next start resumes it.
-    public func replayAll(destination: String?, reason: DeadLetter.Reason?) -> Int {
-        replayAll(DeadLetterQuery(destination: destination, reason: reason))
+    public func replayAll(destination: String?, reason: DeadLetter.Reason?, force: Bool = false) -> BulkReplayResult {
+        replayAll(DeadLetterQuery(destination: destination, reason: reason.map(DeadLetterReasonFilter.stored)), force: force)
     }
 
     /// Replays every dead letter matching `query` (a search on the page), as above.
-    public func replayAll(_ query: DeadLetterQuery) -> Int {
+    public func replayAll(_ query: DeadLetterQuery, force: Bool = false) -> BulkReplayResult {
         var ids: [String] = []
         var cursor: String?
         repeat {
-            let page = deadLetters.list(query, limit: 500, cursor: cursor)
+            let page = deadLetters.list(query.bulkReplayScope, limit: 500, cursor: cursor)
             ids += page.items.map(\.id)
             cursor = page.nextCursor
         } while cursor != nil
-        guard !ids.isEmpty else { return 0 }
-        let intent = ReplayIntentStore.Intent(id: ReplayIntentStore.newID(), createdAt: clock.now(), letters: ids)
+        guard !ids.isEmpty else { return BulkReplayResult() }
+        let intent = ReplayIntentStore.Intent(id: ReplayIntentStore.newID(), createdAt: clock.now(), letters: ids, force: force)
         do {
             try intents.record(intent)
         } catch {
@@ -120,21 +146,24 @@ extension DeliveryEngine {
     }
 
     /// Replays `letters` as part of `intent`; the intent is forgotten once each is done.
-    private func run(_ intent: ReplayIntentStore.Intent, letters: [String]) -> Int {
+    private func run(_ intent: ReplayIntentStore.Intent, letters: [String]) -> BulkReplayResult {
         intentsWaiting.withLock { $0[intent.id] = Set(letters) }
         if letters.isEmpty { finishIntentIfDone(intent.id) }
-        var count = 0
+        var result = BulkReplayResult()
         for id in letters {
-            switch replay(deadLetterId: id, intent: intent.id) {
+            switch replay(deadLetterId: id, intent: intent.id, force: intent.force) {
             case .replayed:
-                count += 1
+                result.replayed += 1
             case .alreadyReplaying where adopted.withLock({ $0.remove(id) }) != nil:
-                count += 1  // now this replay's: done when that replay is
+                result.replayed += 1  // now this replay's: done when that replay is
+            case .stale:
+                result.stale += 1
+                letterDone(id, intent: intent.id)
             default:
                 letterDone(id, intent: intent.id)
             }
         }
-        return count
+        return result
     }
 
     private func letterDone(_ id: String, intent: String) {
@@ -214,9 +243,12 @@ package enum ReplayPlan {
         if case .refused(let result) = self { result } else { nil }
     }
 
+    /// - Parameter staleness: the rule acceptance applied, applied again at `now`: a letter
+    ///   that waited past the dedupe window is as stale as a notification that arrived past
+    ///   it. Nil when the operator forces the replay.
     package static func make(
         _ letter: DeadLetter, routes: RouteTable, reprocess: (@Sendable (StoredNotification) -> StoredNotification?)?,
-        exists: (String) -> Bool
+        staleness: StalenessRule?, now: Timestamp, exists: (String) -> Bool
     ) -> ReplayPlan {
         guard var stored = letter.notification else { return .refused(.unreadable) }
         if stored.disposition.isNotUnderstood {
@@ -225,6 +257,9 @@ package enum ReplayPlan {
             guard let again = reprocess?(stored), !again.disposition.isNotUnderstood else { return .refused(.notUnderstood) }
             stored = again
         }
+        // The event keeps Apple's signedDate (null for V1 and undated payloads, never stale).
+        let signed = stored.event.json["signedDate"]?.stringValue.flatMap(Timestamp.init(iso8601:))
+        if let stale = staleness?.staleness(signed: signed, now: now) { return .refused(.stale(reason: stale)) }
         let names: [String]
         if let destination = letter.destination, letter.reason != .unrouted, exists(destination) {
             names = [destination]

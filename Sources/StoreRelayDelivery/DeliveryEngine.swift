@@ -57,7 +57,7 @@ public final class DeliveryEngine: Sendable {
     /// Bulk replays recorded on disk, and the letters each still waits for.
     let intents: ReplayIntentStore
     let intentsWaiting = Locked<[String: Set<String>]>([:])
-    /// Letters a bulk replay just adopted from a replay by hand (see `replay(deadLetterId:intent:)`).
+    /// Letters a bulk replay just adopted from a replay by hand (see `replay(deadLetterId:intent:force:)`).
     let adopted = Locked<Set<String>>([])
     let client: HTTPClient
     /// Reads a stored notification's Apple body again with the running build (set by the

@@ -14,10 +14,11 @@ public protocol DeliveryService: AnyObject, Sendable {
     func events(ofSubscription originalTransactionId: String, limit: Int) -> [EventDeliveryState]
     /// The dead letters.
     var deadLetterArchive: any DeadLetterArchive { get }
-    /// Queues dead letter `deadLetterId` again with a fresh attempt budget.
-    func replay(deadLetterId: String) -> ReplayResult
-    /// Replays every dead letter matching `query`; returns how many were replayed.
-    func replayAll(_ query: DeadLetterQuery) -> Int
+    /// Queues dead letter `deadLetterId` again with a fresh attempt budget; a stale one only
+    /// when `force` (`StalenessRule`).
+    func replay(deadLetterId: String, force: Bool) -> ReplayResult
+    /// Replays every dead letter in `query.bulkReplayScope` (stale ones only when `force`).
+    func replayAll(_ query: DeadLetterQuery, force: Bool) -> BulkReplayResult
     /// Applies a reloaded configuration's destinations and routes.
     func reconfigure(_ configuration: GatewayConfiguration) throws
     /// Stops every destination; attempts in flight get `grace` to finish.

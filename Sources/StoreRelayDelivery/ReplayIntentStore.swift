@@ -16,6 +16,8 @@ final class ReplayIntentStore: Sendable {
         var id: String
         var createdAt: Timestamp
         var letters: [String]
+        /// The operator forced it: stale letters are replayed too, after a crash as well.
+        var force = false
     }
 
     /// Replays hold Apple's bodies no more than dead letters do, but they are the gateway's
@@ -49,6 +51,7 @@ final class ReplayIntentStore: Sendable {
             "id": .string(intent.id),
             "createdAt": .string(intent.createdAt.iso8601),
             "letters": .array(intent.letters.map { .string($0) }),
+            "force": .bool(intent.force),
         ]
         try Files.replaceFileDurably(path(intent.id, in: directory), json.serializedBytes())
     }
@@ -76,7 +79,8 @@ final class ReplayIntentStore: Sendable {
                 logger.error("unreadable replay record left in place", [("path", path)])
                 continue
             }
-            intents.append(Intent(id: id, createdAt: createdAt, letters: letters.filter(DeadLetterStore.isValidID)))
+            intents.append(Intent(id: id, createdAt: createdAt, letters: letters.filter(DeadLetterStore.isValidID),
+                                  force: json["force"]?.boolValue ?? false))
         }
         return intents.sorted { ($0.createdAt, $0.id) < ($1.createdAt, $1.id) }
     }

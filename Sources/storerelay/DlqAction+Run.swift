@@ -22,9 +22,9 @@ extension DlqAction {
             guard answer.status == 200, let record = answer.json else { throw Self.failure(answer, id: id) }
             writeStandardOutput(PrettyJSON.render(record))
             return ExitCode.ok
-        case .replay(let ids):
+        case .replay(let ids, let force):
             return try each(ids) { id throws(AdminCommandFailure) in
-                let answer = try client.send("POST", AdminClient.letterPath(id, suffix: "/replay"))
+                let answer = try client.send("POST", AdminClient.letterPath(id, suffix: force ? "/replay?force=1" : "/replay"))
                 guard answer.status == 200 else { throw Self.failure(answer, id: id) }
                 let targets = answer.json?["destinations"]?.arrayValue?.compactMap(\.stringValue) ?? []
                 return "replayed \(id)" + (targets.isEmpty ? "" : " to " + targets.joined(separator: ", "))
@@ -35,17 +35,24 @@ extension DlqAction {
                 guard answer.status == 204 || answer.status == 200 else { throw Self.failure(answer, id: id) }
                 return "purged \(id)"
             }
-        case .replayAll(let filters, let confirmed, let dryRun):
-            let matching = try client.listAll(filters, limit: nil).items
+        case .replayAll(let filters, let confirmed, let dryRun, let force):
+            var matching = try client.listAll(filters, limit: nil).items
+            // What the server's bulk replay takes (DeadLetterQuery.bulkReplayScope), so the
+            // count confirmed is the count replayed: quarantined letters only by reason.
+            if filters.reason == nil { matching.removeAll { $0["reason"]?.stringValue == "quarantined" } }
             guard try confirm(count: matching.count, verb: "replay", filters: filters, confirmed: confirmed, dryRun: dryRun) else {
                 return dryRun || matching.isEmpty ? ExitCode.ok : ExitCode.usage
             }
-            let body: JSONValue = ["destination": .string(filters.destination), "reason": .string(filters.reason)]
+            let body: JSONValue = ["destination": .string(filters.destination), "reason": .string(filters.reason), "force": .bool(force)]
             let answer = try client.send("POST", "/api/dead-letters/replay", json: body)
             guard answer.status == 200, let count = answer.json?["replayed"]?.int64Value else {
                 throw .failure("replaying failed: \(answer.message)")
             }
             writeStandardOutput("replayed \(count) dead letter\(count == 1 ? "" : "s")")
+            if let stale = answer.json?["stale"]?.int64Value, stale > 0 {
+                writeStandardOutput("left \(stale) whose notification is stale (signed before the dedupe-window); "
+                    + "add --force to replay \(stale == 1 ? "it" : "them") if the destination can tell")
+            }
             return ExitCode.ok
         case .purgeAll(let filters, let olderThan, let confirmed, let dryRun):
             var matching = try client.listAll(filters, limit: nil).items
@@ -76,6 +83,7 @@ extension DlqAction {
         var scope: [String] = []
         if let destination = filters.destination { scope.append("destination \(destination)") }
         if let reason = filters.reason { scope.append("reason \(reason)") }
+        if case .replayAll(_, _, _, _) = self, filters.reason == nil { scope.append("quarantined ones left out") }
         if case .purgeAll(_, let age?, _, _) = self { scope.append("older than \(age / 1000)s") }
         let described = scope.isEmpty ? "" : " (" + scope.joined(separator: ", ") + ")"
         writeStandardOutput("\(count) dead letter\(count == 1 ? "" : "s") match\(count == 1 ? "es" : "")\(described)")

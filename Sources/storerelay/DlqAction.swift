@@ -19,12 +19,15 @@ enum DlqAction {
 
     case list(Filters, limit: Int, json: Bool)
     case show(id: String)
-    case replay(ids: [String])
-    case replayAll(Filters, confirmed: Bool, dryRun: Bool)
+    /// `force`: past the staleness rule (a notification signed before the dedupe-window).
+    case replay(ids: [String], force: Bool)
+    case replayAll(Filters, confirmed: Bool, dryRun: Bool, force: Bool)
     case purge(ids: [String])
     case purgeAll(Filters, olderThanMilliseconds: Int64?, confirmed: Bool, dryRun: Bool)
 
-    static let reasons = ["exhausted", "rejected", "unrouted", "quarantined", "unreadable"]
+    /// What `--reason` takes: the stored reasons and `not-understood` (the quarantined letters
+    /// this build could not read), as the API names them.
+    static let reasons = DeadLetterSummary.reasonFilters
 
     init(subcommand: String, operands: [String], parsed: ParsedArguments) throws(AdminCommandFailure) {
         var filters = Filters(destination: parsed.option("destination"), reason: parsed.option("reason"))
@@ -41,7 +44,7 @@ enum DlqAction {
         }
         switch subcommand {
         case "list":
-            try refuse(["all", "yes", "dry-run", "older-than"], "list")
+            try refuse(["all", "yes", "dry-run", "force", "older-than"], "list")
             guard operands.isEmpty else { throw .usage("list takes no arguments; use --destination and --reason to filter") }
             var limit = 100
             if let text = parsed.option("limit") {
@@ -50,18 +53,18 @@ enum DlqAction {
             }
             self = .list(filters, limit: limit, json: parsed.flag("json"))
         case "show":
-            try refuse(["all", "yes", "dry-run", "older-than", "limit", "json", "destination", "reason"]
+            try refuse(["all", "yes", "dry-run", "force", "older-than", "limit", "json", "destination", "reason"]
                        + Self.searchOptions.map(\.option), "show")
             guard operands.count == 1 else { throw .usage("show takes exactly one dead-letter id") }
             self = .show(id: operands[0])
         case "replay", "purge":
             try refuse(["limit", "json"] + Self.searchOptions.map(\.option), subcommand)
-            if subcommand == "replay" { try refuse(["older-than"], "replay") }
+            if subcommand == "replay" { try refuse(["older-than"], "replay") } else { try refuse(["force"], "purge") }
             if all {
                 guard operands.isEmpty else { throw .usage("give dead-letter ids or --all, not both") }
                 let confirmed = parsed.flag("yes"), dryRun = parsed.flag("dry-run")
                 if subcommand == "replay" {
-                    self = .replayAll(filters, confirmed: confirmed, dryRun: dryRun)
+                    self = .replayAll(filters, confirmed: confirmed, dryRun: dryRun, force: parsed.flag("force"))
                 } else {
                     let age = try parsed.option("older-than").map { (text) throws(AdminCommandFailure) -> Int64 in
                         guard let value = Self.milliseconds(text) else {
@@ -75,7 +78,7 @@ enum DlqAction {
                 guard !operands.isEmpty else { throw .usage("\(subcommand) needs dead-letter ids, or --all") }
                 guard !filtered else { throw .usage("--destination and --reason apply only with --all") }
                 try refuse(["yes", "dry-run", "older-than"], "\(subcommand) by id")
-                self = subcommand == "replay" ? .replay(ids: operands) : .purge(ids: operands)
+                self = subcommand == "replay" ? .replay(ids: operands, force: parsed.flag("force")) : .purge(ids: operands)
             }
         default:
             throw .usage("unknown subcommand '\(subcommand)'; use list, show, replay or purge")

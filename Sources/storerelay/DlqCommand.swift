@@ -10,6 +10,7 @@ enum DlqCommand: CommandDescribing {
         Usage: storerelay dlq list    [--destination D] [--reason R] [--limit N] [--json]
                storerelay dlq show    ID
                storerelay dlq replay  ID... | --all [--destination D] [--reason R] [--yes | --dry-run]
+                                      [--force]
                storerelay dlq purge   ID... | --all [--older-than 30d] [--destination D] [--reason R]
                                                     [--yes | --dry-run]
 
@@ -25,7 +26,11 @@ enum DlqCommand: CommandDescribing {
 
         With --all, replay and purge first count what matches and print it; they act only with
         --yes (--dry-run: count and stop). --older-than keeps only letters created longer ago
-        than the duration (ms, s, m, h, d, w; e.g. 30d).
+        than the duration (ms, s, m, h, d, w; e.g. 30d). replay --all leaves quarantined letters
+        out unless --reason quarantined (or not-understood) asks for them.
+
+        A replay of a notification signed before the dedupe-window is refused (stale: its
+        destination could not tell it from a first delivery); --force replays it anyway.
 
         Options:
           --admin URL        the admin listener, e.g. http://127.0.0.1:9090
@@ -33,7 +38,9 @@ enum DlqCommand: CommandDescribing {
           --config FILE      the configuration (default: $STORERELAY_CONFIG, ./routes.conf, or
                              the embedded default)
           --destination D    only dead letters for destination D
-          --reason R         only exhausted, rejected, unrouted or quarantined ones
+          --reason R         only exhausted, rejected, unrouted, quarantined or unreadable ones,
+                             or not-understood: quarantined ones this build could not read
+          --force            replay stale notifications too
           --limit N          list at most N (default 100)
           --event-id ID, --original-transaction-id ID, --transaction-id ID, --bundle-id B,
           --type T           list only dead letters of that notification, subscription,
@@ -48,7 +55,7 @@ enum DlqCommand: CommandDescribing {
     static let spec = ArgumentSpec(
         valueOptions: Set(["admin", "token", "config", "destination", "reason", "limit", "older-than"]
             + DlqAction.searchOptions.map(\.option)),
-        flags: ["json", "all", "yes", "dry-run"], maxPositionals: Int.max)
+        flags: ["json", "all", "yes", "dry-run", "force"], maxPositionals: Int.max)
 
     static func run(_ arguments: [String]) -> Int32 {
         let parsed: ParsedArguments

@@ -228,8 +228,8 @@ import StoreRelayTestSupport
         try admin.backend.add(destination: "ledger", reason: .exhausted)
         let one = try admin.curl("/api/dead-letters/replay", method: "POST", headers: [admin.bearer],
                                  body: #"{"destination":"billing","reason":"rejected"}"#)
-        #expect(one.status == 200 && one.json == ["replayed": 1])
-        #expect(admin.backend.replayAllCalls.last.map { $0.0 == "billing" && $0.1 == .rejected } == true)
+        #expect(one.status == 200 && one.json == ["replayed": 1, "stale": 0])
+        #expect(admin.backend.replayAllCalls.last.map { $0.0 == "billing" && $0.1 == .stored(.rejected) } == true)
         for body in ["", "[]", #"{"reason":"late"}"#, #"{"destination":5}"#, "{nope"] {
             let answer = try admin.curl("/api/dead-letters/replay", method: "POST", headers: [admin.bearer], body: body)
             #expect(answer.status == 400, "\(body)")
@@ -237,7 +237,7 @@ import StoreRelayTestSupport
         #expect(admin.backend.replayAllCalls.count == 1, "invalid bodies replay nothing")
         let rest = try admin.curl("/api/dead-letters/replay", method: "POST", headers: [admin.bearer],
                                   body: #"{"destination":null,"reason":null}"#)
-        #expect(rest.json == ["replayed": 2])
+        #expect(rest.json == ["replayed": 2, "stale": 0])
         #expect(admin.backend.store.count == 0)
     }
 

@@ -18,7 +18,8 @@ final class FakeBackend: AdminBackend {
         var events: [String: EventDeliveryState] = [:]
         var ready = true
         var replayed: [String] = []
-        var replayAllCalls: [(String?, DeadLetter.Reason?)] = []
+        var replayAllCalls: [(String?, DeadLetterReasonFilter?)] = []
+        var forced: [Bool] = []
         var outcomes: [String: ReplayOutcome] = [:]
     }
 
@@ -36,19 +37,30 @@ final class FakeBackend: AdminBackend {
             .sorted { $0.notification.id < $1.notification.id }
     }
 
-    func replay(deadLetterId: String) -> ReplayOutcome {
-        if let forced = state.current.outcomes[deadLetterId] { return forced }
+    /// An outcome set in `outcomes` wins, except that `force` replays a letter set `.stale`.
+    func replay(deadLetterId: String, force: Bool) -> ReplayOutcome {
+        state.withLock { $0.forced.append(force) }
+        switch state.current.outcomes[deadLetterId] {
+        case .stale? where force, nil: break
+        case let outcome?: return outcome
+        }
         guard let letter = deadLetters.letter(id: deadLetterId) else { return .notFound }
         deadLetters.delete(id: deadLetterId)
         state.withLock { $0.replayed.append(deadLetterId) }
         return .replayed(destinations: letter.destination.map { [$0] } ?? ["ledger"])
     }
 
-    func replayAll(_ query: DeadLetterQuery) -> Int {
+    func replayAll(_ query: DeadLetterQuery, force: Bool) -> BulkReplayResult {
         state.withLock { $0.replayAllCalls.append((query.destination, query.reason)) }
-        let matching = deadLetters.list(query, limit: Int.max, cursor: nil).items
-        for letter in matching { _ = replay(deadLetterId: letter.id) }
-        return matching.count
+        var result = BulkReplayResult()
+        for letter in deadLetters.list(query.bulkReplayScope, limit: Int.max, cursor: nil).items {
+            switch replay(deadLetterId: letter.id, force: force) {
+            case .replayed: result.replayed += 1
+            case .stale: result.stale += 1
+            default: break
+            }
+        }
+        return result
     }
 
     func update(_ body: (inout State) -> Void) { state.withLock(body) }
@@ -65,7 +77,9 @@ final class FakeBackend: AdminBackend {
         }
     }
     var replayed: [String] { state.current.replayed }
-    var replayAllCalls: [(String?, DeadLetter.Reason?)] { state.current.replayAllCalls }
+    var replayAllCalls: [(String?, DeadLetterReasonFilter?)] { state.current.replayAllCalls }
+    /// `force` of every replay asked for, in order (bulk replays' letters included).
+    var forced: [Bool] { state.current.forced }
 
     /// Writes a dead letter and waits until it is stored.
     @discardableResult

@@ -6,9 +6,11 @@ import StoreRelayNet
 import StoreRelayTestSupport
 import StoreRelayVerification
 
-/// An accepted notification with id `id`, routed to `destinations` (none: unrouted).
-func notification(_ id: String, destinations: [String] = ["billing", "crm"]) -> StoredNotification {
-    let payload = try! JSONValue.parse(#"{"notificationType":"DID_RENEW","notificationUUID":"\#(id)","version":"2.0","signedDate":1700000000000,"data":{"bundleId":"com.acme.journal","environment":"Sandbox","appAppleId":1}}"#)
+/// An accepted notification with id `id`, routed to `destinations` (none: unrouted), signed
+/// `signedAgo` before now (replays re-apply the staleness rule).
+func notification(_ id: String, destinations: [String] = ["billing", "crm"], signedAgo: Duration = .seconds(60)) -> StoredNotification {
+    let signed = Timestamp.now().milliseconds - signedAgo.wholeMilliseconds
+    let payload = try! JSONValue.parse(#"{"notificationType":"DID_RENEW","notificationUUID":"\#(id)","version":"2.0","signedDate":\#(signed),"data":{"bundleId":"com.acme.journal","environment":"Sandbox","appAppleId":1}}"#)
     let event = try! NormalizedEvent(content: NotificationContent(payload: payload.objectValue!, environment: .sandbox),
                                      receivedAt: Timestamp(milliseconds: 1_700_000_000_500))
     return StoredNotification(event: event, disposition: .accept, destinations: destinations,

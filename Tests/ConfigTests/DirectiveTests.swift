@@ -44,6 +44,32 @@ import StoreRelayCore
         expectError("recent-events 1000001\n", .invalidValue, line: 1, column: 15)
     }
 
+    /// `trusted-proxy ADDRESS-OR-CIDR...` (issue 25, point 7): the proxies whose
+    /// `X-Forwarded-For` names the admin client; repeatable, none by default, and anything
+    /// that is not an address or an exact block is an error where it stands.
+    @Test func trustedProxy() throws {
+        #expect(try parsed("").trustedProxies.isEmpty)
+        let c = try parsed("trusted-proxy 10.0.0.0/8 192.0.2.7\ntrusted-proxy fd00::/8 ::1 ::ffff:203.0.113.9\n")
+        #expect(c.trustedProxies.map(\.description) == ["10.0.0.0/8", "192.0.2.7", "fd00::/8", "::1", "203.0.113.9"])
+        #expect(c.checkReport().contains("trusted-proxy 10.0.0.0/8 192.0.2.7 fd00::/8 ::1 203.0.113.9"))
+        #expect(c.warnings.filter { $0.contains("trusted-proxy") }.isEmpty)
+        #expect(try parsed("trusted-proxy 0.0.0.0/0\n").warnings.contains { $0.hasPrefix("trusted-proxy 0.0.0.0/0 trusts every address") })
+
+        expectError("trusted-proxy\n", .missingArgument, line: 1, column: 14, containing: "trusted-proxy ADDRESS-OR-CIDR...")
+        expectError("trusted-proxy proxy.internal\n", .invalidValue, line: 1, column: 15, containing: "host names are not resolved")
+        expectError("trusted-proxy 10.0.0.256\n", .invalidValue, line: 1, column: 15, containing: "not an IP address")
+        expectError("trusted-proxy 10.0.0.0/33\n", .invalidValue, line: 1, column: 15, containing: "expected 0 to 32")
+        expectError("trusted-proxy fd00::/129\n", .invalidValue, line: 1, column: 15, containing: "expected 0 to 128")
+        expectError("trusted-proxy 10.0.0.0/\n", .invalidValue, line: 1, column: 15, containing: "not a prefix length")
+        expectError("trusted-proxy 10.0.0.0/+8\n", .invalidValue, line: 1, column: 15, containing: "not a prefix length")
+        expectError("trusted-proxy 10.0.0.1/8\n", .invalidValue, line: 1, column: 15, containing: "expected 10.0.0.0/8")
+        expectError("trusted-proxy [::1]\n", .invalidValue, line: 1, column: 15)
+        expectError("trusted-proxy fe80::1%eth0\n", .invalidValue, line: 1, column: 15)
+        expectError("trusted-proxy 10.0.0.0/8\ntrusted-proxy 10.0.0.0/8\n", .duplicate, line: 2, column: 15)
+        // Every bad value on a line is reported, not only the first.
+        #expect(errors("trusted-proxy nope 10.0.0.0/8 also-nope\n").map(\.column) == [15, 31])
+    }
+
     /// `trust-root FILE [ENVIRONMENT...]`: a root named for some environments vouches only for
     /// those; without names it is trusted everywhere, which `check` warns about for production.
     @Test func trustRootEnvironments() throws {

@@ -6,10 +6,13 @@ import StoreRelayCore
 import StoreRelayStorage
 import StoreRelayTestSupport
 
+/// Signed `signedAgo` before now (a minute by default): a replay re-applies the staleness
+/// rule, so a notification signed before the dedupe window is replayed only when forced.
 /// `typeJSON` is the notificationType as JSON string content, escapes and all.
 func sampleNotification(id: String = UUID().uuidString.lowercased(), destinations: [String] = ["a"],
-                        typeJSON: String = "DID_RENEW") throws -> StoredNotification {
-    let payload = try JSONValue.parse(#"{"notificationType":"\#(typeJSON)","notificationUUID":"\#(id)","version":"2.0","signedDate":1700000000000,"data":{"bundleId":"com.acme.journal","environment":"Sandbox","appAppleId":1}}"#)
+                        signedAgo: Duration = .seconds(60), typeJSON: String = "DID_RENEW") throws -> StoredNotification {
+    let signed = Timestamp.now().milliseconds - signedAgo.wholeMilliseconds
+    let payload = try JSONValue.parse(#"{"notificationType":"\#(typeJSON)","notificationUUID":"\#(id)","version":"2.0","signedDate":\#(signed),"data":{"bundleId":"com.acme.journal","environment":"Sandbox","appAppleId":1}}"#)
     let content = NotificationContent(payload: payload.objectValue!, environment: .sandbox)
     let event = try NormalizedEvent(content: content, receivedAt: Timestamp(milliseconds: 1_700_000_000_500))
     return StoredNotification(event: event, disposition: .accept, destinations: destinations,

@@ -286,7 +286,7 @@ private let refusingURL = "http://127.0.0.1:1/down"
         store.write(letter) { _ in done.signal() }
         done.wait()
 
-        #expect(harness.engine.replayAll(DeadLetterQuery()) == 1)
+        #expect(harness.engine.replayAll(DeadLetterQuery()).replayed == 1)
         #expect(pollUntil(timeout: 20) { (store.letter(id: letter.id)?.replayedBy.count ?? 0) == 2 })
         let markers = store.letter(id: letter.id)?.replayedBy ?? []
         #expect(markers.first == "replay-aaaaaaaaaaaaaaaa" && markers.last?.hasPrefix("replay-") == true)
@@ -300,7 +300,7 @@ private let refusingURL = "http://127.0.0.1:1/down"
         store.write(byHand) { _ in done.signal() }
         done.wait()
         #expect(harness.engine.replay(deadLetterId: byHand.id) == .replayed(destinations: ["hook"]))
-        #expect(harness.engine.replayAll(DeadLetterQuery(eventId: "by-hand")) == 1)
+        #expect(harness.engine.replayAll(DeadLetterQuery(eventId: "by-hand")).replayed == 1)
         #expect(records().count == 1, "the bulk replay counted the letter replayed by hand as done")
         #expect(pollUntil(timeout: 20) { records().isEmpty })
         #expect(store.letter(id: byHand.id)?.replayedBy.count == 1)

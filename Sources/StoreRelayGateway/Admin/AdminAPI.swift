@@ -84,9 +84,18 @@ struct AdminAPI: Sendable {
         return HTTPResponse(status: 204)
     }
 
-    func replay(id: String) -> HTTPResponse {
+    /// `POST /api/dead-letters/{id}/replay`, forced past the staleness rule with `?force=1`
+    /// or a body `{"force":true}` (no body otherwise).
+    func replay(id: String, query: String?, body: [UInt8]) -> HTTPResponse {
         if let invalid = Self.checkDeadLetterID(id) { return invalid }
-        switch backend.replay(deadLetterId: id) {
+        let force: Bool
+        do {
+            let json = try body.isEmpty ? nil : Self.object(body, example: #"{"force":true}"#)
+            force = try Self.force(query: query, json: json)
+        } catch {
+            return .error(.badRequest, message: error.message)
+        }
+        switch backend.replay(deadLetterId: id, force: force) {
         case .replayed(let destinations):
             let body: JSONValue = ["replayed": 1, "destinations": .array(destinations.map { .string($0) })]
             return .json(body.serialized())
@@ -101,16 +110,26 @@ struct AdminAPI: Sendable {
         case .notUnderstood:
             return .error(.conflict, message: "Dead letter \(id) cannot be replayed: this StoreRelay still cannot read the notification "
                 + "(see its reason); replay it again after an upgrade that reads it.")
+        case .stale(let reason):
+            return .error(.conflict, message: "Dead letter \(id) was not replayed: its notification is \(reason). "
+                + "Replay it with force (?force=1, or storerelay dlq replay --force) if its destination can tell.")
         }
     }
 
-    /// `POST /api/dead-letters/replay` with `{"destination":..,"reason":..}` (each optional or null).
-    func replayMatching(body: [UInt8]) -> HTTPResponse {
-        guard let json = try? JSONValue.parse(body), json.objectValue != nil else {
-            return .error(.badRequest, message: "The body must be a JSON object such as {\"destination\":\"billing\",\"reason\":\"exhausted\"}.")
+    /// `POST /api/dead-letters/replay` with `{"destination":..,"reason":..,"force":..}` (each
+    /// optional or null; `?force=1` forces too). Answers `{"replayed":N,"stale":M}`: the stale
+    /// letters were left where they are.
+    func replayMatching(query: String?, body: [UInt8]) -> HTTPResponse {
+        let json: JSONValue
+        let force: Bool
+        do {
+            json = try Self.object(body, example: #"{"destination":"billing","reason":"exhausted"}"#)
+            force = try Self.force(query: query, json: json)
+        } catch {
+            return .error(.badRequest, message: error.message)
         }
         var destination: String?
-        var reason: DeadLetter.Reason?
+        var reason: DeadLetterReasonFilter?
         switch json["destination"] {
         case nil, .null?: break
         case .string(let name)?: destination = name.isEmpty ? nil : name
@@ -123,8 +142,36 @@ struct AdminAPI: Sendable {
             reason = parsed
         default: return .error(.badRequest, message: "\"reason\" must be a string or null.")
         }
-        let count = backend.replayAll(DeadLetterQuery(destination: destination, reason: reason))
-        return .json((["replayed": .integer(Int64(count))] as JSONValue).serialized())
+        let result = backend.replayAll(DeadLetterQuery(destination: destination, reason: reason), force: force)
+        return .json(result.json.serialized())
+    }
+
+    /// A request body that must be a JSON object.
+    private static func object(_ body: [UInt8], example: String) throws(DeadLetterFilters.Invalid) -> JSONValue {
+        guard let json = try? JSONValue.parse(body), json.objectValue != nil else {
+            throw DeadLetterFilters.Invalid(message: "The body must be a JSON object such as \(example).")
+        }
+        return json
+    }
+
+    /// Whether a replay is forced past the staleness rule: `force=1` (or `true`) in the query,
+    /// or `"force": true` in the body. Anything else named `force` is refused, so a typo
+    /// never replays what the operator meant to keep.
+    static func force(query: String?, json: JSONValue?) throws(DeadLetterFilters.Invalid) -> Bool {
+        var forced = false
+        if let text = FormEncoding.value("force", in: query ?? "") {
+            switch text {
+            case "1", "true": forced = true
+            case "0", "false", "": break
+            default: throw DeadLetterFilters.Invalid(message: "force takes 1 or 0, not '\(text.prefix(40))'.")
+            }
+        }
+        switch json?["force"] {
+        case nil, .null?: break
+        case .bool(let value)?: forced = forced || value
+        default: throw DeadLetterFilters.Invalid(message: "\"force\" must be true, false or null.")
+        }
+        return forced
     }
 
     static func checkDeadLetterID(_ id: String) -> HTTPResponse? {

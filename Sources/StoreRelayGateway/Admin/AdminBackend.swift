@@ -15,10 +15,11 @@ public protocol AdminBackend: Sendable {
     var deadLetters: any DeadLetterArchive { get }
     /// Re-queues one dead letter with a fresh attempt budget; it leaves the store when the
     /// replayed delivery succeeds. Unrouted and quarantined ones are routed again with the
-    /// current configuration.
-    func replay(deadLetterId: String) -> ReplayOutcome
-    /// Replays every dead letter matching the filters; returns how many were replayed.
-    func replayAll(_ query: DeadLetterQuery) -> Int
+    /// current configuration. One whose notification is stale is refused unless `force`.
+    func replay(deadLetterId: String, force: Bool) -> ReplayOutcome
+    /// Replays every dead letter in `query.bulkReplayScope` (quarantined ones only when the
+    /// query names their reason; stale ones only when `force`).
+    func replayAll(_ query: DeadLetterQuery, force: Bool) -> BulkReplayResult
     /// Readiness: journal writable and configuration loaded.
     var isReady: Bool { get }
     /// Cluster mode: this instance, the live instances, the server and its durability

@@ -40,17 +40,20 @@ extension AdminHandler {
         return "\(name)=\(id ?? ""); HttpOnly; SameSite=Strict; Path=/; Max-Age=\(lifetime)" + (secure ? "; Secure" : "")
     }
 
-    /// A 429 while the caller's address must wait (`LoginThrottle`); nil when it may try.
+    /// A 429 while the caller must wait (`LoginThrottle`); nil when it may try. Asked only
+    /// of a request without the right token: that one is never throttled.
     func throttled(_ request: HTTPRequest) -> HTTPResponse? {
-        guard let pause = throttle.pause(for: request.remoteHost ?? "") else { return nil }
+        guard let pause = throttle.pause(for: clients.client(of: request)) else { return nil }
         let seconds = max(1, (pause.wholeMilliseconds + 999) / 1000)
         return .error(.tooManyAttempts, headers: ["Retry-After": String(seconds)])
     }
 
-    /// Counts a wrong token from the caller's address, and says so in the log.
+    /// Counts a wrong token against the caller (`AdminClientAddress`), and says so in the log.
     func recordFailedAuthentication(_ request: HTTPRequest, what: String) {
-        let pause = throttle.recordFailure(from: request.remoteHost ?? "")
-        var fields: [(String, String)] = [("http.remote", request.remoteAddress ?? ""), ("admin.credential", what)]
+        let client = clients.client(of: request)
+        let pause = throttle.recordFailure(from: client)
+        var fields: [(String, String)] = [("http.remote", request.remoteAddress ?? ""), ("admin.client", client),
+                                          ("admin.credential", what)]
         if let pause { fields.append(("admin.pause_seconds", String(max(1, pause.wholeMilliseconds / 1000)))) }
         logger.warning("admin authentication failed", fields)
     }

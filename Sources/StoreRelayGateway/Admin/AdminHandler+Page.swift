@@ -21,10 +21,11 @@ extension AdminHandler {
         if let session = session(of: request) {
             caller = .session(session)
         } else if request.headers["Authorization"] != nil {
-            if let refusal = throttled(request) { return refusal }
+            // As for the API: the right token goes through whatever the throttle says.
             if hasBearerToken(request) {
                 caller = .bearer
             } else {
+                if let refusal = throttled(request) { return refusal }
                 recordFailedAuthentication(request, what: "bearer token")
             }
         }
@@ -65,17 +66,19 @@ extension AdminHandler {
     }
 
     private func login(_ request: HTTPRequest) -> HTTPResponse {
-        if let refusal = throttled(request) {
-            var page = html(429, AdminPage.login(message: "Too many wrong tokens from this address; wait a moment and try again."))
-            if let retry = refusal.headers["Retry-After"] { page.headers.add(name: "Retry-After", value: retry) }
-            return page
-        }
         let sent = FormEncoding.value("token", in: bodyText(request)) ?? ""
+        // The right token logs in whatever the throttle says; a wrong one while paused is
+        // refused without being counted or logged again.
         guard ConstantTime.equals(sent, token) else {
+            if let refusal = throttled(request) {
+                var page = html(429, AdminPage.login(message: "Too many wrong tokens from this address; wait a moment and try again."))
+                if let retry = refusal.headers["Retry-After"] { page.headers.add(name: "Retry-After", value: retry) }
+                return page
+            }
             recordFailedAuthentication(request, what: "login form")
             return html(401, AdminPage.login(message: "That token is not the admin token."))
         }
-        throttle.recordSuccess(from: request.remoteHost ?? "")
+        throttle.recordSuccess(from: clients.client(of: request))
         let session = sessions.create()
         logger.info("admin login", [("http.remote", request.remoteAddress ?? "")])
         return redirect("/", cookie: sessionCookie(session.id, for: request))
@@ -124,13 +127,16 @@ extension AdminHandler {
         case .uiReplay where !DeadLetterStore.isValidID(id), .uiPurge where !DeadLetterStore.isValidID(id):
             notice = "invalid"
         case .uiReplay:
-            switch backend.replay(deadLetterId: id) {
+            // The page never forces: a stale notification is replayed from the CLI or API,
+            // by an operator who has checked its destination can tell.
+            switch backend.replay(deadLetterId: id, force: false) {
             case .replayed: notice = "replayed-1"
             case .notFound: notice = "missing"
             case .noRoute: notice = "noroute"
             case .alreadyReplaying: notice = "busy"
             case .unreadable: notice = "unreadable"
             case .notUnderstood: notice = "notunderstood"
+            case .stale: notice = "stale"
             }
         case .uiPurge:
             notice = backend.deadLetters.delete(id: id) ? "purged-1" : "missing"
@@ -138,8 +144,10 @@ extension AdminHandler {
             // Filters that do not parse must never widen a bulk replay to everything.
             notice = "badfilter"
         default:
-            // Exactly what the page showed: the search narrows the replay too.
-            notice = "replayed-\(backend.replayAll(filters.query))"
+            // What the page showed (the search narrows the replay too), less what a bulk
+            // replay leaves: quarantined letters unless filtered by reason, and stale ones.
+            let result = backend.replayAll(filters.query, force: false)
+            notice = "replayed-\(result.replayed)" + (result.stale > 0 ? "-stale-\(result.stale)" : "")
         }
         logger.info("admin page action", [("admin.action", "\(route)"), ("admin.result", notice)])
         // A replay from an event's view goes back to that view.
@@ -153,8 +161,14 @@ extension AdminHandler {
     static func notice(_ marker: String?) -> String? {
         guard let marker else { return nil }
         for (prefix, verb) in [("replayed-", "Replayed"), ("purged-", "Purged")] where marker.hasPrefix(prefix) {
-            guard let count = Int(marker.dropFirst(prefix.count)), count >= 0 else { return nil }
-            return "\(verb) \(count) dead letter\(count == 1 ? "" : "s")."
+            // `replayed-N`, or `replayed-N-stale-M` when a bulk replay left stale letters.
+            let parts = marker.dropFirst(prefix.count).split(separator: "-", omittingEmptySubsequences: false)
+            guard let count = Int(parts[0]), count >= 0 else { return nil }
+            let sentence = "\(verb) \(count) dead letter\(count == 1 ? "" : "s")."
+            guard parts.count > 1 else { return sentence }
+            guard verb == "Replayed", parts.count == 3, parts[1] == "stale", let stale = Int(parts[2]), stale > 0 else { return nil }
+            return sentence + " Left \(stale) whose notification is stale (signed before the dedupe-window); "
+                + "replay \(stale == 1 ? "it" : "them") with storerelay dlq replay --force if the destination can tell."
         }
         switch marker {
         case "missing": return "That dead letter no longer exists."
@@ -162,6 +176,8 @@ extension AdminHandler {
         case "busy": return "That dead letter is already being replayed."
         case "unreadable": return "That dead letter's event could not be read from the journal; it cannot be replayed."
         case "notunderstood": return "This StoreRelay still cannot read that notification (see its reason); replay it again after an upgrade that reads it."
+        case "stale": return "That dead letter's notification is stale (signed before the dedupe-window): a destination could not tell "
+            + "a replay from a first delivery. Replay it with storerelay dlq replay --force if it can."
         case "invalid": return "That is not a dead-letter id."
         case "badfilter": return "Those filters are not valid; nothing was replayed."
         default: return nil

@@ -10,6 +10,8 @@ struct AdminHandler: Sendable {
     let metricsContentType: String
     let sessions: AdminSessions
     let throttle: LoginThrottle
+    /// Whose failures a request counts as: the peer, or the client a trusted proxy names.
+    let clients: AdminClientAddress
     let clock: any TimeSource
     let logger: Logger
 
@@ -62,14 +64,16 @@ struct AdminHandler: Sendable {
         }
     }
 
-    /// 429 while the client is throttled, 401 without the bearer token; nil when it may go on.
+    /// Nil with the right bearer token, whatever the throttle says; else 429 while the client
+    /// is paused, 401 otherwise.
     private func apiRefusal(_ request: HTTPRequest) -> HTTPResponse? {
+        // The right token is never throttled: a pause that held it back would let anyone who
+        // shares the client's address (a proxy's, a NAT's) lock the operator out with one
+        // wrong token per pause.
+        if hasBearerToken(request) { return nil }
         if let refusal = throttled(request) { return refusal }
-        guard hasBearerToken(request) else {
-            if request.headers["Authorization"] != nil { recordFailedAuthentication(request, what: "bearer token") }
-            return .error(.unauthorized, headers: ["WWW-Authenticate": "Bearer realm=\"storerelay\""])
-        }
-        return nil
+        if request.headers["Authorization"] != nil { recordFailedAuthentication(request, what: "bearer token") }
+        return .error(.unauthorized, headers: ["WWW-Authenticate": "Bearer realm=\"storerelay\""])
     }
 
     private func logAction(_ request: HTTPRequest, _ response: HTTPResponse) {
@@ -85,8 +89,8 @@ struct AdminHandler: Sendable {
         case .listDeadLetters: api.listDeadLetters(query: request.query)
         case .deadLetter(let id): api.deadLetter(id: id)
         case .deleteDeadLetter(let id): api.delete(id: id)
-        case .replayDeadLetter(let id): api.replay(id: id)
-        case .replayMatching: api.replayMatching(body: request.body)
+        case .replayDeadLetter(let id): api.replay(id: id, query: request.query, body: request.body)
+        case .replayMatching: api.replayMatching(query: request.query, body: request.body)
         default: .error(.notFound)
         }
     }

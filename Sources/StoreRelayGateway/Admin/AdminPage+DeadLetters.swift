@@ -26,6 +26,14 @@ extension AdminPage {
         if !model.letters.isEmpty {
             out += "<form class=\"inline\" method=\"post\" action=\"/ui/replay-all\">" + returnFields(model, cursor: false)
                 + "<button>Replay all matching</button></form>"
+            // A bulk replay takes quarantined letters only when asked for by reason: say so
+            // where the button is, since the table above may show some.
+            if model.filters.reason == nil {
+                out += " <span class=\"muted\">(quarantined letters only with the reason filter quarantined or not-understood; "
+                    + "stale ones are left)</span>"
+            } else {
+                out += " <span class=\"muted\">(stale ones are left)</span>"
+            }
         }
         return out + "</p>\n"
     }
@@ -38,8 +46,8 @@ extension AdminPage {
             + option("", "any", selected: model.filters.destination == nil)
         for name in names.sorted() { out += option(name, name, selected: model.filters.destination == name) }
         out += "</select></label><label>Reason<br><select name=\"reason\">" + option("", "any", selected: model.filters.reason == nil)
-        for reason in DeadLetter.Reason.allCases {
-            out += option(reason.rawValue, reason.rawValue, selected: model.filters.reason == reason)
+        for reason in DeadLetterReasonFilter.all {
+            out += option(reason.name, reason.name, selected: model.filters.reason == reason)
         }
         out += "</select></label>"
         out += "<label>Search<br><input type=\"search\" name=\"q\" size=\"40\" value=\"\(h(model.filters.query.text ?? ""))\" "
@@ -79,7 +87,7 @@ extension AdminPage {
     private static func returnFields(_ model: Model, cursor: Bool) -> String {
         var out = hidden("csrf", model.csrfToken ?? "")
         if let destination = model.filters.destination { out += hidden("destination", destination) }
-        if let reason = model.filters.reason { out += hidden("reason", reason.rawValue) }
+        if let reason = model.filters.reason { out += hidden("reason", reason.name) }
         for (name, value) in model.filters.searchPairs(resolvedTimes: true) { out += hidden(name, value) }
         if cursor, let value = model.filters.cursor { out += hidden("cursor", value) }
         return out
@@ -89,7 +97,7 @@ extension AdminPage {
     static func filterQuery(_ filters: DeadLetterFilters, cursor: String?, notice: String? = nil) -> String {
         var pairs: [(String, String)] = []
         if let destination = filters.destination { pairs.append(("destination", destination)) }
-        if let reason = filters.reason { pairs.append(("reason", reason.rawValue)) }
+        if let reason = filters.reason { pairs.append(("reason", reason.name)) }
         pairs += filters.searchPairs()
         if let cursor { pairs.append(("cursor", cursor)) }
         if let notice { pairs.append(("done", notice)) }

@@ -27,17 +27,18 @@ public final class AdminServer: Sendable {
     ///   - sessionLifetime: how long a page login lasts.
     ///   - sessionsFile: where page sessions are kept across restarts (0600); nil keeps them
     ///     in memory only.
+    ///   - trustedProxies: peers whose `X-Forwarded-For` names the client (`trusted-proxy`).
     public init(
         backend: any AdminBackend, token: String, configuration: HTTPServerConfiguration,
         metrics: @escaping @Sendable () -> String, metricsContentType: String = AdminServer.prometheusContentType,
         logger: Logger = .disabled, clock: any TimeSource = WallClock(), sessionLifetime: Duration = .seconds(8 * 3600),
-        sessionsFile: String? = nil
+        sessionsFile: String? = nil, trustedProxies: [IPAddressRange] = []
     ) {
         precondition(!token.isEmpty, "the admin token must not be empty")
         let handler = AdminHandler(
             backend: backend, token: token, metrics: metrics, metricsContentType: metricsContentType,
             sessions: AdminSessions(clock: clock, lifetime: sessionLifetime, secret: token, file: sessionsFile, logger: logger),
-            throttle: LoginThrottle(clock: clock),
+            throttle: LoginThrottle(clock: clock), clients: AdminClientAddress(trustedProxies: trustedProxies),
             clock: clock, logger: logger)
         self.handler = handler
         let work = DispatchQueue(label: "storerelay.admin")

@@ -25,12 +25,12 @@ struct DeadLetterFilters: Equatable {
         get { query.destination }
         set { query.destination = newValue }
     }
-    var reason: DeadLetter.Reason? {
+    var reason: DeadLetterReasonFilter? {
         get { query.reason }
         set { query.reason = newValue }
     }
 
-    init(destination: String? = nil, reason: DeadLetter.Reason? = nil, limit: Int, cursor: String? = nil) {
+    init(destination: String? = nil, reason: DeadLetterReasonFilter? = nil, limit: Int, cursor: String? = nil) {
         query = DeadLetterQuery(destination: destination, reason: reason)
         self.limit = limit
         self.cursor = cursor
@@ -102,10 +102,11 @@ struct DeadLetterFilters: Equatable {
         throw Invalid(message: "\(name) takes a time such as 2026-11-20T10:15:30Z or an age such as 24h or 7d, not '\(text)'.")
     }
 
-    static func reason(_ name: String) -> DeadLetter.Reason? { DeadLetter.Reason(rawValue: name) }
+    /// A reason filter by name: a stored reason, or `not-understood`.
+    static func reason(_ name: String) -> DeadLetterReasonFilter? { DeadLetterReasonFilter(name: name) }
 
     static func reasonHelp(_ name: String) -> String {
-        "reason \"\(name)\" is not one of " + DeadLetter.Reason.allCases.map(\.rawValue).joined(separator: ", ") + "."
+        "reason \"\(name)\" is not one of " + DeadLetterReasonFilter.all.map(\.name).joined(separator: ", ") + "."
     }
 
     /// The store silently restarts from the top on a cursor it cannot read; a client that

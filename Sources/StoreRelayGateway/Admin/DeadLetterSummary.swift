@@ -1,3 +1,4 @@
+import StoreRelayDelivery
 import StoreRelayCore
 
 /// The App Store context an operator needs about one dead letter, read from its SPEC record
@@ -17,6 +18,10 @@ public struct DeadLetterSummary: Sendable, Equatable {
     public var originalTransactionId: String?
     public var attemptCount: Int
     public var lastError: String?
+
+    /// What a listing's reason filter takes, by name (`DeadLetterReasonFilter`), for the CLI,
+    /// which sees dead letters only through the API.
+    public static let reasonFilters: [String] = DeadLetterReasonFilter.all.map(\.name)
 
     public init(record: JSONValue) {
         let event = record["event"] ?? .null

@@ -1,9 +1,14 @@
 import StoreRelayCore
 
-/// Failed authentications counted per client address (a wrong token at `/login`, or a wrong
-/// bearer token): after a few, that address is refused for a while without its token even
-/// being compared, so the admin token cannot be guessed at the listener's speed. The pause
-/// doubles with each further failure, up to `maximumPause`; a success forgets the address.
+/// Failed authentications counted per client (a wrong token at `/login`, or a wrong bearer
+/// token; `AdminClientAddress` says who the client is): after a few, that client's requests
+/// without the right token are refused with 429 for a while, neither counted nor logged. The
+/// pause doubles with each further failure, up to `maximumPause`; a login forgets the client.
+///
+/// The right token is never refused (the handler compares it first): a pause must not lock
+/// the operator out because someone at the same address keeps failing. So a pause does not
+/// stop guessing; a 32-character token does. What the pause bounds is the noise: a client
+/// stuck on a wrong token gets 429 and one log line per pause, not one per request.
 final class LoginThrottle: Sendable {
     /// What one address did lately.
     private struct Record {

@@ -28,6 +28,7 @@ final class Reconciler: Sendable {
     /// Queues and last outcomes of this app and environment, shared with the reconcilers a
     /// reload builds after this one.
     let record: ReconcileRecord
+    private let limits: ReconcileLimits
     private let timer = Locked<(any DispatchSourceTimer)?>(nil)
 
     /// Apple keeps 180 days of production history and 30 of sandbox; an hour's margin keeps
@@ -38,8 +39,9 @@ final class Reconciler: Sendable {
 
     init(bundleId: String, environment: AppStoreEnvironment, api: AppStoreServerAPI, schedule: ReconcileSchedule?,
          record: ReconcileRecord, directory: String, intake: NotificationIntake, store: any NotificationStore, dedupeWindow: Duration,
-         clock: any TimeSource, logger: Logger, metrics: GatewayMetrics) {
+         clock: any TimeSource, logger: Logger, metrics: GatewayMetrics, limits: ReconcileLimits = ReconcileLimits()) {
         self.record = record
+        self.limits = limits
         self.bundleId = bundleId
         self.environment = environment
         self.api = api
@@ -144,7 +146,9 @@ final class Reconciler: Sendable {
 
     /// Every page of `query`, each stored before the next is asked for. An expired
     /// pagination token starts the window again: what was stored comes back as duplicates.
+    /// A pass that reaches `limits` first fails, its checkpoint where it was.
     private func fetchWindow(_ query: NotificationHistoryQuery, dryRun: Bool, into report: inout ReconcileReport) throws(ReconcileFailure) {
+        let deadline = report.startedAt.milliseconds + limits.maximumDuration.wholeMilliseconds
         var token: String?
         // A dry run stores nothing, so a window fetched again would count its first pages
         // as recovered twice: it remembers what it counted.
@@ -152,7 +156,7 @@ final class Reconciler: Sendable {
         while true {
             let page: NotificationHistoryPage
             do {
-                page = try api.notificationHistory(query, paginationToken: token)
+                page = try api.notificationHistory(query, paginationToken: token, deadline: deadline)
             } catch {
                 if error.isPaginationTokenExpired, report.restarts < 3 {
                     report.restarts += 1
@@ -165,6 +169,12 @@ final class Reconciler: Sendable {
             report.pages += 1
             try take(page.items, dryRun: dryRun, counted: &counted, into: &report)
             guard page.hasMore, let next = page.paginationToken else { return }
+            let elapsed = clock.now().milliseconds - report.startedAt.milliseconds
+            if report.pages >= limits.maximumPages || elapsed >= limits.maximumDuration.wholeMilliseconds {
+                throw ReconcileFailure("Apple kept answering hasMore: stopped after \(report.pages) pages in "
+                    + "\(ConfigFormat.duration(.milliseconds(elapsed / 1000 * 1000))) (at most \(limits.maximumPages) pages or "
+                    + "\(ConfigFormat.duration(limits.maximumDuration)) a pass); the checkpoint stays, so the next pass asks again")
+            }
             token = next
         }
     }
@@ -237,6 +247,18 @@ final class Reconciler: Sendable {
     func tagged(_ fields: Logger.Metadata) -> Logger.Metadata {
         [("app", bundleId), ("environment", environment.rawValue)] + fields
     }
+}
+
+/// How far one pass may go before it stops and is reported failed: an answer that says
+/// `hasMore` forever (Apple's, or a proxy's or test double's in front of it) must not hold the
+/// app's queue, nor call Apple, forever.
+struct ReconcileLimits: Sendable {
+    /// Two million notifications at Apple's 20 a page: more than 180 days of an app that
+    /// receives 10,000 a day, the longest window Apple keeps.
+    var maximumPages = 100_000
+    /// Apple allows 50 history requests a second: even 100,000 pages, each stored before the
+    /// next is asked for, take a few hours at most.
+    var maximumDuration: Duration = .seconds(6 * 3600)
 }
 
 /// Why a pass stopped, in one sentence.

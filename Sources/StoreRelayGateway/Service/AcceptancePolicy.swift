@@ -1,5 +1,4 @@
 import StoreRelayDelivery
-import StoreRelayConfig
 import StoreRelayCore
 
 /// Decides whether a genuine notification is for this gateway, or is quarantined: stored and
@@ -42,9 +41,8 @@ struct AcceptancePolicy: Sendable {
         guard let environment = facts.environment, facts.notUnderstood == nil else {
             return .quarantine(reason: Disposition.notUnderstoodPrefix + (facts.notUnderstood ?? "it names no environment"))
         }
-        if let signed = facts.signedDate, signed.milliseconds < now.milliseconds - dedupeWindow.wholeMilliseconds {
-            return .quarantine(reason: "stale: signed \(signed.iso8601), before the \(ConfigFormat.duration(dedupeWindow)) "
-                + "dedupe-window, so a replay cannot be told from a first delivery")
+        if let stale = StalenessRule(window: dedupeWindow).staleness(signed: facts.signedDate, now: now) {
+            return .quarantine(reason: stale)
         }
         if !acceptedEnvironments.contains(environment) {
             return .quarantine(reason: "environment \(environment.rawValue) is not accepted (environments "

@@ -15,10 +15,10 @@ extension Gateway: AdminBackend {
 
     public var deadLetters: any DeadLetterArchive { delivery.deadLetterArchive }
 
-    public func replay(deadLetterId: String) -> ReplayOutcome { delivery.replay(deadLetterId: deadLetterId) }
+    public func replay(deadLetterId: String, force: Bool) -> ReplayOutcome { delivery.replay(deadLetterId: deadLetterId, force: force) }
 
-    public func replayAll(_ query: DeadLetterQuery) -> Int {
-        delivery.replayAll(query)
+    public func replayAll(_ query: DeadLetterQuery, force: Bool) -> BulkReplayResult {
+        delivery.replayAll(query, force: force)
     }
 
     public var isReady: Bool { store.isWritable }
@@ -61,7 +61,7 @@ extension Gateway: AdminBackend {
         let server = AdminServer(
             backend: gateway, token: token, configuration: HTTPServerConfiguration(address: configuration.admin.description),
             metrics: { registry.render() }, metricsContentType: MetricsRegistry.contentType, logger: logger,
-            sessionsFile: configuration.dataDirectory + "/admin.sessions")
+            sessionsFile: configuration.dataDirectory + "/admin.sessions", trustedProxies: configuration.trustedProxies)
         let port: Int
         do {
             port = try server.start()

@@ -53,6 +53,7 @@ extension Gateway {
         if old.tls != new.tls { changed.append("tls") }
         if old.admin != new.admin { changed.append("admin") }
         if old.adminToken != new.adminToken { changed.append("admin-token") }
+        if old.trustedProxies != new.trustedProxies { changed.append("trusted-proxy") }
         if old.dataDirectory != new.dataDirectory { changed.append("data") }
         if old.maxBodySize != new.maxBodySize { changed.append("max-body") }
         if old.readTimeout != new.readTimeout { changed.append("read-timeout") }
