@@ -15,7 +15,9 @@ public enum V1Body {
         return cleaned == value ? body : cleaned.serializedBytes()
     }
 
-    private static func withoutPasswords(_ value: JSONValue) -> JSONValue {
+    /// `value` without any `password` member at any depth: what of a V1 body may be copied
+    /// into an event (its `extra`) as well as what may be forwarded whole.
+    static func withoutPasswords(_ value: JSONValue) -> JSONValue {
         switch value {
         case .object(let object):
             return .object(JSONObject(object.members.filter { $0.key != "password" }

@@ -41,7 +41,8 @@ extension V1Notification {
     /// The top-level members the event has no key for (`auto_renew_status_change_date_ms`,
     /// `expiration_intent`, what Apple adds later), shaped as Apple sent them, as V2's
     /// unknown members are: nothing Apple sent is lost. The deprecated receipt objects count
-    /// as carried when the transaction was read from them; `password` is never copied.
+    /// as carried when the transaction was read from them; `password` is never copied, at
+    /// any depth (the shared secret may be echoed anywhere Apple or a proxy put it).
     private func unmapped() -> JSONValue {
         var carried: Set<String> = ["notification_type", "password", "environment", "bid", "bvrs",
                                     "unified_receipt", "original_transaction_id"]
@@ -49,7 +50,7 @@ extension V1Notification {
             carried.formUnion(["latest_receipt_info", "latest_expired_receipt_info"])
         }
         let extra = body.members.filter { !carried.contains($0.key) }
-        return extra.isEmpty ? .null : .object(JSONObject(extra))
+        return extra.isEmpty ? .null : V1Body.withoutPasswords(.object(JSONObject(extra)))
     }
 
     /// Whether the latest purchase upgraded the subscription: Apple then marks the transaction
