@@ -10,7 +10,9 @@ extension GatewayConfiguration {
         out.append("  public  \(listen)  \(tlsText)")
         out.append("  admin   \(admin)  token \(adminToken == nil ? "generated at start into \(dataDirectory)/admin.token" : "<set>")")
         out.append("  max-body \(ConfigFormat.size(maxBodySize)), read-timeout \(ConfigFormat.duration(readTimeout)), idle-timeout \(ConfigFormat.duration(idleTimeout))")
-        out.append("  max-connections \(maxConnections), max-connections-per-address \(maxConnectionsPerAddress)")
+        let rate = minBodyRate == 0 ? "0 (off)" : "\(ConfigFormat.size(minBodyRate))/s"
+        out.append("  header-timeout \(ConfigFormat.duration(headerTimeout)), min-body-rate \(rate)")
+        out.append("  max-connections \(maxConnections), max-connections-per-address \(maxConnectionsPerAddress) (IPv6: per /64)")
         out.append("  dedupe-window \(ConfigFormat.duration(dedupeWindow)), shutdown-grace \(ConfigFormat.duration(shutdownGrace)), recent-events \(recentEvents)")
         out.append("")
         out.append("Paths")
