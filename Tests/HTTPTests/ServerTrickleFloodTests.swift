@@ -61,7 +61,7 @@ struct ServerTrickleFloodTests {
         // and came back.
         #expect(counts.closedByServer >= 1_000, "\(counts)")
         #expect(counts.connected >= Self.sources.count * Self.perSource + 1_000, "\(counts)")
-        #expect(answered >= 10, "only \(answered) genuine requests in 5 s (slowest \(slowest) s)")
+        #expect(answered >= 3, "only \(answered) genuine requests in 5 s (slowest \(slowest) s)")
     }
 }
 

@@ -8,17 +8,18 @@ import Dispatch
 /// - At `maxPerClient` a client's newcomer takes the place of that client's oldest idle
 ///   connection, or is refused: refusing costs less than a new connection taking the place
 ///   of one of its own that is still sending.
-/// - At `maxConnections` the heaviest client gives way: if it holds at least two connections
-///   more than the newcomer's client, its slowest connection (the earliest
-///   `ConnectionStanding`, idle or still sending its request) is shed for the newcomer (the
-///   next heaviest's, if every connection of the heaviest owes an answer; of equally heavy
-///   clients, the earliest standing of all). So
-///   tricklers from a few clients, however fast they re-open what is shed, cannot keep out a
-///   client holding fewer; and "two more" keeps two clients from shedding each other in
-///   turn. Otherwise the newcomer takes the place of its own client's oldest idle connection;
-///   a client's first connection takes the slowest of the heaviest's (every client then holds
-///   one: a crowd of single-connection clients is weighed by standing alone); else it is
-///   refused. A connection owing an answer never gives way.
+/// - At `maxConnections` the heaviest client gives way, if it holds at least two connections
+///   more than the newcomer's client: its slowest connection (the earliest
+///   `ConnectionStanding`, idle or still sending its request) is shed for the newcomer. Of
+///   equally heavy clients, the earliest standing of all goes; a client whose connections
+///   all owe answers is passed over for the next heaviest. So tricklers from a few clients,
+///   however fast they re-open what is shed, cannot keep out a client holding fewer; and
+///   "two more" keeps two clients from shedding each other in turn.
+/// - Otherwise the newcomer takes the place of its own client's oldest idle connection. A
+///   client's first connection takes the slowest of the heaviest's even when every client
+///   holds one (a crowd of single-connection clients is weighed by standing alone). Else it
+///   is refused.
+/// - A connection owing an answer never gives way.
 struct ConnectionLimits {
     /// What to do with a newcomer.
     enum Decision: Equatable {
@@ -102,9 +103,7 @@ struct ConnectionLimits {
     /// Open connections of `client`, not counting those leaving.
     func count(of client: String) -> Int {
         guard let ids = clients[client] else { return 0 }
-        return leaving.count < ids.count
-            ? ids.count - leaving.reduce(0) { $0 + (ids.contains($1) ? 1 : 0) }
-            : ids.subtracting(leaving).count
+        return ids.count - leaving.reduce(0) { $0 + (ids.contains($1) ? 1 : 0) }
     }
 
     private mutating func shed(_ id: Int, idleOnly: Bool) -> Decision {

@@ -51,10 +51,13 @@ extension HTTPConnection {
             switch event {
             case nil:
                 // Waiting on the peer: the read timeout runs from the request's first byte,
-                // the minimum body rate from the end of its head.
+                // the minimum body rate from the end of its head, once no earlier answer is
+                // owed (a `100 Continue` the client waits for goes out only then).
                 if parser.hasPartialRequest {
                     if times.requestStarted == nil { times.requestStarted = .now() }
-                    if parser.isReceivingBody && times.bodyStarted == nil { times.bodyStarted = .now() }
+                    if parser.isReceivingBody && times.bodyStarted == nil && machine.answers.allAnswered {
+                        times.bodyStarted = .now()
+                    }
                 } else {
                     times.requestStarted = nil
                     times.bodyStarted = nil
