@@ -58,12 +58,12 @@ public struct HTTPServerConfiguration: Sendable {
     /// before closing, so the peer reads the response instead of a TCP reset.
     public var lingerTimeout: Duration = .seconds(2)
 
-    /// Open connections allowed at once. At the cap a new connection takes the place of the
-    /// one that has made the least progress (see `HTTPServer`): an idle one, or one still
-    /// sending its request, from the client holding the most connections; it is closed at
-    /// once. A connection whose request is whole and being answered is never closed for
-    /// this: with every connection in that state the server stops accepting (new connections
-    /// wait in the kernel backlog) and looks again every `acceptBackoff`.
+    /// Open connections allowed at once. At the cap a new connection takes the place of one
+    /// that has made little progress (idle, or still sending its request), preferably of the
+    /// client holding the most connections, which is closed at once; or it is refused (see
+    /// `ConnectionLimits`). A connection whose request is whole and being answered is never
+    /// closed for this: with every connection in that state the server stops accepting (new
+    /// connections wait in the kernel backlog) and looks again every `acceptBackoff`.
     public var maxConnections: Int = 1024
 
     /// Open connections allowed from one client: one IPv4 address, or one IPv6 /64
