@@ -13,7 +13,9 @@ extension GatewayConfiguration {
             out.append("  trusted-proxy \(trustedProxies.map(\.description).joined(separator: " ")) (X-Forwarded-For names the admin client)")
         }
         out.append("  max-body \(ConfigFormat.size(maxBodySize)), read-timeout \(ConfigFormat.duration(readTimeout)), idle-timeout \(ConfigFormat.duration(idleTimeout))")
-        out.append("  max-connections \(maxConnections), max-connections-per-address \(maxConnectionsPerAddress)")
+        let rate = minBodyRate == 0 ? "0 (off)" : "\(ConfigFormat.size(minBodyRate))/s"
+        out.append("  header-timeout \(ConfigFormat.duration(headerTimeout)), min-body-rate \(rate)")
+        out.append("  max-connections \(maxConnections), max-connections-per-address \(maxConnectionsPerAddress) (IPv6: per /64)")
         out.append("  dedupe-window \(ConfigFormat.duration(dedupeWindow)), shutdown-grace \(ConfigFormat.duration(shutdownGrace)), recent-events \(recentEvents)")
         out.append("")
         out.append("Paths")

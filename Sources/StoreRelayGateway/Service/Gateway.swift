@@ -87,6 +87,8 @@ public final class Gateway: Sendable {
         var serverConfiguration = HTTPServerConfiguration(address: configuration.listen.description)
         serverConfiguration.maxBodyBytes = configuration.maxBodySize
         serverConfiguration.readTimeout = configuration.readTimeout
+        serverConfiguration.headerTimeout = configuration.headerTimeout
+        serverConfiguration.minBodyRate = configuration.minBodyRate
         serverConfiguration.idleTimeout = configuration.idleTimeout
         serverConfiguration.maxConnections = configuration.maxConnections
         serverConfiguration.maxConnectionsPerAddress = configuration.maxConnectionsPerAddress
