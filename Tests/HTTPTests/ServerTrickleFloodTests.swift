@@ -64,24 +64,3 @@ struct ServerTrickleFloodTests {
         #expect(answered >= 3, "only \(answered) genuine requests in 5 s (slowest \(slowest) s)")
     }
 }
-
-/// The process's open-file limit, for tests that open thousands of sockets.
-enum DescriptorLimit {
-    /// Raises the soft limit towards the hard one if it is below `needed`; says whether
-    /// `needed` descriptors are now allowed.
-    static func raise(toAtLeast needed: Int) -> Bool {
-        var limit = rlimit()
-        guard getrlimit(RLIMIT_NOFILE_RESOURCE, &limit) == 0 else { return false }
-        if limit.rlim_cur < rlim_t(needed) {
-            limit.rlim_cur = min(rlim_t(needed) * 2, limit.rlim_max)
-            guard setrlimit(RLIMIT_NOFILE_RESOURCE, &limit) == 0 else { return false }
-        }
-        return limit.rlim_cur >= rlim_t(needed)
-    }
-}
-
-#if canImport(Glibc)
-private let RLIMIT_NOFILE_RESOURCE = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
-#else
-private let RLIMIT_NOFILE_RESOURCE = RLIMIT_NOFILE
-#endif
