@@ -11,6 +11,12 @@ extension RedisServerProcess {
     /// `-ERR ...`, an integer in decimal, an array's elements one per line.
     @discardableResult
     public func command(_ arguments: String...) throws -> String {
+        try commands([arguments])[0]
+    }
+
+    /// Sends each command once the previous one has answered, all on one connection (as
+    /// WAITAOF needs: it waits for its own connection's writes); returns the replies.
+    public func commands(_ commands: [[String]]) throws -> [String] {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw RedisServerError("socket() failed") }
         defer { close(fd) }
@@ -25,28 +31,42 @@ extension RedisServerProcess {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
         guard connected == 0 else { throw RedisServerError("cannot connect to port \(port)") }
-        var request = Array("*\(arguments.count)\r\n".utf8)
-        for argument in arguments {
-            request += Array("$\(argument.utf8.count)\r\n\(argument)\r\n".utf8)
+        var replies: [String] = []
+        for arguments in commands {
+            var request = Array("*\(arguments.count)\r\n".utf8)
+            for argument in arguments {
+                request += Array("$\(argument.utf8.count)\r\n\(argument)\r\n".utf8)
+            }
+            guard write(fd, request, request.count) == request.count else { throw RedisServerError("cannot send \(arguments[0])") }
+            var received: [UInt8] = []
+            var buffer = [UInt8](repeating: 0, count: 16 * 1024)
+            while true {
+                var reader = ReplyReader(bytes: received)
+                if let reply = reader.reply() {
+                    replies.append(reply)
+                    break
+                }
+                let count = read(fd, &buffer, buffer.count)
+                guard count > 0 else { throw RedisServerError("no reply to \(arguments[0]) from port \(port)") }
+                received += buffer[..<count]
+            }
         }
-        guard write(fd, request, request.count) == request.count else { throw RedisServerError("cannot send \(arguments[0])") }
-        var received: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 16 * 1024)
-        while true {
-            var reader = ReplyReader(bytes: received)
-            if let reply = reader.reply() { return reply }
-            let count = read(fd, &buffer, buffer.count)
-            guard count > 0 else { throw RedisServerError("no reply to \(arguments[0]) from port \(port)") }
-            received += buffer[..<count]
-        }
+        return replies
     }
 
-    /// Waits until this primary lists `count` replicas as online (their initial sync done).
-    public func waitForReplicas(_ count: Int, timeout: Double = 20) -> Bool {
+    /// Waits until this primary lists `count` replicas as online (their initial sync done)
+    /// and, with `appendOnly` (WAITAOF: Valkey, Redis 7.2), until a write reaches their
+    /// append-only files (a replica rewrites its file after a full sync, and reports none
+    /// until then).
+    public func waitForReplicas(_ count: Int, appendOnly: Bool = false, timeout: Double = 20) -> Bool {
         pollUntil(timeout: timeout, interval: 0.05) {
             let info = (try? command("INFO", "replication")) ?? ""
             // Lines end in "\r\n", one Character to Swift: split on newlines, not on "\n".
-            return info.split(whereSeparator: \.isNewline).filter { $0.hasPrefix("slave") && $0.contains("state=online") }.count >= count
+            let online = info.split(whereSeparator: \.isNewline).filter { $0.hasPrefix("slave") && $0.contains("state=online") }
+            guard online.count >= count else { return false }
+            guard appendOnly else { return true }
+            let waited = try? commands([["SET", "storerelay-test:replicated", "1"], ["WAITAOF", "1", String(count), "1500"]])
+            return waited?.last == "1\n\(count)"
         }
     }
 }
