@@ -113,10 +113,13 @@ struct ClusterDurabilityTests {
             $0["level"]?.stringValue == "error" && "\($0)".contains("\(setting.name) \(setting.lax)")
         }
         #expect(line != nil, "no log line names \(setting.name) \(setting.lax)")
+        let problem = instance.status?["cluster"]?["durabilityProblem"]?.stringValue ?? ""
+        #expect(problem.contains("\(setting.name) \(setting.lax)"), "/api/status: \(problem)")
 
         #expect(try server.command("CONFIG", "SET", setting.name, setting.durable) == "OK")
         #expect(pollUntil(timeout: 6) { instance.readiness == 200 }, "/readyz did not come back")
         #expect(try post(instance, UUID().uuidString.lowercased()).status == 200)
+        #expect(instance.status?["cluster"]?["durabilityProblem"]?.isNull == true)
     }
 
     // MARK: Readiness
