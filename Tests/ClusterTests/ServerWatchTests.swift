@@ -70,7 +70,9 @@ struct ServerWatchTests {
         // Logged at the watch's next tick (a silence shorter than one goes unlogged).
         Thread.sleep(forTimeInterval: 0.4)
         server.resume()
-        #expect(noticed && elapsed < 1.0, "silent after \(elapsed) s")
+        // By design at most 0.9 s (a probe every 200 ms, silent 700 ms after one); the rest
+        // is slack for a busy machine.
+        #expect(noticed && elapsed < 1.2, "silent after \(elapsed) s")
         #expect(pollUntil(timeout: 5) { watch.isAnswering }, "answering again")
         #expect(pollUntil(timeout: 2) { log.contains("cluster server silent") && log.contains("answering again") }, "\(log.lines.current)")
     }
