@@ -42,6 +42,9 @@ public struct ClusterKeys: Sendable, Hashable {
     public func replaying(_ letterId: String) -> String { Self.prefix + "replaying:" + letterId }
     /// `lease:<name>`: held by one instance at a time (reconciliation with Apple).
     public func lease(_ name: String) -> String { Self.prefix + "lease:" + name }
+    /// `replication-fence`: written in the pipeline before each `WAITAOF`, so the wait covers
+    /// every write the server made before it, another instance's included (`ReplicaWait`).
+    public var replicationFence: String { Self.prefix + "replication-fence" }
     /// The consumer group every instance joins on every destination's stream.
     public static let group = "storerelay"
 }

@@ -30,7 +30,7 @@ extension GatewayConfiguration {
         if let cluster {
             out.append("Cluster mode: \(cluster.url) (password never shown)\(cluster.caFile.map { ", ca-file \($0)" } ?? "")")
             out.append("  instance-id \(cluster.instanceId ?? "<hostname-pid at start>"), dedupe-window \(ConfigFormat.duration(cluster.dedupeWindow)), claim-after \(ConfigFormat.duration(cluster.claimAfter))")
-            out.append("  wait-replicas \(cluster.waitReplicas), wait-timeout \(ConfigFormat.duration(cluster.waitTimeout)), require-aof \(cluster.requireAOF ? "yes" : "no")")
+            out.append("  wait-replicas \(cluster.waitReplicas), wait-timeout \(ConfigFormat.duration(cluster.waitTimeout)), require-aof \(cluster.requireAOF ? "yes" : "no"), require-noeviction \(cluster.requireNoEviction ? "yes" : "no")")
         } else {
             out.append("Single-node mode: the journal in \(dataDirectory)/journal")
         }

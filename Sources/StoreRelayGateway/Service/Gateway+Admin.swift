@@ -23,7 +23,14 @@ extension Gateway: AdminBackend {
 
     public var isReady: Bool { store.isWritable }
 
-    public var clusterStatus: JSONValue? { cluster.map { $0.delivery.statusJSON($0.configuration) } }
+    public var clusterStatus: JSONValue? {
+        guard let cluster, case .object(var status) = cluster.delivery.statusJSON(cluster.configuration) else { return nil }
+        // What the watch saw last: whether the server answers in time, and why it is not
+        // durable (nil when it is).
+        status["answering"] = .bool(cluster.watch.isAnswering)
+        status["durabilityProblem"] = .string(cluster.watch.durabilityRefusal)
+        return .object(status)
+    }
 
     public var reconciliations: [JSONValue] {
         reconcilers.current.map { reconciler in

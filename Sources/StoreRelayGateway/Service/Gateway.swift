@@ -150,6 +150,7 @@ public final class Gateway: Sendable {
                     logger.info("stopped")
                     completion()
                 }
+                cluster?.watch.stop()
                 cluster?.client.shutdown()
                 if let journal { journal.close(completion: stopped) } else { stopped() }
             }
