@@ -136,7 +136,14 @@ extension HTTPConnection {
     /// Writes as much output as the socket takes; waits for writability for the rest.
     func flush() {
         guard machine.isAnswering else { return }
+        // Idle from when its last answer went out, not from any later call that found
+        // nothing to write (a writable event): shedding takes the longest idle first.
+        let hadOutput = !output.isFlushed
         while !output.isFlushed {
+            // Taken before the bytes leave: the peer cannot have them sooner, so connections
+            // go idle in the order their answers went out, even if this thread is preempted
+            // right after the write.
+            let writing = DispatchTime.now()
             var result = TransportResult.transferred(0)
             output.write { pending in
                 result = transport.write(pending)
@@ -145,7 +152,7 @@ extension HTTPConnection {
             }
             switch result {
             case .transferred:
-                times.lastWriteProgress = .now()
+                times.lastWriteProgress = writing
             case .wouldBlock:
                 resumeWriting()
                 return
@@ -155,7 +162,7 @@ extension HTTPConnection {
         }
         if !readWantsWrite { channel?.setWriting(false) }
         let action = machine.outputFlushed(lingerUntil: DispatchTime.now().advanced(by: configuration.lingerTimeout))
-        if action == .none && machine.answers.allAnswered { times.idleSince = .now() }
+        if action == .none && machine.answers.allAnswered && hadOutput { times.idleSince = times.lastWriteProgress }
         perform(action)
     }
 
