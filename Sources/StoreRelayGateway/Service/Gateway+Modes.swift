@@ -121,7 +121,7 @@ extension Gateway {
         delivery.start()
         let acknowledgement = ClusterAcknowledgement(
             client: client, dedupeWindow: cluster.dedupeWindow, recentEvents: configuration.recentEvents,
-            waitReplicas: cluster.waitReplicas, waitTimeout: cluster.waitTimeout, clock: clock)
+            waitReplicas: cluster.waitReplicas, waitTimeout: cluster.waitTimeout, seal: delivery.seal, clock: clock)
         metrics.observe(cluster: delivery, client: client)
         logger.info("cluster mode", [("cluster.url", cluster.url.description), ("instance.id", instanceId),
                                      ("connected", client.isConnected ? "yes" : "not yet")])
