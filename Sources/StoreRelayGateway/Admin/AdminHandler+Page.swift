@@ -97,7 +97,7 @@ extension AdminHandler {
             deadLetterCounts: backend.deadLetters.countsByDestination, letters: listing.items.map(\.json),
             nextCursor: listing.nextCursor, filters: filters, csrfToken: csrfToken,
             notice: Self.notice(FormEncoding.value("done", in: request.query)), now: clock.now(),
-            reconciliations: backend.reconciliations)
+            reconciliations: backend.reconciliations, alerts: backend.alerts)
         return html(200, AdminPage.render(model))
     }
 

@@ -23,7 +23,18 @@ extension Gateway: AdminBackend {
 
     public var isReady: Bool { store.isWritable }
 
-    public var clusterStatus: JSONValue? { cluster.map { $0.delivery.statusJSON($0.configuration) } }
+    public var clusterStatus: JSONValue? {
+        guard let cluster, case .object(var status) = cluster.delivery.statusJSON(cluster.configuration) else { return nil }
+        let seal = cluster.delivery.seal
+        status["integrity"] = .string(!seal.isOn ? "off" : cluster.configuration.acceptsUnsealed ? "sealed, unsealed accepted" : "sealed")
+        let epoch = cluster.epoch.current
+        status["epoch"] = .string(epoch.epoch)
+        status["epochSeen"] = .string(epoch.lastSeen?.iso8601)
+        status["resets"] = serverResets.json
+        return .object(status)
+    }
+
+    public var alerts: [String] { serverResets.alerts }
 
     public var reconciliations: [JSONValue] {
         reconcilers.current.map { reconciler in
