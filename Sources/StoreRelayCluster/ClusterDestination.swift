@@ -250,16 +250,17 @@ final class ClusterDestination: @unchecked Sendable {
                                     attempts: [], createdAt: now)
             return settle(entry, job: nil, letter: letter, phase: .deadLettered, now: now)
         }
-        guard case .intact(let bytes) = seal.open(record, .event, entry.eventId) else {
-            return tampered(entry, .event, "the event's record " + (seal.open(record, .event, entry.eventId).failure ?? ""), now: now)
-        }
+        let opened = seal.open(record, .event, entry.eventId)
+        guard case .intact(let bytes) = opened else { return tampered(entry, .event, "the event's record " + (opened.failure ?? ""), now: now) }
         guard let notification = StoredNotification(decoding: bytes) else {
             let letter = DeadLetter(unreadableEventId: entry.eventId, destination: name,
                                     detail: "the event's record on the cluster server is unreadable", attempts: [], createdAt: now)
             return settle(entry, job: nil, letter: letter, phase: .deadLettered, now: now)
         }
         // A genuine record queued where no instance routed it (copied onto another stream).
-        guard notification.disposition == .accept, notification.destinations.contains(name) else {
+        // Checked with a key only: instances of versions before it wrote a replay's record
+        // with the replayed destinations alone.
+        guard !seal.isOn || (notification.disposition == .accept && notification.destinations.contains(name)) else {
             return tampered(entry, .event, "the event is not routed to this destination", now: now)
         }
         var saved = ClusterProgress(budgetStart: notification.receivedAt)
