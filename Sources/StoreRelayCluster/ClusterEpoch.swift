@@ -65,6 +65,8 @@ public final class ClusterEpoch: @unchecked Sendable {
     private let stateFile: ClusterEpochFile?
     private let logger: Logger
     private let work = DispatchQueue(label: "storerelay.cluster.epoch", target: .deliveryWork)
+    /// The state file's writes (fsync) block: their own queue, never `work`'s pool.
+    private let files = DispatchQueue(label: "storerelay.cluster.epoch.file")
 
     // Confined to `work`.
     private var known: String?
@@ -174,12 +176,14 @@ public final class ClusterEpoch: @unchecked Sendable {
 
     private func save(_ now: Timestamp) {
         guard let stateFile, let known else { return }
-        do {
-            try stateFile.save(epoch: known, lastSeen: now)
-            lastSaved = now
-        } catch {
-            logger.warning("cluster epoch not saved; a loss of the server's data while this instance is down may go unnoticed",
-                           [("path", stateFile.path), ("error", "\(error)")])
+        lastSaved = now
+        files.async { [logger] in
+            do {
+                try stateFile.save(epoch: known, lastSeen: now)
+            } catch {
+                logger.warning("cluster epoch not saved; a loss of the server's data while this instance is down may go unnoticed",
+                               [("path", stateFile.path), ("error", "\(error)")])
+            }
         }
     }
 }

@@ -109,6 +109,7 @@ struct ClusterEpochTests {
         var watch: Watch? = Watch(client, stateFile: file)
         let epoch = try #require(watch?.waitForEpoch())
         let lastSeen = try #require(watch?.epoch.current.lastSeen)
+        #expect(pollUntil(timeout: 5, interval: 0.01) { FileManager.default.fileExists(atPath: file) })
         watch = nil
         // Down, and meanwhile the server lost everything.
         #expect(reply(client, "FLUSHALL")?.string == "OK")
