@@ -128,7 +128,7 @@ struct ClusterIntegrityEndToEndTests {
             #expect(reset["unrecoverable"]?.arrayValue?.first?.stringValue?.contains("version 1") == true)
             // Asked from one overlap (2h) before the last moment the old epoch was seen.
             let asked = fake.historyRequests.dropFirst(historyBefore).compactMap { $0["body"]?["startDate"]?.int64Value }
-            #expect(asked.contains { $0 <= lost.milliseconds - 7_200_000 && $0 > lost.milliseconds - 7_200_000 - 5_000 }, "\(asked) vs \(lost.milliseconds)")
+            #expect(asked.contains { $0 <= lost.milliseconds - 7_200_000 && $0 > lost.milliseconds - 7_200_000 - 10_000 }, "\(asked) vs \(lost.milliseconds)")
             // Each is on the server again, recovered, and waiting for its delivery.
             for item in items {
                 let event = instance.fetch("/api/events/\(item.uuid)")
