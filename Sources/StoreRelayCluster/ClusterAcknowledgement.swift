@@ -6,8 +6,8 @@ import StoreRelayCore
 /// with the dedupe window), stores the record once, and enqueues the id on every routed
 /// destination's stream, or writes its dead letter (`unrouted`, `quarantined`). Apple's 200
 /// waits for its reply, and, with `waitReplicas`, for `WAITAOF` to report the write on that
-/// many replicas' append-only files. Any failure, timeout or shortfall is `.unavailable`:
-/// 503, never 200.
+/// many replicas' append-only files; so does a duplicate's (`ReplicaWait`). Any failure,
+/// timeout or shortfall is `.unavailable`: 503, never 200.
 public final class ClusterAcknowledgement: Sendable {
     public enum Outcome: Sendable, Equatable {
         case stored
@@ -50,8 +50,7 @@ public final class ClusterAcknowledgement: Sendable {
     private let seal: ClusterSeal
     private let dedupeWindowSeconds: Int64
     private let recentEvents: Int
-    private let waitReplicas: Int
-    private let waitTimeout: Duration
+    private let replicaWait: ReplicaWait
     private let clock: any TimeSource
 
     public init(client: RedisClient, keys: ClusterKeys = ClusterKeys(), dedupeWindow: Duration, recentEvents: Int = 2_000,
@@ -61,8 +60,7 @@ public final class ClusterAcknowledgement: Sendable {
         self.seal = seal
         dedupeWindowSeconds = max(1, dedupeWindow.wholeMilliseconds / 1000)
         self.recentEvents = max(1, recentEvents)
-        self.waitReplicas = waitReplicas
-        self.waitTimeout = waitTimeout
+        replicaWait = ReplicaWait(client: client, fence: keys.replicationFence, replicas: waitReplicas, timeout: waitTimeout)
         self.clock = clock
     }
 
@@ -90,17 +88,16 @@ public final class ClusterAcknowledgement: Sendable {
             Array((letter?.id ?? "").utf8), letter.map { seal.seal($0.json.serializedBytes(), .letter, $0.id) } ?? [],
             letter.map { DeadLetterEntry($0).json.serializedBytes() } ?? [],
         ]
-        client.evaluate(Self.script, keys: [keys.seen(id), keys.event(id), keys.state(id)] + streams, arguments: arguments) { [self] result in
+        let scriptKeys = [keys.seen(id), keys.event(id), keys.state(id)] + streams
+        replicaWait.evaluate(Self.script, keys: scriptKeys, arguments: arguments) { result, shortfall in
             switch result {
             case .failure(let error):
                 completion(.unavailable("the cluster server did not acknowledge it: \(error.message)"))
             case .success(let reply) where reply.errorKind != nil:
                 completion(.unavailable("the cluster server refused it: \(reply.description)"))
-            case .success(let reply) where reply.string == "duplicate":
-                completion(.duplicate)
-            case .success(let reply) where reply.string == "stored":
-                guard waitReplicas > 0 else { return completion(.stored) }
-                waitForReplicas(completion)
+            case .success(let reply) where reply.string == "duplicate" || reply.string == "stored":
+                if let shortfall { return completion(.unavailable(shortfall)) }
+                completion(reply.string == "stored" ? .stored : .duplicate)
             case .success(let reply):
                 completion(.unavailable("the cluster server answered the acknowledgement with \(reply.description)"))
             }
@@ -111,28 +108,6 @@ public final class ClusterAcknowledgement: Sendable {
     public func contains(id: String, completion: @escaping @Sendable (Result<Bool, RedisError>) -> Void) {
         client.send(RESPCommand("EXISTS", keys.seen(id))) { result in
             completion(result.map { $0.integer == 1 })
-        }
-    }
-
-    /// `WAITAOF 1 N timeout`: the write is in this server's append-only file and in `N`
-    /// replicas' (Redis ≥ 7.2, Valkey). Short of that, the notification is not acknowledged;
-    /// Apple retries it, and the retry is a duplicate that waits again.
-    private func waitForReplicas(_ completion: @escaping @Sendable (Outcome) -> Void) {
-        let command = RESPCommand("WAITAOF", "1", String(waitReplicas), String(max(1, waitTimeout.wholeMilliseconds)))
-        client.send(command) { [waitReplicas] result in
-            switch result {
-            case .failure(let error):
-                completion(.unavailable("WAITAOF failed: \(error.message)"))
-            case .success(let reply):
-                if let error = reply.errorKind {
-                    return completion(.unavailable("the server cannot WAITAOF (\(error)): wait-replicas needs Redis 7.2 or Valkey"))
-                }
-                let counts = reply.elements?.compactMap(\.integer) ?? []
-                guard counts.count == 2, counts[0] >= 1, counts[1] >= Int64(waitReplicas) else {
-                    return completion(.unavailable("WAITAOF reached \(counts.last ?? 0) of \(waitReplicas) replicas in time"))
-                }
-                completion(.stored)
-            }
         }
     }
 }

@@ -317,12 +317,13 @@ extension ClusterDelivery {
     /// What `/api/status` shows of cluster mode: this instance, the live ones, the server and
     /// its durability settings (waits for the server: admin only).
     public func statusJSON(_ cluster: ClusterConfiguration) -> JSONValue {
-        let replies = client.waitForReplies(ServerDurability.checks)
+        let names = ServerDurability.settingNames
+        let replies = client.waitForReplies(names.map { RESPCommand("CONFIG", "GET", $0) })
         var durability: [(String, JSONValue)] = []
-        for (reply, name) in zip(replies, ["appendonly", "appendfsync"]) {
+        for (reply, name) in zip(replies, names) {
             switch reply {
             case .success(let value) where value.errorKind == nil:
-                durability.append((name, .string(value.elements.flatMap { $0.count == 2 ? $0[1].string : nil })))
+                durability.append((name, .string(ServerDurability.value(value))))
             case .success(let value):
                 durability.append((name, .string("unknown: \(value.description)")))
             case .failure(let error):
@@ -340,6 +341,8 @@ extension ClusterDelivery {
             "instances": .array(instances),
             "durability": .object(JSONObject(durability)),
             "requireAof": .bool(cluster.requireAOF),
+            "requireNoeviction": .bool(cluster.requireNoEviction),
+            "warnings": .array(cluster.warnings.map { .string($0) }),
             "waitReplicas": .integer(Int64(cluster.waitReplicas)),
         ]
     }

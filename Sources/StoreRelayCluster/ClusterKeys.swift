@@ -48,6 +48,9 @@ public struct ClusterKeys: Sendable, Hashable {
     /// `epoch-clock`: incremented by every instance's epoch check; lower than an instance
     /// saw before, the server lost writes.
     public var epochClock: String { Self.prefix + "epoch-clock" }
+    /// `replication-fence`: written in the pipeline before each `WAITAOF`, so the wait covers
+    /// every write the server made before it, another instance's included (`ReplicaWait`).
+    public var replicationFence: String { Self.prefix + "replication-fence" }
     /// The consumer group every instance joins on every destination's stream.
     public static let group = "storerelay"
 }

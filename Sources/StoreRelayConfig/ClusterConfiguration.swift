@@ -25,6 +25,9 @@ public struct ClusterConfiguration: Sendable, Hashable {
     public var waitTimeout: Duration
     /// `require-aof`: refuse a server that is not `appendonly yes` + `appendfsync always`.
     public var requireAOF: Bool
+    /// `require-noeviction`: refuse a server whose `maxmemory-policy` is not `noeviction`
+    /// (any other policy may drop acknowledged events, dead letters or dedupe markers).
+    public var requireNoEviction: Bool
     /// `cluster-key KEY [PREVIOUS-KEY] [unsealed]`: the keys records on the server are sealed
     /// with (the first) and checked against (any); empty: records are neither sealed nor
     /// checked, and the start warns.
@@ -37,7 +40,7 @@ public struct ClusterConfiguration: Sendable, Hashable {
 
     public init(url: RedisURL, caFile: String? = nil, instanceId: String? = nil, dedupeWindow: Duration = defaultDedupeWindow,
                 claimAfter: Duration = defaultClaimAfter, waitReplicas: Int = 0, waitTimeout: Duration = defaultWaitTimeout,
-                requireAOF: Bool = true) {
+                requireAOF: Bool = true, requireNoEviction: Bool = true) {
         self.url = url
         self.caFile = caFile
         self.instanceId = instanceId
@@ -46,5 +49,6 @@ public struct ClusterConfiguration: Sendable, Hashable {
         self.waitReplicas = waitReplicas
         self.waitTimeout = waitTimeout
         self.requireAOF = requireAOF
+        self.requireNoEviction = requireNoEviction
     }
 }

@@ -5,7 +5,7 @@ import StoreRelayCore
 extension ConfigParser {
     static let clusterOptions = [
         "ca-file", "instance-id", "dedupe-window", "claim-after", "wait-replicas", "wait-timeout", "require-aof",
-        "cluster-key",
+        "require-noeviction", "cluster-key",
     ]
 
     mutating func beginCluster(_ head: ConfigToken, _ arguments: [ConfigToken], opener: ConfigToken?) {
@@ -64,6 +64,9 @@ extension ConfigParser {
         case "wait-timeout":
             guard arity(head, arguments, 1...1, "wait-timeout DURATION") else { return }
             if let timeout = value(arguments[0], "wait-timeout", Self.positiveDuration) { options.waitTimeout = timeout }
+        case "require-noeviction":
+            guard arity(head, arguments, 1...1, "require-noeviction yes|no") else { return }
+            if let required = value(arguments[0], "require-noeviction", ConfigValue.boolean) { options.requireNoEviction = required }
         default:
             guard arity(head, arguments, 1...1, "require-aof yes|no") else { return }
             if let required = value(arguments[0], "require-aof", ConfigValue.boolean) { options.requireAOF = required }

@@ -102,10 +102,19 @@ extension ConfigParser {
         case "max-body":
             guard once(head), arity(head, arguments, 1...1, "max-body SIZE") else { return }
             maxBodySize = value(arguments[0], "max-body") { text throws(ConfigValueError) in try Self.positiveSize(text) }
-        case "read-timeout", "idle-timeout":
+        case "read-timeout", "header-timeout", "idle-timeout":
             guard once(head), arity(head, arguments, 1...1, "\(head.text) DURATION") else { return }
             let duration = value(arguments[0], head.text) { text throws(ConfigValueError) in try Self.positiveDuration(text) }
-            if head.text == "read-timeout" { readTimeout = duration } else { idleTimeout = duration }
+            switch head.text {
+            case "read-timeout": readTimeout = duration
+            case "header-timeout": headerTimeout = duration
+            default: idleTimeout = duration
+            }
+        case "min-body-rate":
+            guard once(head), arity(head, arguments, 1...1, "min-body-rate SIZE (per second; 0 turns it off)") else { return }
+            minBodyRate = value(arguments[0], "min-body-rate") { text throws(ConfigValueError) in
+                try ConfigValue.size(text.hasSuffix("/s") ? String(text.dropLast(2)) : text)
+            }
         case "max-connections", "max-connections-per-address":
             guard once(head), arity(head, arguments, 1...1, "\(head.text) N") else { return }
             let limit = value(arguments[0], head.text) { text throws(ConfigValueError) in

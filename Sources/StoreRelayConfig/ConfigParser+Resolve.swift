@@ -41,6 +41,8 @@ extension ConfigParser {
             dataDirectory: dataDirectory ?? GatewayConfiguration.Defaults.dataDirectory,
             maxBodySize: maxBodySize ?? GatewayConfiguration.Defaults.maxBodySize,
             readTimeout: readTimeout ?? GatewayConfiguration.Defaults.readTimeout,
+            headerTimeout: headerTimeout ?? GatewayConfiguration.Defaults.headerTimeout,
+            minBodyRate: minBodyRate ?? GatewayConfiguration.Defaults.minBodyRate,
             idleTimeout: idleTimeout ?? GatewayConfiguration.Defaults.idleTimeout,
             maxConnections: maxConnections ?? GatewayConfiguration.Defaults.maxConnections,
             maxConnectionsPerAddress: maxConnectionsPerAddress ?? GatewayConfiguration.Defaults.maxConnectionsPerAddress,

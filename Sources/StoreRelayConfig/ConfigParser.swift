@@ -9,10 +9,15 @@ import StoreRelayCore
 /// listener, which the SPEC asks for ("idle and read timeouts") without naming:
 /// - `read-timeout DURATION` (default 10s): the longest a client may take to send one
 ///   request, headers and body; a slower client gets 408.
+/// - `header-timeout DURATION` (default 5s): the longest it may take to send a request's
+///   head, from the accept for a connection's first request; a slower client gets 408.
+/// - `min-body-rate SIZE` (default 1KiB, `/s` optional, 0 off): the slowest a body may
+///   arrive after a 2 s grace; a slower client gets 408.
 /// - `idle-timeout DURATION` (default 60s): how long an idle keep-alive connection is kept.
 /// - `max-connections N` (default 1024) and `max-connections-per-address N` (default 256):
-///   open connections at once, in all and from one client address. At a limit the oldest idle
-///   connection (of that address) is closed to make room.
+///   open connections at once, in all and from one client (an IPv4 address or IPv6 /64). At a
+///   limit a connection making the least progress is closed to make room (see
+///   `ConnectionLimits` in StoreRelayNet).
 /// - `dedupe-window DURATION` (default 30d, at least 7d): how long notification ids are
 ///   remembered; a notification signed longer ago is quarantined as stale.
 /// - `shutdown-grace DURATION` (default 10s): on SIGTERM, how long deliveries in flight may
@@ -67,7 +72,9 @@ struct ConfigParser {
 
     static let directives = [
         "listen", "path", "tls", "admin", "admin-token", "data", "max-body", "read-timeout",
-        "idle-timeout", "max-connections", "max-connections-per-address", "dedupe-window", "shutdown-grace", "recent-events", "trusted-proxy", "trust-root", "environments", "app", "shared-secret", "destination", "route", "apple-api-url", "cluster",
+        "header-timeout", "min-body-rate", "idle-timeout", "max-connections", "max-connections-per-address", "dedupe-window",
+        "shutdown-grace", "recent-events", "trusted-proxy", "trust-root", "environments", "app", "shared-secret", "destination",
+        "route", "apple-api-url", "cluster",
     ]
 
     let file: String
@@ -86,6 +93,8 @@ struct ConfigParser {
     var dataDirectory: String?
     var maxBodySize: Int?
     var readTimeout: Duration?
+    var headerTimeout: Duration?
+    var minBodyRate: Int?
     var idleTimeout: Duration?
     var maxConnections: Int?
     var maxConnectionsPerAddress: Int?

@@ -13,7 +13,9 @@ extension GatewayConfiguration {
             out.append("  trusted-proxy \(trustedProxies.map(\.description).joined(separator: " ")) (X-Forwarded-For names the admin client)")
         }
         out.append("  max-body \(ConfigFormat.size(maxBodySize)), read-timeout \(ConfigFormat.duration(readTimeout)), idle-timeout \(ConfigFormat.duration(idleTimeout))")
-        out.append("  max-connections \(maxConnections), max-connections-per-address \(maxConnectionsPerAddress)")
+        let rate = minBodyRate == 0 ? "0 (off)" : "\(ConfigFormat.size(minBodyRate))/s"
+        out.append("  header-timeout \(ConfigFormat.duration(headerTimeout)), min-body-rate \(rate)")
+        out.append("  max-connections \(maxConnections), max-connections-per-address \(maxConnectionsPerAddress) (IPv6: per /64)")
         out.append("  dedupe-window \(ConfigFormat.duration(dedupeWindow)), shutdown-grace \(ConfigFormat.duration(shutdownGrace)), recent-events \(recentEvents)")
         out.append("")
         out.append("Paths")
@@ -28,7 +30,7 @@ extension GatewayConfiguration {
         if let cluster {
             out.append("Cluster mode: \(cluster.url) (password never shown)\(cluster.caFile.map { ", ca-file \($0)" } ?? "")")
             out.append("  instance-id \(cluster.instanceId ?? "<hostname-pid at start>"), dedupe-window \(ConfigFormat.duration(cluster.dedupeWindow)), claim-after \(ConfigFormat.duration(cluster.claimAfter))")
-            out.append("  wait-replicas \(cluster.waitReplicas), wait-timeout \(ConfigFormat.duration(cluster.waitTimeout)), require-aof \(cluster.requireAOF ? "yes" : "no")")
+            out.append("  wait-replicas \(cluster.waitReplicas), wait-timeout \(ConfigFormat.duration(cluster.waitTimeout)), require-aof \(cluster.requireAOF ? "yes" : "no"), require-noeviction \(cluster.requireNoEviction ? "yes" : "no")")
             let sealing = cluster.clusterKeys.isEmpty ? "<not set>: records are not sealed"
                 : "<set>" + (cluster.clusterKeys.count > 1 ? " (and a previous key)" : "") + (cluster.acceptsUnsealed ? ", unsealed records accepted" : "")
             out.append("  cluster-key \(sealing)")

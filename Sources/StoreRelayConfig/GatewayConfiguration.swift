@@ -15,6 +15,10 @@ public struct GatewayConfiguration: Sendable {
         public static let dataDirectory = "./data"
         public static let maxBodySize = 1 << 20
         public static let readTimeout: Duration = .seconds(10)
+        /// Half the read timeout: a head is a few hundred bytes, sent at once by any real client.
+        public static let headerTimeout: Duration = .seconds(5)
+        /// Bytes per second; Apple's notifications (up to ~18 KB) arrive in one go.
+        public static let minBodyRate = 1 << 10
         public static let idleTimeout: Duration = .seconds(60)
         public static let maxConnections = 1024
         /// A quarter of the total: one client (or one flood) cannot take every connection.
@@ -47,13 +51,19 @@ public struct GatewayConfiguration: Sendable {
     /// Longest a client may take to send a request's headers and body (`read-timeout`);
     /// default 10s. Slower clients get 408.
     public var readTimeout: Duration
+    /// Longest a client may take to send a request's head (`header-timeout`), counted from
+    /// the accept for a connection's first request; default 5s. Slower clients get 408.
+    public var headerTimeout: Duration
+    /// Slowest a request body may arrive, in bytes per second after a 2 s grace
+    /// (`min-body-rate`); default 1KiB, 0 turns the check off. Slower clients get 408.
+    public var minBodyRate: Int
     /// Longest an idle keep-alive connection is kept open (`idle-timeout`); default 60s.
     public var idleTimeout: Duration
     /// Open public connections allowed at once (`max-connections`); default 1024.
     public var maxConnections: Int
-    /// Open public connections allowed from one client address (`max-connections-per-address`);
-    /// default 256. Behind a proxy every connection has the proxy's address: raise it to
-    /// `max-connections` there.
+    /// Open public connections allowed from one client (`max-connections-per-address`): an IPv4
+    /// address or an IPv6 /64; default 256. Behind a proxy every connection has the proxy's
+    /// address: raise it to `max-connections` there.
     public var maxConnectionsPerAddress: Int
     /// How long notification ids are remembered for de-duplication (`dedupe-window`);
     /// default 30d. A notification signed before it is quarantined as stale: a replay of it
@@ -98,6 +108,8 @@ public struct GatewayConfiguration: Sendable {
         dataDirectory: String = Defaults.dataDirectory,
         maxBodySize: Int = Defaults.maxBodySize,
         readTimeout: Duration = Defaults.readTimeout,
+        headerTimeout: Duration = Defaults.headerTimeout,
+        minBodyRate: Int = Defaults.minBodyRate,
         idleTimeout: Duration = Defaults.idleTimeout,
         maxConnections: Int = Defaults.maxConnections,
         maxConnectionsPerAddress: Int = Defaults.maxConnectionsPerAddress,
@@ -120,6 +132,8 @@ public struct GatewayConfiguration: Sendable {
         self.dataDirectory = dataDirectory
         self.maxBodySize = maxBodySize
         self.readTimeout = readTimeout
+        self.headerTimeout = headerTimeout
+        self.minBodyRate = minBodyRate
         self.idleTimeout = idleTimeout
         self.maxConnections = maxConnections
         self.maxConnectionsPerAddress = maxConnectionsPerAddress

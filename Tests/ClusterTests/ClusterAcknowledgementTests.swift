@@ -45,7 +45,7 @@ struct ClusterAcknowledgementTests {
         let accepted = try clusterClient(durable)
         defer { accepted.shutdown() }
         #expect(pollUntil(timeout: 5, interval: 0.01) { accepted.isConnected })
-        #expect(ServerDurability.refusal([.error("ERR unknown command 'CONFIG'"), .array([])])?.contains("require-aof no") == true)
+        #expect(ServerDurability().refusal([.error("ERR unknown command 'CONFIG'"), .array([]), .array([])])?.contains("require-aof no") == true)
     }
 
     /// Stored once with the window as TTL, enqueued on each routed destination's stream; the

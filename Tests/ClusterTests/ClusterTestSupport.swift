@@ -17,15 +17,16 @@ func notification(_ id: String, destinations: [String] = ["billing", "crm"], sig
                               body: Array(#"{"signedPayload":"x.y.z"}"#.utf8), receivedAt: Timestamp(milliseconds: 1_700_000_000_500))
 }
 
-/// A client of `server` that checks durability as cluster mode does, started.
-func clusterClient(_ server: RedisServerProcess) throws -> RedisClient {
+/// A client of `server` that checks the server as cluster mode does (durability, and WAITAOF
+/// with `wait-replicas`), started.
+func clusterClient(_ server: RedisServerProcess, requirements: ServerRequirements = ServerRequirements()) throws -> RedisClient {
     var configuration = RedisConfiguration(url: try RedisURL.parse("redis://127.0.0.1:\(server.port)"))
     configuration.connectTimeout = .seconds(3)
     configuration.commandTimeout = .seconds(3)
     configuration.reconnectInitial = .milliseconds(20)
     configuration.reconnectMaximum = .milliseconds(200)
-    configuration.connectionChecks = ServerDurability.checks
-    configuration.acceptConnection = ServerDurability.refusal
+    configuration.connectionChecks = requirements.checks
+    configuration.acceptConnection = requirements.refusal
     let client = RedisClient(configuration: configuration)
     client.start()
     return client
@@ -46,4 +47,18 @@ func waitForResult<T: Sendable>(_ body: (@escaping @Sendable (Result<T, RedisErr
 /// One command's reply, or nil when it failed.
 func reply(_ client: RedisClient, _ arguments: String...) -> RESPValue? {
     try? waitForResult { completion in client.send(RESPCommand(arguments[0], Array(arguments.dropFirst()))) { completion($0) } }
+}
+
+/// Keeps every line logged, for tests that expect one.
+final class LogCapture: LogSink {
+    let lines = Locked<[String]>([])
+
+    func write(line: String) { lines.withLock { $0.append(line) } }
+
+    var logger: Logger { Logger(label: "test", level: .info, sink: self) }
+
+    /// Whether a line holding every one of `fragments` was logged.
+    func contains(_ fragments: String...) -> Bool {
+        lines.current.contains { line in fragments.allSatisfy { line.contains($0) } }
+    }
 }

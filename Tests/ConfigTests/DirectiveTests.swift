@@ -14,6 +14,8 @@ import StoreRelayCore
         #expect(c.dataDirectory == "./data")
         #expect(c.maxBodySize == 1 << 20)
         #expect(c.readTimeout == .seconds(10))
+        #expect(c.headerTimeout == .seconds(5))
+        #expect(c.minBodyRate == 1024)
         #expect(c.idleTimeout == .seconds(60))
         #expect(c.maxConnections == 1024)
         #expect(c.maxConnectionsPerAddress == 256)
@@ -115,6 +117,26 @@ import StoreRelayCore
         }
         expectError("max-connections\n", .missingArgument, line: 1, column: 16, containing: "expected max-connections N")
         expectError("max-connections-per-address 1 2\n", .unexpectedArgument, line: 1, column: 31)
+    }
+
+    /// The slow-client clocks of the public listener (issue 25): a head's own deadline and a
+    /// floor on the body's rate.
+    @Test func slowClientLimits() throws {
+        let c = try parsed("header-timeout 2s\nmin-body-rate 4KiB/s\n")
+        #expect(c.headerTimeout == .seconds(2))
+        #expect(c.minBodyRate == 4096)
+        #expect(c.checkReport().contains("header-timeout 2s, min-body-rate 4KiB/s"))
+        #expect(try parsed("min-body-rate 500\n").minBodyRate == 500)
+        let off = try parsed("min-body-rate 0\n")
+        #expect(off.minBodyRate == 0)
+        #expect(off.checkReport().contains("min-body-rate 0 (off)"))
+        #expect(try parsed("\n").checkReport().contains("header-timeout 5s, min-body-rate 1KiB/s"))
+        expectError("header-timeout 0s\n", .invalidValue, line: 1, column: 16, containing: "is zero")
+        expectError("header-timeout 5\n", .invalidValue, line: 1, column: 16, containing: "needs a unit")
+        expectError("min-body-rate fast\n", .invalidValue, line: 1, column: 15, containing: "not a size")
+        expectError("min-body-rate -1KiB\n", .invalidValue, line: 1, column: 15, containing: "negative")
+        expectError("min-body-rate 1KiB/m\n", .invalidValue, line: 1, column: 15)
+        expectError("min-body-rate\n", .missingArgument, line: 1, column: 14, containing: "expected min-body-rate SIZE")
     }
 
     @Test func topLevelDirectives() throws {

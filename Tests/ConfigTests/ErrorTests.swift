@@ -21,7 +21,7 @@ import Testing
     }
 
     @Test func duplicatesOfSingleValuedDirectives() {
-        for directive in ["listen 1.2.3.4:5", "admin 1.2.3.4:6", "tls a b", "admin-token \(String(repeating: "t", count: 32))", "data d", "max-body 1", "read-timeout 1s", "idle-timeout 1s", "max-connections 8", "max-connections-per-address 8", "dedupe-window 8d", "shutdown-grace 1s", "recent-events 5", "environments sandbox", "shared-secret s"] {
+        for directive in ["listen 1.2.3.4:5", "admin 1.2.3.4:6", "tls a b", "admin-token \(String(repeating: "t", count: 32))", "data d", "max-body 1", "read-timeout 1s", "header-timeout 1s", "min-body-rate 1KiB", "idle-timeout 1s", "max-connections 8", "max-connections-per-address 8", "dedupe-window 8d", "shutdown-grace 1s", "recent-events 5", "environments sandbox", "shared-secret s"] {
             expectError("\(directive)\n# again\n\(directive)\n", .duplicate, line: 3, column: 1, containing: "already given at line 1")
         }
     }

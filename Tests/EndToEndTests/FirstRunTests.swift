@@ -1,6 +1,5 @@
 import Foundation
 import Testing
-import StoreRelayConfig
 import StoreRelayCore
 import StoreRelayTestSupport
 
@@ -9,10 +8,10 @@ import StoreRelayTestSupport
 /// file `serve` could not read, naming its absolute path.
 @Suite("First run")
 struct FirstRunTests {
-    /// The embedded default, moved to loopback ports of the kernel's choosing: nothing else in
-    /// it is changed.
-    static func defaultOnEphemeralPorts() -> String {
-        let text = DefaultConfiguration.text
+    /// The repository's routes.conf (the embedded default, byte for byte, as a ConfigTests
+    /// test checks), moved to loopback ports of the kernel's choosing: nothing else changed.
+    static func defaultOnEphemeralPorts() throws -> String {
+        let text = try String(contentsOf: TestPaths.packageRoot.appendingPathComponent("routes.conf"), encoding: .utf8)
             .replacingOccurrences(of: "listen 0.0.0.0:8080", with: "listen 127.0.0.1:0")
             .replacingOccurrences(of: "admin  127.0.0.1:9090", with: "admin  127.0.0.1:0")
         precondition(text.contains("listen 127.0.0.1:0") && text.contains("admin  127.0.0.1:0"))
@@ -21,7 +20,7 @@ struct FirstRunTests {
 
     @Test func serveThenSimulateReaches200() throws {
         let directory = try TestPaths.makeTemporaryDirectory("first-run")
-        let gateway = try Gateway(config: Self.defaultOnEphemeralPorts(), directory: directory)
+        let gateway = try Gateway(config: try Self.defaultOnEphemeralPorts(), directory: directory)
         #expect(FileManager.default.fileExists(atPath: directory.appendingPathComponent("data/dev-ca/root.pem").path))
         let simulated = try CommandRunner.storerelay(
             ["simulate", "--type", "SUBSCRIBED", "--subtype", "INITIAL_BUY", "--url", gateway.notificationURL],

@@ -36,3 +36,28 @@ import Testing
         }
     }
 }
+
+/// The client a per-address connection limit counts (`SocketAddress.addressGroup`).
+@Suite struct SocketAddressGroupTests {
+    static func group(_ ip: String) -> String? { SocketAddress(ip: ip, port: 443)?.addressGroup }
+
+    @Test func anIPv4ClientIsItsAddress() {
+        #expect(Self.group("203.0.113.9") == "203.0.113.9")
+        #expect(Self.group("127.0.0.2") != Self.group("127.0.0.3"))
+    }
+
+    /// One host picks a new address from its /64 for every connection: all count as one.
+    @Test func anIPv6ClientIsItsSlash64() {
+        #expect(Self.group("2001:db8:1:2::1") == "2001:db8:1:2::/64")
+        #expect(Self.group("2001:db8:1:2:ffff:ffff:ffff:ffff") == "2001:db8:1:2::/64")
+        #expect(Self.group("2001:db8:1:2:a:b:c:d") == Self.group("2001:db8:1:2::99"))
+        #expect(Self.group("2001:db8:1:3::1") == "2001:db8:1:3::/64")
+        #expect(Self.group("::1") == "::/64")
+    }
+
+    /// What a dual-stack listener reports for an IPv4 client is that IPv4 client.
+    @Test func anIPv4MappedAddressIsTheIPv4Client() {
+        #expect(Self.group("::ffff:203.0.113.9") == "203.0.113.9")
+        #expect(Self.group("::ffff:203.0.113.9") != Self.group("::ffff:203.0.113.10"))
+    }
+}

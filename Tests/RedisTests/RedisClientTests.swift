@@ -119,6 +119,42 @@ struct RedisClientTests {
         #expect(error?.code == .protocolError, "a SHA-1 that does not match its source fails loudly")
     }
 
+    /// A session's commands all run on the connection it began on, scripts included (loaded
+    /// again when the server forgot them); once that connection is gone they fail rather
+    /// than move to the next one, where WAITAOF would wait for nothing.
+    @Test func aSessionStaysOnItsConnection() async throws {
+        let server = try RedisServerProcess()
+        let redis = try client("redis://127.0.0.1:\(server.port)")
+        defer { redis.shutdown() }
+        try await waitUntil { redis.isConnected }
+        let session = try redis.session().get()
+        let script = RedisScript(source: "return redis.call('INCRBY', KEYS[1], ARGV[1])")
+        #expect(try await session.evaluate(script, keys: ["total"], arguments: [Array("5".utf8)]) == .integer(5))
+        let id = try await session.reply(RESPCommand("CLIENT", "ID")).integer
+        #expect(try await session.reply(RESPCommand("SCRIPT", "FLUSH")) == .simpleString("OK"))
+        #expect(try await session.evaluate(script, keys: ["total"], arguments: [Array("2".utf8)]) == .integer(7), "NOSCRIPT → load → run")
+        #expect(try await session.reply(RESPCommand("CLIENT", "ID")).integer == id, "one connection throughout")
+
+        try server.restart()
+        try await waitUntil { redis.isConnected }
+        await #expect(throws: RedisError.self) { try await session.reply(RESPCommand("PING")) }
+        #expect(try await redis.session().get().reply(RESPCommand("PING")) == .simpleString("PONG"))
+    }
+
+    /// A check's error reply reaches `acceptConnection`, which can say what it means.
+    @Test func aCheckErrorReplyIsReadByTheAcceptingFunction() async throws {
+        let server = try RedisServerProcess()
+        let redis = try client("redis://127.0.0.1:\(server.port)") { configuration in
+            configuration.connectionChecks = [RESPCommand("NOSUCHCOMMAND")]
+            configuration.acceptConnection = { replies in
+                replies.first?.errorKind == "ERR" ? "the server has no NOSUCHCOMMAND: use a newer one" : "unexpected \(replies)"
+            }
+        }
+        defer { redis.shutdown() }
+        try await waitUntil { redis.lastError != nil }
+        #expect(redis.lastError?.message == "the server has no NOSUCHCOMMAND: use a newer one")
+    }
+
     @Test func reconnectsAfterTheServerDiesAndComesBack() async throws {
         let server = try RedisServerProcess()
         let changes = Locked<[Bool]>([])
@@ -232,5 +268,19 @@ func waitUntil(timeout: Double = 5, _ condition: () -> Bool) async throws {
     while !condition() {
         guard Date() < deadline else { throw RedisServerError("condition not met within \(timeout) s") }
         try await Task.sleep(for: .milliseconds(10))
+    }
+}
+
+extension RedisSession {
+    func reply(_ command: RESPCommand) async throws -> RESPValue {
+        try await withCheckedThrowingContinuation { continuation in
+            send(command) { continuation.resume(with: $0) }
+        }
+    }
+
+    func evaluate(_ script: RedisScript, keys: [String], arguments: [[UInt8]]) async throws -> RESPValue {
+        try await withCheckedThrowingContinuation { continuation in
+            evaluate(script, keys: keys, arguments: arguments) { continuation.resume(with: $0) }
+        }
     }
 }

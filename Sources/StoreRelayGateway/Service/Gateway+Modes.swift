@@ -21,6 +21,7 @@ struct GatewayBackend: Sendable {
     func close() {
         delivery.stop(grace: .zero) {}
         journal?.close()
+        cluster?.watch.stop()
         cluster?.client.shutdown()
     }
 }
@@ -28,6 +29,8 @@ struct GatewayBackend: Sendable {
 /// Cluster mode's connection, delivery and settings, for status and shutdown.
 struct ClusterParts: Sendable {
     var client: RedisClient
+    /// Readiness and durability while connected, on a connection of its own.
+    var watch: ServerWatch
     var delivery: ClusterDelivery
     var configuration: ClusterConfiguration
     /// Notices a server that lost its data; started once the reconcilers are.
@@ -81,8 +84,9 @@ extension Gateway {
     }
 
     /// Connects to the cluster server and starts this instance's consumers. A server that is
-    /// not durable refuses the start with the setting named; one that is unreachable does not:
-    /// the instance answers 503 (and `/readyz` 503) until it is back.
+    /// not durable, can evict keys, or lacks WAITAOF for `wait-replicas` refuses the start
+    /// with the setting named; one that is unreachable does not: the instance answers 503
+    /// (and `/readyz` 503) until it is back. A `ServerWatch` keeps checking while connected.
     static func openCluster(_ configuration: GatewayConfiguration, _ cluster: ClusterConfiguration, clock: any TimeSource,
                             logger: Logger, metrics: GatewayMetrics) throws(GatewayError) -> GatewayBackend {
         let instanceId = cluster.instanceId ?? defaultInstanceId()
@@ -90,12 +94,15 @@ extension Gateway {
         redis.caFile = cluster.caFile
         redis.clientName = "storerelay-" + instanceId
         redis.logger = logger
-        if cluster.requireAOF {
-            redis.connectionChecks = ServerDurability.checks
-            redis.acceptConnection = ServerDurability.refusal
-        } else {
-            logger.warning("cluster: require-aof no: the server's durability is not checked; an acknowledged notification is only as safe as its settings")
+        // WAITAOF holds its reply for up to wait-timeout: a shorter command timeout would
+        // drop the connection under every acknowledgement waiting for a slow replica.
+        redis.commandTimeout = max(redis.commandTimeout, cluster.waitTimeout + .seconds(2))
+        let requirements = ServerRequirements(cluster)
+        if !requirements.isEmpty {
+            redis.connectionChecks = requirements.checks
+            redis.acceptConnection = requirements.refusal
         }
+        for warning in cluster.warnings { logger.warning("cluster: " + warning) }
         let client = RedisClient(configuration: redis)
         client.observeConnection { connected, error in
             if connected {
@@ -106,17 +113,23 @@ extension Gateway {
             }
         }
         client.start()
+        let watch = ServerWatch(server: redis, durability: requirements.durability, logger: logger)
+        watch.start()
         let deadline = Date().addingTimeInterval(Double(redis.connectTimeout.wholeMilliseconds) / 1000 + 1)
         while !client.isConnected, client.lastError == nil, Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
         if let error = client.lastError, error.code == .refused {
+            watch.stop()
             client.shutdown()
             throw GatewayError("cluster server \(cluster.url) refused: \(error.message)")
         }
+        // Ready as soon as connected: the watch's own connection follows within moments.
+        while client.isConnected, !watch.isAnswering, Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
         let delivery: ClusterDelivery
         do {
             delivery = try ClusterDelivery(configuration: configuration, cluster: cluster, client: client, instanceId: instanceId,
                                            clock: clock, logger: logger, observer: metrics)
         } catch {
+            watch.stop()
             client.shutdown()
             throw GatewayError("cannot open the destinations: \(error)")
         }
@@ -124,13 +137,14 @@ extension Gateway {
         let acknowledgement = ClusterAcknowledgement(
             client: client, dedupeWindow: cluster.dedupeWindow, recentEvents: configuration.recentEvents,
             waitReplicas: cluster.waitReplicas, waitTimeout: cluster.waitTimeout, seal: delivery.seal, clock: clock)
-        metrics.observe(cluster: delivery, client: client)
+        metrics.observe(cluster: delivery, client: client, watch: watch)
         let epoch = ClusterEpoch(client: client, clock: clock, stateFile: configuration.dataDirectory + "/cluster-epoch.json", logger: logger)
         logger.info("cluster mode", [("cluster.url", cluster.url.description), ("instance.id", instanceId),
                                      ("connected", client.isConnected ? "yes" : "not yet")])
         return GatewayBackend(
-            store: ClusterStore(client: client, acknowledgement: acknowledgement, delivery: delivery, dedupeWindow: cluster.dedupeWindow),
-            delivery: delivery, cluster: ClusterParts(client: client, delivery: delivery, configuration: cluster, epoch: epoch))
+            store: ClusterStore(client: client, watch: watch, acknowledgement: acknowledgement, delivery: delivery,
+                                dedupeWindow: cluster.dedupeWindow),
+            delivery: delivery, cluster: ClusterParts(client: client, watch: watch, delivery: delivery, configuration: cluster, epoch: epoch))
     }
 
     /// `hostname-pid`: unique per live instance on one host, and readable in status.

@@ -57,6 +57,8 @@ extension Gateway {
         if old.dataDirectory != new.dataDirectory { changed.append("data") }
         if old.maxBodySize != new.maxBodySize { changed.append("max-body") }
         if old.readTimeout != new.readTimeout { changed.append("read-timeout") }
+        if old.headerTimeout != new.headerTimeout { changed.append("header-timeout") }
+        if old.minBodyRate != new.minBodyRate { changed.append("min-body-rate") }
         if old.idleTimeout != new.idleTimeout { changed.append("idle-timeout") }
         if old.maxConnections != new.maxConnections { changed.append("max-connections") }
         if old.maxConnectionsPerAddress != new.maxConnectionsPerAddress { changed.append("max-connections-per-address") }

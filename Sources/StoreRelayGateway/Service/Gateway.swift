@@ -90,6 +90,8 @@ public final class Gateway: Sendable {
         var serverConfiguration = HTTPServerConfiguration(address: configuration.listen.description)
         serverConfiguration.maxBodyBytes = configuration.maxBodySize
         serverConfiguration.readTimeout = configuration.readTimeout
+        serverConfiguration.headerTimeout = configuration.headerTimeout
+        serverConfiguration.minBodyRate = configuration.minBodyRate
         serverConfiguration.idleTimeout = configuration.idleTimeout
         serverConfiguration.maxConnections = configuration.maxConnections
         serverConfiguration.maxConnectionsPerAddress = configuration.maxConnectionsPerAddress
@@ -158,6 +160,7 @@ public final class Gateway: Sendable {
                     logger.info("stopped")
                     completion()
                 }
+                cluster?.watch.stop()
                 cluster?.client.shutdown()
                 if let journal { journal.close(completion: stopped) } else { stopped() }
             }

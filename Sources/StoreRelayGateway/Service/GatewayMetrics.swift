@@ -133,7 +133,7 @@ final class GatewayMetrics: Sendable {
     }
 
     /// Cluster mode's gauges: the shared queues' figures on the server, and the connection.
-    func observe(cluster delivery: ClusterDelivery, client: RedisClient) {
+    func observe(cluster delivery: ClusterDelivery, client: RedisClient, watch: ServerWatch) {
         observe(delivery: delivery)
         registry.gauge("storerelay_cluster_stream_length", help: "Cluster mode: entries in each destination's stream (read or not).",
                        labels: ["destination"]) {
@@ -152,7 +152,7 @@ final class GatewayMetrics: Sendable {
             delivery.serverFigures.map { ([$0.destination], Double($0.figures.delayed)) }
         }
         registry.gauge("storerelay_cluster_connected", help: "Cluster mode: 1 while the server is connected and durable, else 0.") {
-            [([], client.isConnected ? 1 : 0)]
+            [([], client.isConnected && watch.durabilityRefusal == nil ? 1 : 0)]
         }
     }
 

@@ -81,14 +81,17 @@ struct JournalStore: NotificationStore {
 }
 
 /// Cluster mode: the acknowledgement script on the shared server; this instance's consumers
-/// are told at once, the others find it at their next read.
+/// are told at once, the others find it at their next read. While the watch finds the server
+/// not durable (a live `CONFIG SET`), nothing is acknowledged.
 struct ClusterStore: NotificationStore {
     let client: RedisClient
+    let watch: ServerWatch
     let acknowledgement: ClusterAcknowledgement
     let delivery: ClusterDelivery
     let dedupeWindow: Duration
 
     func store(_ notification: StoredNotification, completion: @escaping @Sendable (StoreOutcome) -> Void) {
+        if let refusal = watch.durabilityRefusal { return completion(.failed(refusal)) }
         acknowledgement.acknowledge(notification) { [delivery] outcome in
             switch outcome {
             case .stored:
@@ -110,9 +113,13 @@ struct ClusterStore: NotificationStore {
         delivery.takeLease(name, for: duration)
     }
 
-    var isWritable: Bool { client.isConnected }
+    /// Connected, answering within the watch's silence limit, and durable.
+    var isWritable: Bool { client.isConnected && watch.problem == nil }
     var unavailableReason: String { "the cluster server did not acknowledge it" }
     var notWritableMessage: String {
-        "The cluster server is unreachable or not durable (\(client.lastError?.message ?? "connecting")); notifications are refused with 503."
+        if client.isConnected, let problem = watch.problem {
+            return "The cluster server cannot take notifications now (\(problem)); notifications are refused with 503."
+        }
+        return "The cluster server is unreachable or not durable (\(client.lastError?.message ?? "connecting")); notifications are refused with 503."
     }
 }

@@ -14,6 +14,7 @@ extension HTTPConnection {
             // While lingering, input is read only to be dropped.
             if case .transferred(let count) = result, machine.isAnswering {
                 parser.feed(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
+                times.requestBytes += count
             }
             return result
         }
@@ -49,11 +50,17 @@ extension HTTPConnection {
             }
             switch event {
             case nil:
-                // Waiting on the peer: the read timeout runs from the request's first byte.
+                // Waiting on the peer: the read timeout runs from the request's first byte,
+                // the minimum body rate from the end of its head, once no earlier answer is
+                // owed (a `100 Continue` the client waits for goes out only then).
                 if parser.hasPartialRequest {
                     if times.requestStarted == nil { times.requestStarted = .now() }
+                    if parser.isReceivingBody && times.bodyStarted == nil && machine.answers.allAnswered {
+                        times.bodyStarted = .now()
+                    }
                 } else {
                     times.requestStarted = nil
+                    times.bodyStarted = nil
                 }
                 return
             case .continueExpected:
@@ -63,6 +70,9 @@ extension HTTPConnection {
                 }
             case .request(var request):
                 times.requestStarted = nil
+                times.bodyStarted = nil
+                // What is still buffered belongs to the next request (pipelining).
+                times.requestBytes = parser.bufferedByteCount
                 times.receivedRequest = true
                 request.remoteAddress = remoteAddress
                 request.remoteHost = peerHost
@@ -76,11 +86,13 @@ extension HTTPConnection {
         }
         // Paused by the pipeline, not by the peer: no read timeout meanwhile.
         times.requestStarted = nil
+        times.bodyStarted = nil
     }
 
     /// Queues an error answer after those owed, and closes once it is out.
     func answerAndClose(_ response: HTTPResponse) {
         times.requestStarted = nil
+        times.bodyStarted = nil
         deliver(response, for: machine.requestFailed())
     }
 

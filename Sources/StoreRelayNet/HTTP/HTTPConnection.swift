@@ -16,7 +16,7 @@ final class HTTPConnection: @unchecked Sendable {
     let id: Int
     let queue: DispatchQueue
     let remoteAddress: String
-    /// The client's IP address alone, the key of the per-address connection limit.
+    /// The client's IP address alone.
     let peerHost: String
     let configuration: HTTPServerConfiguration
     let handler: HTTPHandler
@@ -36,10 +36,10 @@ final class HTTPConnection: @unchecked Sendable {
     var readWantsWrite = false
     /// A read of input the transport already holds is queued (see `updateReadInterest`).
     var bufferedReadScheduled = false
-    /// Since when the connection has been idle, nil while busy: read by the server, on its
+    /// Where the connection stands (nil while it owes an answer): read by the server, on its
     /// own queue, to choose which connection to shed at a connection limit. A new connection
     /// is idle from the start (it may never send a byte).
-    let idleMark = Locked<DispatchTime?>(.now())
+    let standing = Locked<ConnectionStanding?>(ConnectionStanding(isIdle: true, earnedUntil: .now()))
 
     init(
         id: Int, transport: any Transport, remoteAddress: String, peerHost: String, queue: DispatchQueue,
@@ -76,7 +76,7 @@ final class HTTPConnection: @unchecked Sendable {
             self.timer = timer
             timer.resume()
             times = ConnectionTimes()
-            times.publishedIdleSince = idleMark.current
+            times.publishedStanding = standing.current
             updateReadInterest()
             refreshTimer()
         }
@@ -97,13 +97,16 @@ final class HTTPConnection: @unchecked Sendable {
         queue.async { [self] in closeNow() }
     }
 
-    /// Closes quietly if still idle, to make room at a connection limit; otherwise calls
-    /// `declined` (a request arrived meanwhile: it is served).
-    func shedIfIdle(declined: @escaping @Sendable () -> Void) {
+    /// Closes at once to make room at a connection limit, if still idle (`idleOnly`) or at
+    /// least not owing an answer; otherwise calls `declined` (a request arrived meanwhile:
+    /// it is served).
+    func shed(idleOnly: Bool, declined: @escaping @Sendable () -> Void) {
         queue.async { [self] in
             guard machine.state != .closed else { return }
-            guard isIdle else { return declined() }
-            logger.debug("idle connection shed at a connection limit", [("http.peer", remoteAddress)])
+            guard let standing = currentStanding, standing.isIdle || !idleOnly else { return declined() }
+            logger.debug("connection shed at a connection limit", [
+                ("http.peer", remoteAddress), ("http.idle", standing.isIdle ? "yes" : "no"),
+            ])
             closeNow()
         }
     }
@@ -194,14 +197,19 @@ struct ConnectionTimes {
     var opened = DispatchTime.now()
     var idleSince = DispatchTime.now()
     /// Whether a whole request has arrived yet: until then, waiting for one is bounded by
-    /// the read timeout, not the idle timeout.
+    /// the header and read timeouts, not the idle timeout.
     var receivedRequest = false
-    /// The `idleSince` last published to the server (nil: busy), so the lock is taken only
-    /// when it changes.
-    var publishedIdleSince: DispatchTime?
+    /// The standing last published to the server (nil: owes an answer), so the lock is taken
+    /// only when it changes.
+    var publishedStanding: ConnectionStanding?
     /// The first byte of the request now arriving; nil between requests, and while the
     /// pipeline is paused (no read timeout then).
     var requestStarted: DispatchTime?
+    /// When the head of the request now arriving was whole and its body began; nil otherwise
+    /// (the minimum body rate counts from here).
+    var bodyStarted: DispatchTime?
+    /// Bytes read since the last whole request: the progress of the one now arriving.
+    var requestBytes = 0
     /// The write timeout counts from here while output is pending.
     var lastWriteProgress = DispatchTime.now()
     /// When the timer fires next (`refreshTimer` only ever moves it earlier).

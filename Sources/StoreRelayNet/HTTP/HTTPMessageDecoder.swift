@@ -100,6 +100,14 @@ public struct HTTPMessageDecoder: Sendable {
     /// Bytes received and not yet consumed by a complete message.
     public var bufferedByteCount: Int { buffer.count - readIndex }
 
+    /// Whether the head of a message has begun arriving and is not whole yet.
+    public var isReceivingHead: Bool {
+        if case .head = state { hasPartialMessage } else { false }
+    }
+
+    /// Body bytes of the message now arriving decoded so far (0 before its head is whole).
+    public var bodyByteCount: Int { body.count }
+
     /// Sets the framing of the body whose head `next()` just returned. `.none` completes the
     /// message at once (the next `next()` returns its empty body).
     public mutating func expectBody(_ framing: HTTPBodyFraming) throws(HTTPParseError) {

@@ -46,6 +46,18 @@ public struct HTTPRequestParser: Sendable {
     /// read timeout runs exactly while this is true.
     public var hasPartialRequest: Bool { decoder.hasPartialMessage }
 
+    /// Whether a request's head has begun arriving and is not whole yet: the server's header
+    /// timeout runs exactly while this is true.
+    public var hasPartialHead: Bool { decoder.isReceivingHead }
+
+    /// Whether a request's head is whole and its body is still arriving: the server's minimum
+    /// body rate applies exactly while this is true.
+    public var isReceivingBody: Bool { hasPartialRequest && !hasPartialHead }
+
+    /// Body bytes of the request now arriving received so far (decoded: chunk framing does
+    /// not count, so it cannot be trickled for credit).
+    public var receivedBodyBytes: Int { decoder.bodyByteCount }
+
     /// Bytes received and not yet consumed by a complete request.
     public var bufferedByteCount: Int { decoder.bufferedByteCount }
 

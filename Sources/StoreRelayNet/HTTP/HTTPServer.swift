@@ -40,11 +40,8 @@ public final class HTTPServer: @unchecked Sendable {
     private var acceptSuspended = true
     private var acceptBackingOff = false
     private var connections: [Int: HTTPConnection] = [:]
-    /// Open connections by client IP address, for `maxConnectionsPerAddress`.
-    private var connectionsByAddress: [String: Set<Int>] = [:]
-    /// Idle connections asked to close to make room; they still count in `connections`
-    /// until they have closed, but no longer against the limits.
-    private var shedding: Set<Int> = []
+    /// The same connections by client, and who gives way at a limit.
+    private var limits: ConnectionLimits
     private var nextConnectionID = 0
     private var shutdownCompletions: [@Sendable () -> Void] = []
 
@@ -60,6 +57,8 @@ public final class HTTPServer: @unchecked Sendable {
         self.configuration = configuration
         self.handler = handler
         self.logger = logger
+        limits = ConnectionLimits(
+            maxConnections: configuration.maxConnections, maxPerClient: configuration.maxConnectionsPerAddress)
         sharedQueues = (0..<max(1, configuration.queueCount)).map {
             DispatchQueue(label: "storerelay.http.io.\($0)", target: .nonBlockingWork)
         }
@@ -139,17 +138,18 @@ public final class HTTPServer: @unchecked Sendable {
     }
 
     /// Accepts while the socket has connections and descriptors last, making room at the
-    /// connection limits by shedding idle connections.
+    /// connection limits as `ConnectionLimits` decides.
     private func acceptConnections() {
         dispatchPrecondition(condition: .onQueue(queue))
         for _ in 0..<64 {
             guard state == .running, !acceptSuspended else { break }
-            if connections.count - shedding.count >= configuration.maxConnections {
-                // Shed only for a connection that is really waiting (one poll, at the limit
-                // only): a spurious wake-up must not close an idle connection for nothing.
+            if limits.isFull {
+                // Look only for a connection that is really waiting (one poll, at the limit
+                // only): a spurious wake-up must not close a connection for nothing.
                 guard ListeningSocket.hasPendingConnection(listenFD) else { break }
-                guard shedOldestIdle(among: connections.keys) else {
-                    // Every connection is busy: wait in the kernel backlog, look again soon.
+                // With every connection owing an answer, the new one waits in the kernel
+                // backlog and is served late rather than refused.
+                guard limits.anyCouldGiveWay(standing: standing(of:)) else {
                     backOff()
                     break
                 }
@@ -170,42 +170,35 @@ public final class HTTPServer: @unchecked Sendable {
                 }
                 break
             }
-            guard makeRoom(for: peer.host) else {
-                logger.notice("connection refused: too many from one address", [
-                    ("http.peer", peer.description), ("http.limit", String(configuration.maxConnectionsPerAddress)),
+            let client = peer.addressGroup
+            switch limits.admit(client, standing: standing(of:)) {
+            case .admit(let shedding, let idleOnly):
+                if let shedding { shed(shedding, idleOnly: idleOnly) }
+                open(fd: fd, peer: peer, client: client)
+            case .refuse(let refusal):
+                // Debug level: under a flood this is every connection of the flood.
+                logger.debug("connection refused at a connection limit", [
+                    ("http.peer", peer.description),
+                    ("http.limit", refusal == .clientLimit ? "max-connections-per-address" : "max-connections"),
                 ])
                 SystemCalls.close(fd)
-                continue
             }
-            open(fd: fd, peer: peer)
         }
         updateAcceptSource()
     }
 
-    /// Whether `address` may open one more connection, after shedding its oldest idle one
-    /// if it is at its limit.
-    private func makeRoom(for address: String) -> Bool {
-        guard let open = connectionsByAddress[address] else { return true }
-        guard open.count - open.intersection(shedding).count >= configuration.maxConnectionsPerAddress else { return true }
-        return shedOldestIdle(among: open)
+    private func standing(of id: Int) -> ConnectionStanding? {
+        connections[id]?.standing.current
     }
 
-    /// Asks the connection of `ids` idle the longest (not already leaving) to close; false
-    /// when none is idle. It may decline (a request arrived meanwhile): it is then served,
-    /// and the limit is exceeded by one until a connection closes.
-    private func shedOldestIdle<IDs: Sequence<Int>>(among ids: IDs) -> Bool {
-        var oldest: (id: Int, since: DispatchTime)?
-        for id in ids where !shedding.contains(id) {
-            guard let since = connections[id]?.idleMark.current else { continue }
-            if oldest.map({ since < $0.since }) ?? true { oldest = (id, since) }
-        }
-        guard let oldest, let connection = connections[oldest.id] else { return false }
-        shedding.insert(oldest.id)
-        connection.shedIfIdle { [self] in queue.async { self.shedding.remove(oldest.id) } }
-        return true
+    /// Asks connection `id` (counted as leaving already) to close. It may decline (a request
+    /// became whole meanwhile): it is then served, and counted again.
+    private func shed(_ id: Int, idleOnly: Bool) {
+        guard let connection = connections[id] else { return }
+        connection.shed(idleOnly: idleOnly) { [self] in queue.async { self.limits.declined(id) } }
     }
 
-    private func open(fd: Int32, peer: SocketAddress) {
+    private func open(fd: Int32, peer: SocketAddress, client: String) {
         guard let transport = makeTransport(fd: fd, peer: peer) else { return }
         nextConnectionID += 1
         let id = nextConnectionID
@@ -215,7 +208,7 @@ public final class HTTPServer: @unchecked Sendable {
             configuration: configuration, handler: handler, logger: logger,
             onClose: { [self] id in queue.async { self.connectionClosed(id) } })
         connections[id] = connection
-        connectionsByAddress[peer.host, default: []].insert(id)
+        limits.opened(id, client: client)
         connection.start()
     }
 
@@ -234,12 +227,8 @@ public final class HTTPServer: @unchecked Sendable {
     }
 
     private func connectionClosed(_ id: Int) {
-        if let connection = connections.removeValue(forKey: id) {
-            let address = connection.peerHost
-            connectionsByAddress[address]?.remove(id)
-            if connectionsByAddress[address]?.isEmpty == true { connectionsByAddress[address] = nil }
-        }
-        shedding.remove(id)
+        connections[id] = nil
+        limits.closed(id)
         updateAcceptSource()
         finishShutdownIfDone()
     }

@@ -90,9 +90,9 @@ public final class RedisClient: Sendable {
 
     // MARK: Connections
 
-    /// The connection to send on, or nil after reporting why there is none to `fail`.
-    private func readyConnection(_ fail: @escaping @Sendable (Result<RESPValue, RedisError>) -> Void) -> RedisConnection? {
-        let ready = state.withLock { state -> Result<RedisConnection, RedisError> in
+    /// The connection to send on, or why there is none.
+    func currentConnection() -> Result<RedisConnection, RedisError> {
+        state.withLock { state -> Result<RedisConnection, RedisError> in
             if state.isShutDown { return .failure(RedisError(.shutdown, "the Redis client was shut down")) }
             guard state.isReady, let connection = state.connection else {
                 let why = state.lastError.map { ": \($0.message)" } ?? ""
@@ -100,7 +100,11 @@ public final class RedisClient: Sendable {
             }
             return .success(connection)
         }
-        switch ready {
+    }
+
+    /// The connection to send on, or nil after reporting why there is none to `fail`.
+    private func readyConnection(_ fail: @escaping @Sendable (Result<RESPValue, RedisError>) -> Void) -> RedisConnection? {
+        switch currentConnection() {
         case .success(let connection):
             return connection
         case .failure(let error):

@@ -17,8 +17,9 @@ public struct RedisConfiguration: Sendable {
     /// Sent as `HELLO ... SETNAME`, shown by `CLIENT LIST` on the server.
     public var clientName: String?
     /// Commands run on every new connection after authentication; `acceptConnection` reads
-    /// their replies and returns a sentence to refuse the connection (nil accepts it). The
-    /// gateway checks the server's durability settings this way, at start and on every reconnect.
+    /// their replies (error replies included) and returns a sentence to refuse the connection
+    /// (nil accepts it). The gateway checks the server's durability settings this way, at
+    /// start and on every reconnect.
     public var connectionChecks: [RESPCommand] = []
     public var acceptConnection: (@Sendable ([RESPValue]) -> String?)?
     /// Where completions run. Keep them short.

@@ -161,7 +161,10 @@ final class RedisConnection: @unchecked Sendable {
     private func greetingReply(_ result: Result<RESPValue, RedisError>) {
         guard state == .greeting, case .success(let reply) = result else { return }
         let step = greetingReplies.count
-        if case .error(let message) = reply {
+        let isCheck = step >= greetingCount - configuration.connectionChecks.count
+        // A check's error reply is an answer `acceptConnection` reads ("unknown command" is
+        // how a server says it lacks one), so it can name the setting or option involved.
+        if case .error(let message) = reply, !isCheck || configuration.acceptConnection == nil {
             let what = step == 0 ? "HELLO/AUTH" : (step == 1 && url.database != 0 ? "SELECT \(url.database)" : "a connection check")
             return close(RedisError(.refused, "\(origin) refused \(what): \(message)"))
         }

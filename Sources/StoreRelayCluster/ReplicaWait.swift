@@ -1,0 +1,95 @@
+import StoreRelayNet
+import StoreRelayCore
+
+/// `wait-replicas N` (docs/SPEC.md "Cluster mode", Replicas): after the acknowledgement
+/// script, `WAITAOF 1 N timeout` on the same connection, and the script's reply counts only
+/// once WAITAOF reports the writes in this server's append-only file and in N replicas'.
+///
+/// A duplicate waits as the first acceptance did. When the script finds the id already seen
+/// (Apple's retry, or another instance's copy) it writes nothing, so WAITAOF, which waits for
+/// the last write *of its own connection*, would have nothing to wait for; yet the first
+/// acceptance, here or on another instance, may not have reached the replicas: it was
+/// answered 503 for that, and a 200 `duplicate` now would tell Apple to stop retrying a
+/// notification a failover could still lose. So a duplicate first writes the fence key: that
+/// write comes after the first acceptance's in the server's one replication stream, and
+/// waiting for it waits for them.
+///
+/// Each command waits for the previous reply, and WAITAOF waits in slices of `slice`: a
+/// replica reports its append-only file's progress when a WAITAOF asks, and, asked before it
+/// has synced the write, next reports it only a second later, on its own schedule. Asking
+/// again soon (each WAITAOF asks) keeps that one-second stall to a slice.
+struct ReplicaWait: Sendable {
+    static let slice: Duration = .milliseconds(50)
+
+    let client: RedisClient
+    let fence: String
+    let replicas: Int
+    let timeout: Duration
+
+    /// Runs `script`; `completion` gets its result and, when replicas are awaited, why its
+    /// writes (and those before them) are not known to be on them (nil: they are, or no wait).
+    func evaluate(_ script: RedisScript, keys: [String], arguments: [[UInt8]],
+                  completion: @escaping @Sendable (Result<RESPValue, RedisError>, _ shortfall: String?) -> Void) {
+        guard replicas > 0 else {
+            return client.evaluate(script, keys: keys, arguments: arguments) { completion($0, nil) }
+        }
+        let session: RedisSession
+        switch client.session() {
+        case .success(let current):
+            session = current
+        case .failure(let error):
+            return client.configuration.callbackQueue.async { completion(.failure(error), nil) }
+        }
+        session.evaluate(script, keys: keys, arguments: arguments) { [self] result in
+            guard case .success(let reply) = result, reply.errorKind == nil else { return completion(result, nil) }
+            let deadline = MonotonicClock.nanoseconds() + UInt64(max(1, timeout.wholeMilliseconds)) * 1_000_000
+            guard reply.string == "duplicate" else {
+                return waitForReplicas(session, until: deadline) { completion(result, $0) }
+            }
+            session.send(RESPCommand("SET", fence, "1")) { [self] written in
+                if let shortfall = Self.fenceShortfall(written) { return completion(result, shortfall) }
+                waitForReplicas(session, until: deadline) { completion(result, $0) }
+            }
+        }
+    }
+
+    /// `WAITAOF 1 N slice` on `session` until it reports the local AOF and `replicas` others,
+    /// or `deadline` (monotonic ns) passes: nil when they have this connection's writes, else
+    /// why not.
+    private func waitForReplicas(_ session: RedisSession, until deadline: UInt64, _ completion: @escaping @Sendable (String?) -> Void) {
+        let remaining = Int64(deadline) - Int64(MonotonicClock.nanoseconds())
+        let slice = max(1, min(Self.slice.wholeMilliseconds, remaining / 1_000_000))
+        session.send(RESPCommand("WAITAOF", "1", String(replicas), String(slice))) { [self] result in
+            let shortfall = Self.shortfall(result, replicas: replicas)
+            // Only a count short of the replicas is worth asking again; an error is final.
+            guard shortfall != nil, case .success(let reply) = result, reply.errorKind == nil,
+                  MonotonicClock.nanoseconds() < deadline
+            else { return completion(shortfall) }
+            waitForReplicas(session, until: deadline, completion)
+        }
+    }
+
+    static func fenceShortfall(_ written: Result<RESPValue, RedisError>) -> String? {
+        switch written {
+        case .failure(let error): "the write WAITAOF waits for failed: \(error.message)"
+        case .success(let reply) where reply.errorKind != nil: "the write WAITAOF waits for was refused: \(reply.description.prefix(200))"
+        case .success: nil
+        }
+    }
+
+    /// nil when WAITAOF saw the writes in the local AOF and in `replicas` others.
+    static func shortfall(_ result: Result<RESPValue, RedisError>, replicas: Int) -> String? {
+        switch result {
+        case .failure(let error):
+            return "WAITAOF failed: \(error.message)"
+        case .success(let reply) where reply.errorKind != nil:
+            return "the server cannot WAITAOF (\(reply.description.prefix(200))): wait-replicas needs Redis 7.2 or Valkey"
+        case .success(let reply):
+            let counts = reply.elements?.compactMap(\.integer) ?? []
+            guard counts.count == 2, counts[0] >= 1, counts[1] >= Int64(replicas) else {
+                return "WAITAOF reached \(counts.last ?? 0) of \(replicas) replicas in time"
+            }
+            return nil
+        }
+    }
+}

@@ -1,0 +1,155 @@
+import Dispatch
+import StoreRelayNet
+import StoreRelayCore
+
+/// Keeps watching the cluster server while connected (docs/SPEC.md "Cluster mode"): a PING
+/// every `probeInterval`, so `/readyz` fails within about a second of the server going
+/// silent, not after a command times out; and the durability settings every
+/// `durabilityInterval`, so a live `CONFIG SET appendfsync everysec` (or an evicting
+/// `maxmemory-policy`) stops the 200s within that period, and they resume when it is set back.
+///
+/// It runs on a connection of its own: the main one carries `WAITAOF`, which holds back every
+/// reply behind it for up to `wait-timeout`, and a probe stuck there would look like silence.
+/// Nothing blocks: a timer sends, completions record.
+public final class ServerWatch: Sendable {
+    public static let probeInterval: Duration = .milliseconds(200)
+    /// A probe unanswered this long: silent. With the interval, at most ~0.9 s after the
+    /// server stops answering.
+    public static let silenceLimit: Duration = .milliseconds(700)
+    public static let durabilityInterval: Duration = .seconds(2)
+
+    private let client: RedisClient
+    private let durability: ServerDurability
+    private let logger: Logger
+    private let origin: String
+    private let durabilityInterval: Duration
+    private let probeInterval: Duration
+    private let state: Locked<ServerWatchState>
+    private let timer: Locked<(any DispatchSourceTimer)?> = Locked(nil)
+    /// When the durability was last asked (monotonic ns); touched only on `queue`.
+    private let lastDurabilityCheck = Locked<UInt64?>(nil)
+    private let queue = DispatchQueue(label: "storerelay.cluster.watch", target: .deliveryWork)
+
+    /// - Parameter server: the main connection's configuration; the watch's own connection
+    ///   copies its address, credentials and TLS, without its connection checks (the watch
+    ///   makes its own, and reports rather than refuses).
+    public init(server: RedisConfiguration, durability: ServerDurability, logger: Logger,
+                probeInterval: Duration = ServerWatch.probeInterval, silenceLimit: Duration = ServerWatch.silenceLimit,
+                durabilityInterval: Duration = ServerWatch.durabilityInterval) {
+        var configuration = server
+        configuration.clientName = server.clientName.map { $0 + "-watch" }
+        configuration.connectionChecks = []
+        configuration.acceptConnection = nil
+        // A silent server closes this connection after a few probes; back soon after it answers.
+        configuration.connectTimeout = min(server.connectTimeout, .seconds(2))
+        configuration.commandTimeout = min(server.commandTimeout, .seconds(2))
+        configuration.reconnectMaximum = min(server.reconnectMaximum, .seconds(1))
+        configuration.logger = .disabled
+        client = RedisClient(configuration: configuration)
+        self.durability = durability
+        self.logger = logger
+        origin = server.url.description
+        self.probeInterval = probeInterval
+        self.durabilityInterval = durabilityInterval
+        state = Locked(ServerWatchState(silenceLimit: UInt64(max(1, silenceLimit.wholeMilliseconds)) * 1_000_000))
+    }
+
+    public func start() {
+        client.observeConnection { [weak self] connected, _ in
+            guard let self else { return }
+            state.withLock { connected ? $0.connected() : $0.disconnected() }
+            // A new connection may reach a server that changed meanwhile: ask at once.
+            if connected { queue.async { self.checkDurability() } }
+        }
+        client.start()
+        let source = DispatchSource.makeTimerSource(queue: queue)
+        source.schedule(deadline: .now(), repeating: probeInterval.dispatchInterval, leeway: .milliseconds(20))
+        source.setEventHandler { [weak self] in self?.tick() }
+        source.resume()
+        timer.withLock { $0 = source }
+    }
+
+    public func stop() {
+        timer.withLock { timer in
+            timer?.cancel()
+            timer = nil
+        }
+        client.shutdown()
+    }
+
+    /// Whether the watch is connected and the server answered its last probe in time.
+    public var isAnswering: Bool {
+        !state.withLock { $0.isSilent(at: MonotonicClock.nanoseconds()) }
+    }
+
+    /// Why the last durability check refused the server (one sentence naming the setting),
+    /// or nil while it is durable (or not yet asked: the main connection's checks asked).
+    public var durabilityRefusal: String? { state.current.durabilityRefusal }
+
+    /// Why the server cannot take a notification now, for `/readyz` and acceptance; nil when
+    /// it can.
+    public var problem: String? {
+        if let refusal = durabilityRefusal { return refusal }
+        guard isAnswering else {
+            let why = client.lastError.map { " (\($0.message))" } ?? ""
+            return "the server has not answered for \(Self.silenceLimit)\(why)"
+        }
+        return nil
+    }
+
+    // MARK: Probing
+
+    private func tick() {
+        dispatchPrecondition(condition: .onQueue(queue))
+        let now = MonotonicClock.nanoseconds()
+        let (probe, change) = state.withLock { state in (state.probeToSend(at: now), state.silenceChange(at: now)) }
+        if let change { report(change) }
+        if let probe {
+            client.send(RESPCommand("PING")) { [weak self] _ in
+                // An error reply is an answer too: the server is alive to say it.
+                self?.probeFinished(probe)
+            }
+        }
+        let due = lastDurabilityCheck.current.map { now - $0 >= UInt64(durabilityInterval.wholeMilliseconds) * 1_000_000 } ?? true
+        if due { checkDurability() }
+    }
+
+    private func probeFinished(_ number: UInt64) {
+        let change = state.withLock { state -> ServerWatchState.Change? in
+            state.probeFinished(number)
+            return state.silenceChange(at: MonotonicClock.nanoseconds())
+        }
+        if let change { report(change) }
+    }
+
+    private func checkDurability() {
+        dispatchPrecondition(condition: .onQueue(queue))
+        lastDurabilityCheck.withLock { $0 = MonotonicClock.nanoseconds() }
+        guard durability.isChecked, client.isConnected else { return }
+        client.send(durability.checks) { [weak self] results in
+            guard let self else { return }
+            // No answer is the probe's business (silence), not a verdict on the settings.
+            var replies: [RESPValue] = []
+            for result in results {
+                guard case .success(let reply) = result else { return }
+                replies.append(reply)
+            }
+            let refusal = durability.refusal(replies)
+            if let change = state.withLock({ $0.durabilityChecked(refusal) }) { report(change) }
+        }
+    }
+
+    private func report(_ change: ServerWatchState.Change) {
+        let url = ("cluster.url", origin)
+        switch change {
+        case .silent:
+            logger.warning("cluster server silent; /readyz answers 503 until it answers", [url, ("silent.after", "\(Self.silenceLimit)")])
+        case .answering:
+            logger.notice("cluster server answering again", [url])
+        case .notDurable(let reason):
+            logger.error("cluster server is not durable; notifications are answered 503 until it is", [url, ("reason", reason)])
+        case .durable:
+            logger.notice("cluster server durable again; notifications are accepted", [url])
+        }
+    }
+}

@@ -1,0 +1,95 @@
+import Foundation
+import StoreRelayCluster
+import StoreRelayCore
+import StoreRelayNet
+import StoreRelayTestSupport
+import Testing
+
+/// The watch against a real `redis-server` (issue 26): durability re-checked while connected,
+/// and silence noticed within a second of the server freezing.
+@Suite(.serialized, .enabled(if: RedisServerProcess.isAvailable, "redis-server is not installed (apt-get install redis-server)"))
+struct ServerWatchTests {
+    func watch(_ server: RedisServerProcess, durability: ServerDurability = ServerDurability(), log: LogCapture,
+               durabilityInterval: Duration = .milliseconds(200)) throws -> ServerWatch {
+        let configuration = RedisConfiguration(url: try RedisURL.parse("redis://127.0.0.1:\(server.port)"))
+        let watch = ServerWatch(server: configuration, durability: durability, logger: log.logger, durabilityInterval: durabilityInterval)
+        watch.start()
+        return watch
+    }
+
+    /// A live `CONFIG SET` of each setting is noticed at the next check, logged naming it, and
+    /// forgotten once it is set back.
+    @Test(arguments: [["appendfsync", "everysec", "always"], ["appendonly", "no", "yes"],
+                      ["maxmemory-policy", "allkeys-lru", "noeviction"], ["maxmemory-policy", "volatile-ttl", "noeviction"]])
+    func aLiveChangeOfASettingIsNoticedAndForgottenWhenSetBack(change: [String]) throws {
+        let server = try RedisServerProcess()
+        let log = LogCapture()
+        let watch = try watch(server, log: log)
+        defer { watch.stop() }
+        #expect(pollUntil(timeout: 5) { watch.isAnswering })
+        #expect(watch.durabilityRefusal == nil && watch.problem == nil)
+
+        try server.command("CONFIG", "SET", change[0], change[1])
+        #expect(pollUntil(timeout: 2) { watch.durabilityRefusal != nil })
+        #expect(watch.durabilityRefusal?.contains("\(change[0]) \(change[1])") == true, "\(String(describing: watch.durabilityRefusal))")
+        #expect(watch.problem == watch.durabilityRefusal)
+        #expect(log.contains("\"level\":\"error\"", "not durable", "\(change[0]) \(change[1])"), "\(log.lines.current)")
+
+        try server.command("CONFIG", "SET", change[0], change[2])
+        #expect(pollUntil(timeout: 2) { watch.durabilityRefusal == nil })
+        #expect(log.contains("durable again"))
+    }
+
+    /// With `require-noeviction no` the policy is not the watch's business.
+    @Test func aWaivedSettingIsNotChecked() throws {
+        let server = try RedisServerProcess(extraArguments: ["--maxmemory-policy", "allkeys-lru"])
+        let log = LogCapture()
+        let watch = try watch(server, durability: ServerDurability(requireNoEviction: false), log: log)
+        defer { watch.stop() }
+        #expect(pollUntil(timeout: 5) { watch.isAnswering })
+        Thread.sleep(forTimeInterval: 0.5)
+        #expect(watch.durabilityRefusal == nil)
+        try server.command("CONFIG", "SET", "appendfsync", "no")
+        #expect(pollUntil(timeout: 2) { watch.durabilityRefusal?.contains("appendfsync no") == true })
+    }
+
+    /// SIGSTOP: silent within a second, without waiting for a command timeout; SIGCONT:
+    /// answering again.
+    @Test func aFrozenServerIsSilentWithinASecond() throws {
+        let server = try RedisServerProcess()
+        let log = LogCapture()
+        let watch = try watch(server, log: log, durabilityInterval: .seconds(2))
+        defer { watch.stop() }
+        #expect(pollUntil(timeout: 5) { watch.isAnswering })
+        Thread.sleep(forTimeInterval: 0.5)
+        server.pause()
+        let paused = Date()
+        let noticed = pollUntil(timeout: 5, interval: 0.01) { !watch.isAnswering }
+        let elapsed = Date().timeIntervalSince(paused)
+        #expect(watch.problem?.contains("has not answered") == true)
+        // Logged at the watch's next tick (a silence shorter than one goes unlogged).
+        Thread.sleep(forTimeInterval: 0.4)
+        server.resume()
+        // By design at most 0.9 s (a probe every 200 ms, silent 700 ms after one); the rest
+        // is slack for a busy machine.
+        #expect(noticed && elapsed < 1.2, "silent after \(elapsed) s")
+        #expect(pollUntil(timeout: 5) { watch.isAnswering }, "answering again")
+        #expect(pollUntil(timeout: 2) { log.contains("cluster server silent") && log.contains("answering again") }, "\(log.lines.current)")
+    }
+
+    /// Frozen for longer than the watch's command timeout: its connection is replaced, and
+    /// it answers again soon after the server does.
+    @Test func aLongFreezeEndsInAFreshConnection() throws {
+        let server = try RedisServerProcess()
+        let watch = try watch(server, log: LogCapture())
+        defer { watch.stop() }
+        #expect(pollUntil(timeout: 5) { watch.isAnswering })
+        server.pause()
+        Thread.sleep(forTimeInterval: 3)
+        #expect(!watch.isAnswering)
+        server.resume()
+        let resumed = Date()
+        #expect(pollUntil(timeout: 5) { watch.isAnswering })
+        #expect(Date().timeIntervalSince(resumed) < 2.5, "answering \(Date().timeIntervalSince(resumed)) s after the server")
+    }
+}
