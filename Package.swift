@@ -74,7 +74,7 @@ let package = Package(
         // dead letters, recent events and heartbeats.
         .target(
             name: "StoreRelayCluster",
-            dependencies: ["StoreRelayCore", "StoreRelayNet", "StoreRelayConfig", "StoreRelayDelivery"],
+            dependencies: ["StoreRelayCore", "StoreRelayNet", "StoreRelayVerification", "StoreRelayConfig", "StoreRelayDelivery"],
             swiftSettings: swiftSettings
         ),
         // The App Store Server API client: tokens, Notification History, test notifications.

@@ -47,15 +47,17 @@ public final class ClusterAcknowledgement: Sendable {
 
     private let client: RedisClient
     private let keys: ClusterKeys
+    private let seal: ClusterSeal
     private let dedupeWindowSeconds: Int64
     private let recentEvents: Int
     private let replicaWait: ReplicaWait
     private let clock: any TimeSource
 
     public init(client: RedisClient, keys: ClusterKeys = ClusterKeys(), dedupeWindow: Duration, recentEvents: Int = 2_000,
-                waitReplicas: Int = 0, waitTimeout: Duration = .seconds(1), clock: any TimeSource = WallClock()) {
+                waitReplicas: Int = 0, waitTimeout: Duration = .seconds(1), seal: ClusterSeal = .off, clock: any TimeSource = WallClock()) {
         self.client = client
         self.keys = keys
+        self.seal = seal
         dedupeWindowSeconds = max(1, dedupeWindow.wholeMilliseconds / 1000)
         self.recentEvents = max(1, recentEvents)
         replicaWait = ReplicaWait(client: client, fence: keys.replicationFence, replicas: waitReplicas, timeout: waitTimeout)
@@ -81,9 +83,9 @@ public final class ClusterAcknowledgement: Sendable {
         let streams = letter == nil ? notification.destinations.map(keys.queue) : []
         let subscription = notification.event.originalTransactionId ?? ""
         let arguments: [[UInt8]] = [
-            Array(String(dedupeWindowSeconds).utf8), notification.encoded(), Array(id.utf8), Array(ClusterKeys.prefix.utf8),
-            Array(String(now.milliseconds).utf8), Array(String(recentEvents).utf8), Array(subscription.utf8),
-            Array((letter?.id ?? "").utf8), letter?.json.serializedBytes() ?? [],
+            Array(String(dedupeWindowSeconds).utf8), seal.seal(notification.encoded(), .event, id), Array(id.utf8),
+            Array(ClusterKeys.prefix.utf8), Array(String(now.milliseconds).utf8), Array(String(recentEvents).utf8), Array(subscription.utf8),
+            Array((letter?.id ?? "").utf8), letter.map { seal.seal($0.json.serializedBytes(), .letter, $0.id) } ?? [],
             letter.map { DeadLetterEntry($0).json.serializedBytes() } ?? [],
         ]
         let scriptKeys = [keys.seen(id), keys.event(id), keys.state(id)] + streams

@@ -9,25 +9,80 @@ import StoreRelayCore
 /// Writes happen inside the delivery and acceptance scripts; this reads, and deletes. Calls
 /// wait for the server (the admin listener's queue may block); an unreachable server reads
 /// as no letters and a failed delete, and the admin's status shows the server down.
+///
+/// A letter that fails its `cluster-key` check reads as a `tampered` letter under its id
+/// that holds nothing of what the server had: listed, so an operator sees it, and never
+/// replayed.
 public final class ClusterDeadLetters: DeadLetterArchive {
     private let client: RedisClient
     private let keys: ClusterKeys
+    let seal: ClusterSeal
 
     static let delete = RedisScript(source: ClusterLua.finish + """
         -- Deletes one dead letter: ARGV[1] the prefix, ARGV[2] the letter id.
         return dropLetter(ARGV[1], ARGV[2])
         """)
 
-    public init(client: RedisClient, keys: ClusterKeys = ClusterKeys()) {
+    static let keep = RedisScript(source: ClusterLua.finish + """
+        -- Writes one dead letter (a tampered one, sealed in its place): ARGV[1] the prefix,
+        -- ARGV[2] the letter id, ARGV[3] its JSON, ARGV[4] its index entry, ARGV[5] the
+        -- destination it is counted under.
+        keepLetter(ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5])
+        return 1
+        """)
+
+    public init(client: RedisClient, keys: ClusterKeys = ClusterKeys(), seal: ClusterSeal = .off) {
         self.client = client
         self.keys = keys
+        self.seal = seal
     }
 
     public func letter(id: String) -> DeadLetter? {
+        stored(id: id)?.letter
+    }
+
+    /// The letter `id` and its bytes exactly as the server holds them (seal included): a
+    /// replay's script compares them, so a letter removed or changed since it was read (its
+    /// replay delivered meanwhile, say) is not replayed again.
+    func stored(id: String) -> (letter: DeadLetter, bytes: [UInt8])? {
         guard DeadLetterStore.isValidID(id), let bytes = client.waitForReply(RESPCommand("HGET", keys.letters, id))?.bytes,
-              let json = try? JSONValue.parse(bytes, maxDepth: StoredNotification.storedDepth)
+              let letter = decode(id: id, bytes)
         else { return nil }
-        return DeadLetter(json: json)
+        return (letter, bytes)
+    }
+
+    /// Writes `letter` (sealed) in place of what is stored under its id: a tampered letter
+    /// replaced by one that says so. False when the server did not take it.
+    @discardableResult
+    func keep(_ letter: DeadLetter) -> Bool {
+        let arguments: [[UInt8]] = [
+            Array(ClusterKeys.prefix.utf8), Array(letter.id.utf8), seal.seal(letter.json.serializedBytes(), .letter, letter.id),
+            DeadLetterEntry(letter).json.serializedBytes(), Array((letter.destination ?? "").utf8),
+        ]
+        return client.waitForScript(Self.keep, keys: [keys.letters, keys.letterIndex, keys.letterCounts], arguments: arguments) != nil
+    }
+
+    /// One stored letter, checked; one that fails reads as `tampered` (what it claims is
+    /// kept out, but the event id and destination it names, for the operator to look up).
+    func decode(id: String, _ stored: [UInt8]) -> DeadLetter? {
+        switch seal.open(stored, .letter, id) {
+        case .intact(let bytes):
+            return (try? JSONValue.parse(bytes, maxDepth: StoredNotification.storedDepth)).flatMap(DeadLetter.init(json:))
+        case let failed:
+            let claimed = try? JSONValue.parse(Array(stored.drop { $0 != UInt8(ascii: "{") }), maxDepth: StoredNotification.storedDepth)
+            let eventId = claimed?["eventId"]?.stringValue.flatMap(Self.plausibleName) ?? "unknown"
+            let destination = claimed?["destination"]?.stringValue.flatMap(Self.plausibleName)
+            return DeadLetter(tamperedEventId: eventId, destination: destination,
+                              detail: "this dead letter failed its cluster-key check (\(failed.failure ?? "")): "
+                                  + "no instance wrote it as it is, so it is never replayed",
+                              createdAt: .now(), letterId: id)
+        }
+    }
+
+    /// What a tampered letter claims, shown only when it looks like an id or a name.
+    private static func plausibleName(_ text: String) -> String? {
+        text.count <= 64 && !text.isEmpty && text.unicodeScalars.allSatisfy { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || "-_.".unicodeScalars.contains($0)) }
+            ? text : nil
     }
 
     @discardableResult
@@ -70,8 +125,6 @@ public final class ClusterDeadLetters: DeadLetterArchive {
     private func letters(_ ids: [String]) -> [DeadLetter] {
         guard !ids.isEmpty else { return [] }
         let values = client.waitForReply(RESPCommand("HMGET", [keys.letters] + ids))?.elements ?? []
-        return values.compactMap { value in
-            value.bytes.flatMap { try? JSONValue.parse($0, maxDepth: StoredNotification.storedDepth) }.flatMap(DeadLetter.init(json:))
-        }
+        return zip(ids, values).compactMap { id, value in value.bytes.flatMap { decode(id: id, $0) } }
     }
 }

@@ -18,6 +18,8 @@ public final class ClusterDelivery: DeliveryService {
 
     public let instanceId: String
     public let deadLetters: ClusterDeadLetters
+    /// Seals what this instance writes and checks what it reads (`cluster-key`).
+    public let seal: ClusterSeal
     public let reprocess = Locked<(@Sendable (StoredNotification) -> StoredNotification?)?>(nil)
     let client: RedisClient
     let keys = ClusterKeys()
@@ -31,13 +33,24 @@ public final class ClusterDelivery: DeliveryService {
     /// The rule a replay re-applies: the cluster's dedupe window is the one acceptance used.
     let staleness: StalenessRule
 
+    /// The letter is replayed only if it is still stored exactly as read (seal included):
+    /// one whose replay was delivered meanwhile (gone), or that a failed replay wrote again,
+    /// is not queued a second time. The record is written only over the one the replay
+    /// read, so two replays of one event's letters cannot drop each other's destinations.
     static let replay = RedisScript(source: """
         -- Queues one dead letter's event again (docs/SPEC.md "Cluster mode", Shared state).
         -- KEYS[1] the record, KEYS[2] the event's state, then per destination its stream and
         -- its progress hash. ARGV[1] the record, ARGV[2] the event id, ARGV[3] the prefix,
-        -- ARGV[4] the progress (a fresh budget, naming the letter), ARGV[5] the letter id,
-        -- ARGV[6..] the destinations.
-        if not redis.call('SET', ARGV[3] .. 'replaying:' .. ARGV[5], '1', 'NX', 'EX', 86400) then
+        -- ARGV[4] the letter id, ARGV[5] the letter as read, ARGV[6] the record as read (''
+        -- for none), ARGV[7..] per destination its name and its progress (a fresh budget,
+        -- naming the letter).
+        if redis.call('HGET', ARGV[3] .. 'letters', ARGV[4]) ~= ARGV[5] then
+          return 'gone'
+        end
+        if (redis.call('GET', KEYS[1]) or '') ~= ARGV[6] then
+          return 'changed'
+        end
+        if not redis.call('SET', ARGV[3] .. 'replaying:' .. ARGV[4], '1', 'NX', 'EX', 86400) then
           return 'replaying'
         end
         redis.call('SET', KEYS[1], ARGV[1])
@@ -45,8 +58,8 @@ public final class ClusterDelivery: DeliveryService {
         local count = (#KEYS - 2) / 2
         redis.call('HINCRBY', KEYS[2], '_remaining', count)
         for i = 1, count do
-          redis.call('HDEL', KEYS[2], ARGV[5 + i])
-          redis.call('HSET', KEYS[2 + 2 * i], ARGV[2], ARGV[4])
+          redis.call('HDEL', KEYS[2], ARGV[5 + 2 * i])
+          redis.call('HSET', KEYS[2 + 2 * i], ARGV[2], ARGV[6 + 2 * i])
           redis.call('XADD', KEYS[1 + 2 * i], '*', 'id', ARGV[2])
         end
         return 'replayed'
@@ -62,7 +75,8 @@ public final class ClusterDelivery: DeliveryService {
         self.clock = clock
         self.logger = logger
         self.observer = observer
-        deadLetters = ClusterDeadLetters(client: client)
+        seal = ClusterSeal(keys: cluster.clusterKeys.map(\.value), acceptsUnsealed: cluster.acceptsUnsealed)
+        deadLetters = ClusterDeadLetters(client: client, seal: seal)
         staleness = StalenessRule(window: cluster.dedupeWindow)
         settings = ClusterDestination.Settings(claimAfter: cluster.claimAfter, recentEvents: configuration.recentEvents,
                                                pollInterval: pollInterval,
@@ -84,7 +98,7 @@ public final class ClusterDelivery: DeliveryService {
         // a volume never write the same segment.
         let setup = try DestinationSetup(definition, client: httpClient, clock: clock, logger: logger, fileSubdirectory: instanceId)
         return ClusterDestination(definition: definition, setup: setup, client: client, consumer: instanceId, settings: settings,
-                                  clock: clock, logger: logger, observer: observer)
+                                  seal: seal, clock: clock, logger: logger, observer: observer)
     }
 
     /// Starts every destination's consumer and the heartbeat.
@@ -117,14 +131,16 @@ public final class ClusterDelivery: DeliveryService {
 
     public func state(ofEvent id: String) -> EventDeliveryState? {
         let replies = client.waitForReplies([RESPCommand("GET", keys.event(id)), RESPCommand("HGETALL", keys.state(id))])
-        guard replies.count == 2, case .success(let record) = replies[0], let bytes = record.bytes,
-              let notification = StoredNotification(decoding: bytes)
+        // What fails its cluster-key check is not shown as the event's.
+        guard replies.count == 2, case .success(let record) = replies[0], let sealed = record.bytes,
+              case .intact(let bytes) = seal.open(sealed, .event, id), let notification = StoredNotification(decoding: bytes)
         else { return stateFromDeadLetters(ofEvent: id) }
         var recorded: [String: EventDeliveryState.Delivery] = [:]
         if case .success(let fields) = replies[1], let pairs = fields.elements {
             var index = 0
             while index + 1 < pairs.count {
-                if let name = pairs[index].string, !name.hasPrefix("_"), let json = pairs[index + 1].bytes.flatMap({ try? JSONValue.parse($0) }),
+                if let name = pairs[index].string, !name.hasPrefix("_"), let sealed = pairs[index + 1].bytes,
+                   case .intact(let bytes) = seal.open(sealed, .state, id, name), let json = try? JSONValue.parse(bytes),
                    let delivery = EventDeliveryState.Delivery(json: json) {
                     recorded[name] = delivery
                 }
@@ -161,33 +177,76 @@ public final class ClusterDelivery: DeliveryService {
     /// As single-node mode replays (`DeliveryEngine.replay(deadLetterId:force:)`): a stale
     /// notification only when `force`.
     public func replay(deadLetterId id: String, force: Bool = false) -> ReplayResult {
-        guard let letter = deadLetters.letter(id: id) else { return .notFound }
+        guard let stored = deadLetters.stored(id: id) else { return .notFound }
+        return replay(stored.letter, read: stored.bytes, force: force)
+    }
+
+    /// Replays `letter`, stored as `read` when it was read: if it is no longer stored so
+    /// (its replay was delivered meanwhile, by this instance or another), nothing is queued.
+    func replay(_ letter: DeadLetter, read: [UInt8], force: Bool) -> ReplayResult {
+        if letter.reason == .tampered { return refuseTampered(letter, read: read) }
         let topology = topology.current
         let plan = ReplayPlan.make(letter, routes: topology.routes, reprocess: reprocess.current,
                                    staleness: force ? nil : staleness, now: clock.now()) { topology.destinations[$0] != nil }
         guard case .plan(var stored, let names) = plan else { return plan.refusal! }
         // Delivered like an accepted event to those destinations, with a fresh budget.
         stored.disposition = .accept
-        stored.destinations = names
         var progress = ClusterProgress(budgetStart: clock.now())
         progress.attempts = letter.attempts
         progress.attemptsBefore = letter.attempts.count
         progress.replayOf = letter.id
         let eventId = stored.id
         let scriptKeys = [keys.event(eventId), keys.state(eventId)] + names.flatMap { [keys.queue($0), keys.progress($0)] }
-        let arguments: [[UInt8]] = [stored.encoded(), Array(eventId.utf8), Array(ClusterKeys.prefix.utf8), progress.encoded,
-                                    Array(letter.id.utf8)] + names.map { Array($0.utf8) }
-        switch client.waitForScript(Self.replay, keys: scriptKeys, arguments: arguments)?.string {
-        case "replayed":
-            logger.info("dead letter replayed", [("dead_letter.id", id), ("destinations", names.joined(separator: " "))])
-            nudge(names)
-            return .replayed(destinations: names)
-        case "replaying":
-            return .alreadyReplaying
-        default:
-            logger.warning("dead letter not replayed: the cluster server did not answer", [("dead_letter.id", id)])
-            return .notFound
+        // The record names every destination with an entry to deliver: those of the record
+        // as it stands (another destination may still be retrying) and the replay's. The
+        // script writes it only over the record read here; another replay in between makes
+        // it read again.
+        for _ in 0..<3 {
+            let current = client.waitForReply(RESPCommand("GET", keys.event(eventId)))?.bytes
+            stored.destinations = names
+            if let current, case .intact(let bytes) = seal.open(current, .event, eventId),
+               let existing = StoredNotification(decoding: bytes), existing.disposition == .accept {
+                stored.destinations = existing.destinations + names.filter { !existing.destinations.contains($0) }
+            }
+            let arguments: [[UInt8]] = [
+                seal.seal(stored.encoded(), .event, eventId), Array(eventId.utf8), Array(ClusterKeys.prefix.utf8), Array(letter.id.utf8),
+                read, current ?? [],
+            ] + names.flatMap { [Array($0.utf8), seal.seal(progress.encoded, .progress, $0, eventId)] }
+            switch client.waitForScript(Self.replay, keys: scriptKeys, arguments: arguments)?.string {
+            case "replayed":
+                logger.info("dead letter replayed", [("dead_letter.id", letter.id), ("destinations", names.joined(separator: " "))])
+                nudge(names)
+                return .replayed(destinations: names)
+            case "replaying":
+                return .alreadyReplaying
+            case "gone":
+                // Delivered by a replay meanwhile, deleted, or written again by a failed one
+                // (that one can be replayed: read it again).
+                return .notFound
+            case "changed":
+                continue
+            default:
+                logger.warning("dead letter not replayed: the cluster server did not answer", [("dead_letter.id", letter.id)])
+                return .notFound
+            }
         }
+        logger.warning("dead letter not replayed: its event's record kept changing", [("dead_letter.id", letter.id)])
+        return .alreadyReplaying
+    }
+
+    /// A `tampered` letter is never replayed. One that failed its check just now (rather
+    /// than one an instance wrote as tampered) is counted, logged, and replaced by a sealed
+    /// `tampered` letter that says so.
+    private func refuseTampered(_ letter: DeadLetter, read: [UInt8]) -> ReplayResult {
+        if case .intact = seal.open(read, .letter, letter.id) { return .tampered }
+        observer.recordTampered(record: ClusterSeal.Kind.letter.rawValue)
+        logger.error("cluster record failed its integrity check; it is not replayed", [
+            ("dead_letter.id", letter.id), ("record", ClusterSeal.Kind.letter.rawValue), ("why", letter.detail ?? ""),
+        ])
+        if !deadLetters.keep(letter) {
+            logger.warning("tampered dead letter not rewritten: the cluster server did not take it", [("dead_letter.id", letter.id)])
+        }
+        return .tampered
     }
 
     /// Replays every letter of `query.bulkReplayScope`, each with one script (stale ones

@@ -30,6 +30,7 @@ final class ClusterDestination: @unchecked Sendable {
     private let driver: any DeliveryDriver
     private let limits: DeliveryLimits
     private let queue: ClusterQueue
+    private let seal: ClusterSeal
     private let settings: Settings
     private let clock: any TimeSource
     private let logger: Logger
@@ -51,7 +52,8 @@ final class ClusterDestination: @unchecked Sendable {
     private var figures = ClusterQueue.Figures()
 
     init(definition: DestinationConfiguration, setup: DestinationSetup, client: RedisClient, consumer: String, settings: Settings,
-         clock: any TimeSource, logger: Logger, observer: any DeliveryObserver) {
+         seal: ClusterSeal = .off, clock: any TimeSource, logger: Logger, observer: any DeliveryObserver) {
+        self.seal = seal
         self.definition = definition
         name = definition.name
         kind = setup.kind
@@ -242,12 +244,34 @@ final class ClusterDestination: @unchecked Sendable {
             return
         }
         let now = clock.now()
-        guard let record, let notification = StoredNotification(decoding: record) else {
-            let detail = record == nil ? "the event's record is missing on the cluster server" : "the event's record on the cluster server is unreadable"
-            let letter = DeadLetter(unreadableEventId: entry.eventId, destination: name, detail: detail, attempts: [], createdAt: now)
+        guard !entry.eventId.isEmpty else { return tampered(entry, .event, "the stream entry names no event", now: now) }
+        guard let record else {
+            let letter = DeadLetter(unreadableEventId: entry.eventId, destination: name, detail: "the event's record is missing on the cluster server",
+                                    attempts: [], createdAt: now)
             return settle(entry, job: nil, letter: letter, phase: .deadLettered, now: now)
         }
-        let saved = progress.flatMap(ClusterProgress.init) ?? ClusterProgress(budgetStart: notification.receivedAt)
+        let opened = seal.open(record, .event, entry.eventId)
+        guard case .intact(let bytes) = opened else { return tampered(entry, .event, "the event's record " + (opened.failure ?? ""), now: now) }
+        guard let notification = StoredNotification(decoding: bytes) else {
+            let letter = DeadLetter(unreadableEventId: entry.eventId, destination: name,
+                                    detail: "the event's record on the cluster server is unreadable", attempts: [], createdAt: now)
+            return settle(entry, job: nil, letter: letter, phase: .deadLettered, now: now)
+        }
+        // A genuine record queued where no instance routed it (copied onto another stream).
+        // Checked with a key only: instances of versions before it wrote a replay's record
+        // with the replayed destinations alone.
+        guard !seal.isOn || (notification.disposition == .accept && notification.destinations.contains(name)) else {
+            return tampered(entry, .event, "the event is not routed to this destination", now: now)
+        }
+        var saved = ClusterProgress(budgetStart: notification.receivedAt)
+        if let progress {
+            switch seal.open(progress, .progress, name, entry.eventId) {
+            case .intact(let bytes):
+                saved = ClusterProgress(bytes) ?? saved
+            case let failed:
+                return tampered(entry, .progress, "the delivery's progress " + (failed.failure ?? ""), now: now)
+            }
+        }
         let job = DeliveryJob(notification: notification, destination: name, body: driver.body(for: notification),
                               attempts: saved.attempts, due: now, attemptsBeforeBudget: saved.attemptsBefore,
                               budgetStart: saved.budgetStart, replayOf: saved.replayOf)
@@ -255,7 +279,7 @@ final class ClusterDestination: @unchecked Sendable {
             return deadLetter(entry, job, saved, .exhausted,
                               "max-age \(ConfigFormat.duration(limits.maxAge)) passed before the event could be delivered", now: now)
         }
-        driver.attempt(job, number: job.attempts.count + 1) { [self] outcome in
+        driver.attempt(job, number: job.attempts.count + 1) { [self, saved] outcome in
             work.async { [self] in finish(entry, job, saved, outcome) }
         }
     }
@@ -314,7 +338,8 @@ final class ClusterDestination: @unchecked Sendable {
             ("event.id", job.eventId), ("destination", name), ("attempt", String(job.attempts.count)),
             ("status", last?.status.map(String.init) ?? ""), ("error", last?.error ?? ""), ("next", due.iso8601),
         ])
-        queue.retry(entry, due: due.milliseconds, progress: progress.encoded, state: state.json.serializedBytes()) { [self] result in
+        queue.retry(entry, due: due.milliseconds, progress: seal.seal(progress.encoded, .progress, name, job.eventId),
+                    state: seal.seal(state.json.serializedBytes(), .state, job.eventId, name)) { [self] result in
             work.async { [self] in settled(entry, result) }
         }
     }
@@ -339,13 +364,28 @@ final class ClusterDestination: @unchecked Sendable {
             ])
         }
         let outcome = ClusterQueue.Finish(
-            state: state.json.serializedBytes(),
-            letter: letter.map { ($0.id, $0.json.serializedBytes(), DeadLetterEntry($0).json.serializedBytes()) },
+            state: seal.seal(state.json.serializedBytes(), .state, entry.eventId, name),
+            letter: letter.map { ($0.id, seal.seal($0.json.serializedBytes(), .letter, $0.id), DeadLetterEntry($0).json.serializedBytes()) },
             replayed: job?.replayOf,
             now: now.milliseconds, recentEvents: settings.recentEvents)
         queue.finish(entry, outcome) { [self] result in
             work.async { [self] in settled(entry, result.map { _ in true }) }
         }
+    }
+
+    /// A record of this entry failed its `cluster-key` check: nothing of it is delivered.
+    /// The entry leaves the stream with a `tampered` dead letter in its place (holding only
+    /// the ids), or, naming no event, with the error log line alone.
+    private func tampered(_ entry: ClusterQueue.Entry, _ record: ClusterSeal.Kind, _ why: String, now: Timestamp) {
+        observer.recordTampered(record: record.rawValue)
+        logger.error("cluster record failed its integrity check; it is not delivered", [
+            ("event.id", entry.eventId), ("destination", name), ("record", record.rawValue), ("stream.entry", entry.streamId),
+            ("why", why),
+        ])
+        let letter = entry.eventId.isEmpty ? nil : DeadLetter(
+            tamperedEventId: entry.eventId, destination: name,
+            detail: "\(why) (cluster-key check): written or changed on the server by something other than an instance", createdAt: now)
+        settle(entry, job: nil, letter: letter, phase: .deadLettered, now: now)
     }
 
     /// The server has the outcome (or could not take it: the entry stays pending, and is

@@ -42,6 +42,12 @@ public struct ClusterKeys: Sendable, Hashable {
     public func replaying(_ letterId: String) -> String { Self.prefix + "replaying:" + letterId }
     /// `lease:<name>`: held by one instance at a time (reconciliation with Apple).
     public func lease(_ name: String) -> String { Self.prefix + "lease:" + name }
+    /// `epoch`: a random id written once (`SET` when missing, in the check's script); gone
+    /// or changed, the server lost its data (`ClusterEpoch`).
+    public var epoch: String { Self.prefix + "epoch" }
+    /// `epoch-clock`: incremented by every instance's epoch check; lower than an instance
+    /// saw before, the server lost writes.
+    public var epochClock: String { Self.prefix + "epoch-clock" }
     /// `replication-fence`: written in the pipeline before each `WAITAOF`, so the wait covers
     /// every write the server made before it, another instance's included (`ReplicaWait`).
     public var replicationFence: String { Self.prefix + "replication-fence" }

@@ -280,11 +280,11 @@ public final class ClusterQueue: Sendable {
         }
     }
 
-    /// `[id, [field, value, ...]]` → an entry; nil for one without an event id.
+    /// `[id, [field, value, ...]]` → an entry; one without an event id (no instance adds
+    /// such an entry) has an empty `eventId`, so that the reader removes it and reports it.
     static func entry(_ value: RESPValue) -> Entry? {
-        guard let parts = value.elements, parts.count == 2, let streamId = parts[0].string, let fields = parts[1].elements else {
-            return nil
-        }
+        guard let parts = value.elements, parts.count == 2, let streamId = parts[0].string else { return nil }
+        let fields = parts[1].elements ?? []
         var index = 0
         while index + 1 < fields.count {
             if fields[index].string == "id", let eventId = fields[index + 1].string, !eventId.isEmpty {
@@ -292,6 +292,6 @@ public final class ClusterQueue: Sendable {
             }
             index += 2
         }
-        return nil
+        return Entry(streamId: streamId, eventId: "")
     }
 }

@@ -28,6 +28,15 @@ public struct ClusterConfiguration: Sendable, Hashable {
     /// `require-noeviction`: refuse a server whose `maxmemory-policy` is not `noeviction`
     /// (any other policy may drop acknowledged events, dead letters or dedupe markers).
     public var requireNoEviction: Bool
+    /// `cluster-key KEY [PREVIOUS-KEY] [unsealed]`: the keys records on the server are sealed
+    /// with (the first) and checked against (any); empty: records are neither sealed nor
+    /// checked, and the start warns.
+    public var clusterKeys: [ConfigSecret] = []
+    /// `unsealed` after the keys: records without a seal (written before the key was set)
+    /// are still acted on, while the key is being turned on.
+    public var acceptsUnsealed = false
+    /// The shortest `cluster-key`: 32 characters, as much as HMAC-SHA256 can use.
+    public static let minimumKeyLength = 32
 
     public init(url: RedisURL, caFile: String? = nil, instanceId: String? = nil, dedupeWindow: Duration = defaultDedupeWindow,
                 claimAfter: Duration = defaultClaimAfter, waitReplicas: Int = 0, waitTimeout: Duration = defaultWaitTimeout,

@@ -5,7 +5,7 @@ import StoreRelayCore
 extension ConfigParser {
     static let clusterOptions = [
         "ca-file", "instance-id", "dedupe-window", "claim-after", "wait-replicas", "wait-timeout", "require-aof",
-        "require-noeviction",
+        "require-noeviction", "cluster-key",
     ]
 
     mutating func beginCluster(_ head: ConfigToken, _ arguments: [ConfigToken], opener: ConfigToken?) {
@@ -59,6 +59,8 @@ extension ConfigParser {
             }) {
                 options.waitReplicas = count
             }
+        case "cluster-key":
+            clusterKey(head, arguments, &options)
         case "wait-timeout":
             guard arity(head, arguments, 1...1, "wait-timeout DURATION") else { return }
             if let timeout = value(arguments[0], "wait-timeout", Self.positiveDuration) { options.waitTimeout = timeout }
@@ -69,6 +71,34 @@ extension ConfigParser {
             guard arity(head, arguments, 1...1, "require-aof yes|no") else { return }
             if let required = value(arguments[0], "require-aof", ConfigValue.boolean) { options.requireAOF = required }
         }
+    }
+
+    /// `cluster-key KEY [PREVIOUS-KEY] [unsealed]`: the key every instance seals its records
+    /// with; a previous key still opens records while it is rotated out, and `unsealed`
+    /// accepts records from before the key was set.
+    private mutating func clusterKey(_ head: ConfigToken, _ arguments: [ConfigToken], _ options: inout ClusterConfiguration) {
+        guard arity(head, arguments, 1...3, "cluster-key KEY [PREVIOUS-KEY] [unsealed]") else { return }
+        var keys: [ConfigSecret] = []
+        var acceptsUnsealed = false
+        for (index, argument) in arguments.enumerated() {
+            if index > 0, argument.text == "unsealed", !acceptsUnsealed {
+                acceptsUnsealed = true
+                continue
+            }
+            guard let key = value(argument, "cluster-key", Self.clusterKeyValue) else { return }
+            keys.append(key)
+        }
+        options.clusterKeys = keys
+        options.acceptsUnsealed = acceptsUnsealed
+    }
+
+    /// At least 32 characters: a shorter key could be guessed offline from one sealed record.
+    static func clusterKeyValue(_ text: String) throws(ConfigValueError) -> ConfigSecret {
+        guard text.count >= ClusterConfiguration.minimumKeyLength else {
+            throw ConfigValueError("the key has \(text.count) characters; it needs at least \(ClusterConfiguration.minimumKeyLength) "
+                + "(e.g. openssl rand -hex 32), the same on every instance")
+        }
+        return ConfigSecret(text)
     }
 
     /// Letters, digits, `-`, `_` and `.`, up to 64: safe as a directory and a key part.

@@ -7,7 +7,21 @@ import StoreRelayNet
 /// `storerelay check` prints these, `serve` logs them at start and reload.
 extension GatewayConfiguration {
     public var warnings: [String] {
-        appWarnings + trustWarnings + proxyWarnings + routeWarnings + exposedKeyWarnings + plaintextAPIWarnings
+        appWarnings + trustWarnings + proxyWarnings + routeWarnings + exposedKeyWarnings + plaintextAPIWarnings + clusterKeyWarnings
+    }
+
+    /// Cluster mode without `cluster-key`: whoever can write to the server can have a forged
+    /// notification delivered (with `verified: true` and a valid webhook signature). Kept a
+    /// warning rather than an error so that configurations from before the key still start.
+    private var clusterKeyWarnings: [String] {
+        guard let cluster else { return [] }
+        if cluster.clusterKeys.isEmpty {
+            return ["cluster has no cluster-key: records on the server are not sealed, so anyone who can write to it can have "
+                + "forged notifications delivered; set `cluster-key ${STORERELAY_CLUSTER_KEY}` (32+ characters, the same on every instance)"]
+        }
+        guard cluster.acceptsUnsealed else { return [] }
+        return ["cluster-key ... unsealed: records without a seal are still delivered; remove `unsealed` once every instance "
+            + "has the key and the records written before it are delivered or dead-lettered"]
     }
 
     /// The App Store Server API tokens are bearer credentials: over plaintext `http://` they

@@ -18,6 +18,10 @@ public struct DeadLetter: Sendable {
         /// The journal record holding the event could not be read back (damaged or removed
         /// underneath the gateway); the letter keeps the event id, and cannot be replayed.
         case unreadable
+        /// Cluster mode: a record on the server failed its `cluster-key` check (written or
+        /// changed by something other than an instance); the letter keeps only the event id,
+        /// and is never replayed.
+        case tampered
     }
 
     public var id: String
@@ -28,7 +32,8 @@ public struct DeadLetter: Sendable {
     public var detail: String?
     public var createdAt: Timestamp
     public var attempts: [DeliveryAttempt]
-    /// The stored notification; nil only for `unreadable`, whose event could not be read.
+    /// The stored notification; nil only for `unreadable` and `tampered`, whose event could
+    /// not be read or trusted.
     public var notification: StoredNotification?
     /// The bulk replays that wrote this letter again (their replay failed too), oldest
     /// first: a resumed replay does not take it a second time.
@@ -65,6 +70,21 @@ public struct DeadLetter: Sendable {
         notification = nil
     }
 
+    /// A letter for a record that failed its `cluster-key` check: nothing of it is kept but
+    /// the ids, so nothing it says can be replayed. `letterId` keeps a tampered dead letter
+    /// under its own id.
+    public init(tamperedEventId eventId: String, destination: String?, detail: String, createdAt: Timestamp,
+                letterId: String? = nil) {
+        id = letterId ?? Self.id(eventId: eventId, destination: destination)
+        self.eventId = eventId
+        self.destination = destination
+        reason = .tampered
+        self.detail = detail
+        self.createdAt = createdAt
+        attempts = []
+        notification = nil
+    }
+
     /// The last error an attempt saw, or the detail.
     public var lastError: String? { attempts.last?.error ?? detail }
 
@@ -97,7 +117,7 @@ public struct DeadLetter: Sendable {
         replayedBy = json["replayedBy"]?.arrayValue?.compactMap(\.stringValue) ?? []
         let destination = json["destination"]?.stringValue
         self.destination = destination
-        if reason == .unreadable {
+        if reason == .unreadable || reason == .tampered {
             notification = nil
             return
         }

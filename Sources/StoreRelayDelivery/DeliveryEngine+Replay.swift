@@ -15,6 +15,9 @@ public enum ReplayResult: Sendable, Equatable {
     /// A notification Apple signed that this build still cannot read: its event lacks what
     /// could not be read, so sending it would mislead. A replay after an upgrade reads it again.
     case notUnderstood
+    /// A `tampered` letter (cluster mode): nothing the server did not get from an instance
+    /// is delivered.
+    case tampered
     /// Signed before the dedupe window (`StalenessRule`): a downstream could not tell it from
     /// a first delivery. Sent only when the operator forces it; `reason` says why in a sentence.
     case stale(reason: String)
@@ -250,6 +253,7 @@ package enum ReplayPlan {
         _ letter: DeadLetter, routes: RouteTable, reprocess: (@Sendable (StoredNotification) -> StoredNotification?)?,
         staleness: StalenessRule?, now: Timestamp, exists: (String) -> Bool
     ) -> ReplayPlan {
+        if letter.reason == .tampered { return .refused(.tampered) }
         guard var stored = letter.notification else { return .refused(.unreadable) }
         if stored.disposition.isNotUnderstood {
             // Read Apple's body again with this build: once it reads it, it goes out like any

@@ -12,11 +12,15 @@ public protocol DeliveryObserver: Sendable {
     /// Cluster mode: `count` entries of `destination` were found deleted while pending: events
     /// acknowledged to Apple that no instance can deliver any more (it must stay 0).
     func entriesLost(destination: String, count: Int)
+    /// Cluster mode: a record of kind `record` (event, state, progress, letter, entry) failed
+    /// its `cluster-key` check and was not acted on.
+    func recordTampered(record: String)
 }
 
 extension DeliveryObserver {
     public func entriesClaimed(destination: String, count: Int) {}
     public func entriesLost(destination: String, count: Int) {}
+    public func recordTampered(record: String) {}
 }
 
 /// Observes nothing.

@@ -38,8 +38,9 @@ enum DlqCommand: CommandDescribing {
           --config FILE      the configuration (default: $STORERELAY_CONFIG, ./routes.conf, or
                              the embedded default)
           --destination D    only dead letters for destination D
-          --reason R         only exhausted, rejected, unrouted, quarantined or unreadable ones,
-                             or not-understood: quarantined ones this build could not read
+          --reason R         only exhausted, rejected, unrouted, quarantined, unreadable or
+                             tampered ones, or not-understood: quarantined ones this build
+                             could not read
           --force            replay stale notifications too
           --limit N          list at most N (default 100)
           --event-id ID, --original-transaction-id ID, --transaction-id ID, --bundle-id B,

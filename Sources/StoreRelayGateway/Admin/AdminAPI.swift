@@ -107,6 +107,9 @@ struct AdminAPI: Sendable {
             return .error(.conflict, message: "Dead letter \(id) is already being replayed.")
         case .unreadable:
             return .error(.conflict, message: "Dead letter \(id) cannot be replayed: its event could not be read from the journal.")
+        case .tampered:
+            return .error(.conflict, message: "Dead letter \(id) is never replayed: a record on the cluster server failed its "
+                + "cluster-key check (written or changed by something other than an instance).")
         case .notUnderstood:
             return .error(.conflict, message: "Dead letter \(id) cannot be replayed: this StoreRelay still cannot read the notification "
                 + "(see its reason); replay it again after an upgrade that reads it.")

@@ -27,6 +27,9 @@ public protocol AdminBackend: Sendable {
     var clusterStatus: JSONValue? { get }
     /// Each app and environment reconciled with Apple: its last pass and probe (JSON objects).
     var reconciliations: [JSONValue] { get }
+    /// What the page shows above everything, one sentence each (a cluster server that lost
+    /// its data).
+    var alerts: [String] { get }
     /// Runs one reconciliation pass now, after any in progress, and gives its report; nil
     /// when `app` has no api-key or `environment` is not reconciled here.
     func reconcile(app: String, environment: AppStoreEnvironment, since: Duration?, onlyFailures: Bool, dryRun: Bool,
@@ -40,6 +43,7 @@ public protocol AdminBackend: Sendable {
 extension AdminBackend {
     public var reconciliations: [JSONValue] { [] }
     public var clusterStatus: JSONValue? { nil }
+    public var alerts: [String] { [] }
     public func reconcile(app: String, environment: AppStoreEnvironment, since: Duration?, onlyFailures: Bool, dryRun: Bool,
                           completion: @escaping @Sendable (JSONValue?) -> Void) {
         completion(nil)

@@ -97,7 +97,7 @@ extension AdminHandler {
             deadLetterCounts: backend.deadLetters.countsByDestination, letters: listing.items.map(\.json),
             nextCursor: listing.nextCursor, filters: filters, csrfToken: csrfToken,
             notice: Self.notice(FormEncoding.value("done", in: request.query)), now: clock.now(),
-            reconciliations: backend.reconciliations)
+            reconciliations: backend.reconciliations, alerts: backend.alerts)
         return html(200, AdminPage.render(model))
     }
 
@@ -135,6 +135,7 @@ extension AdminHandler {
             case .noRoute: notice = "noroute"
             case .alreadyReplaying: notice = "busy"
             case .unreadable: notice = "unreadable"
+            case .tampered: notice = "tampered"
             case .notUnderstood: notice = "notunderstood"
             case .stale: notice = "stale"
             }
@@ -175,6 +176,8 @@ extension AdminHandler {
         case "noroute": return "That dead letter still matches no route; fix routes.conf first."
         case "busy": return "That dead letter is already being replayed."
         case "unreadable": return "That dead letter's event could not be read from the journal; it cannot be replayed."
+        case "tampered": return "That dead letter failed its cluster-key check (written or changed on the server by something other "
+            + "than an instance); it is never replayed."
         case "notunderstood": return "This StoreRelay still cannot read that notification (see its reason); replay it again after an upgrade that reads it."
         case "stale": return "That dead letter's notification is stale (signed before the dedupe-window): a destination could not tell "
             + "a replay from a first delivery. Replay it with storerelay dlq replay --force if it can."

@@ -19,6 +19,8 @@ enum AdminPage {
         var now: Timestamp
         /// `/api/status`'s `reconciliation` entries: each app and environment asked of Apple.
         var reconciliations: [JSONValue] = []
+        /// `AdminBackend.alerts`: shown first, in red.
+        var alerts: [String] = []
     }
 
     static let style = """
@@ -29,6 +31,7 @@ enum AdminPage {
         th{background:#f4f4f4;font-weight:600}td.num{text-align:right}code{font-size:12px}
         .ok{color:#17702a}.bad{color:#b00020}.muted{color:#777}.err{max-width:22rem;overflow-wrap:anywhere}
         .notice{background:#eef6ee;border:1px solid #9c9;padding:.4rem .6rem;margin:.8rem 0}
+        .alert{background:#fbeeee;border:1px solid #d99;padding:.4rem .6rem;margin:.8rem 0}
         form.inline{display:inline;margin:0}form.filters{display:flex;gap:.6rem;align-items:end;flex-wrap:wrap}
         code.id{user-select:all}pre{background:#f7f7f7;border:1px solid #ddd;padding:.6rem;overflow:auto;max-height:32rem}
         button{cursor:pointer}button.danger{color:#b00020}
@@ -41,6 +44,7 @@ enum AdminPage {
             body += " <form class=\"inline\" method=\"post\" action=\"/logout\">\(hidden("csrf", csrf))<button>Log out</button></form>"
         }
         body += "</span></header>\n"
+        for alert in model.alerts { body += "<p class=\"alert bad\">\(h(alert))</p>\n" }
         if let notice = model.notice { body += "<p class=\"notice\">\(h(notice))</p>\n" }
         body += destinationsTable(model)
         body += reconciliationTable(model)

@@ -5,6 +5,9 @@ import StoreRelayCore
 struct ReconcileRequest: Sendable {
     /// How far back from now to look; nil: from the checkpoint minus the overlap.
     var since: Duration?
+    /// Where the window starts (UNIX ms), whenever the pass runs: after a loss of the
+    /// cluster server's data, one overlap before the last moment it was seen whole.
+    var from: Int64?
     /// Only what Apple failed to deliver (`onlyFailures`).
     var onlyFailures = false
     /// Fetch and judge, store nothing and keep the checkpoint.

@@ -92,6 +92,17 @@ final class Reconciler: Sendable {
         record.queue.async { [self] in completion(runPass(request)) }
     }
 
+    /// How far before a loss of the cluster server's data a recovery looks, for an app
+    /// without a `reconcile` schedule (and so without an overlap of its own).
+    static let defaultResetOverlap: Duration = .seconds(3600)
+
+    /// After the cluster server lost its data: one pass from `lostSince` minus the overlap,
+    /// so what Apple holds of what was acknowledged and lost is stored and delivered again.
+    func recover(lostSince: Timestamp, completion: @escaping @Sendable (ReconcileReport) -> Void) {
+        let overlap = schedule?.overlap ?? Self.defaultResetOverlap
+        reconcile(ReconcileRequest(from: lostSince.milliseconds - overlap.wholeMilliseconds), completion: completion)
+    }
+
     // MARK: One pass
 
     private func runPass(_ request: ReconcileRequest) -> ReconcileReport {
@@ -108,12 +119,12 @@ final class Reconciler: Sendable {
                 throw ReconcileFailure("the checkpoint \(checkpoint.path) cannot be read (\(why)); fix or remove it")
             }
             let overlap = schedule?.overlap.wholeMilliseconds ?? 0
-            guard request.since != nil || stored != nil || schedule != nil else {
+            guard request.since != nil || request.from != nil || stored != nil || schedule != nil else {
                 throw ReconcileFailure("this app has no checkpoint and no reconcile schedule: give --since")
             }
             // What a scheduled pass asks for; a checkpoint moves only after a window reaching it.
             let planned = (stored ?? now) - overlap
-            var start = request.since.map { now - $0.wholeMilliseconds } ?? planned
+            var start = request.from ?? request.since.map { now - $0.wholeMilliseconds } ?? planned
             // Apple has no older history; and a notification signed before the dedupe window
             // cannot be told from one already delivered, so the policy would only quarantine it
             // (ten minutes' margin: the pass takes time, the policy judges at its own now).

@@ -29,8 +29,16 @@ extension Gateway: AdminBackend {
         // durable (nil when it is).
         status["answering"] = .bool(cluster.watch.isAnswering)
         status["durabilityProblem"] = .string(cluster.watch.durabilityRefusal)
+        let seal = cluster.delivery.seal
+        status["integrity"] = .string(!seal.isOn ? "off" : cluster.configuration.acceptsUnsealed ? "sealed, unsealed accepted" : "sealed")
+        let epoch = cluster.epoch.current
+        status["epoch"] = .string(epoch.epoch)
+        status["epochSeen"] = .string(epoch.lastSeen?.iso8601)
+        status["resets"] = serverResets.json
         return .object(status)
     }
+
+    public var alerts: [String] { serverResets.alerts }
 
     public var reconciliations: [JSONValue] {
         reconcilers.current.map { reconciler in

@@ -33,6 +33,8 @@ struct ClusterParts: Sendable {
     var watch: ServerWatch
     var delivery: ClusterDelivery
     var configuration: ClusterConfiguration
+    /// Notices a server that lost its data; started once the reconcilers are.
+    var epoch: ClusterEpoch
 }
 
 extension Gateway {
@@ -134,14 +136,15 @@ extension Gateway {
         delivery.start()
         let acknowledgement = ClusterAcknowledgement(
             client: client, dedupeWindow: cluster.dedupeWindow, recentEvents: configuration.recentEvents,
-            waitReplicas: cluster.waitReplicas, waitTimeout: cluster.waitTimeout, clock: clock)
+            waitReplicas: cluster.waitReplicas, waitTimeout: cluster.waitTimeout, seal: delivery.seal, clock: clock)
         metrics.observe(cluster: delivery, client: client, watch: watch)
+        let epoch = ClusterEpoch(client: client, clock: clock, stateFile: configuration.dataDirectory + "/cluster-epoch.json", logger: logger)
         logger.info("cluster mode", [("cluster.url", cluster.url.description), ("instance.id", instanceId),
                                      ("connected", client.isConnected ? "yes" : "not yet")])
         return GatewayBackend(
             store: ClusterStore(client: client, watch: watch, acknowledgement: acknowledgement, delivery: delivery,
                                 dedupeWindow: cluster.dedupeWindow),
-            delivery: delivery, cluster: ClusterParts(client: client, watch: watch, delivery: delivery, configuration: cluster))
+            delivery: delivery, cluster: ClusterParts(client: client, watch: watch, delivery: delivery, configuration: cluster, epoch: epoch))
     }
 
     /// `hostname-pid`: unique per live instance on one host, and readable in status.

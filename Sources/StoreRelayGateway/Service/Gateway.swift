@@ -29,6 +29,8 @@ public final class Gateway: Sendable {
     let metrics = GatewayMetrics()
     /// The apps and environments reconciled with Apple's Notification History.
     let reconcilers: Reconcilers
+    /// Cluster mode: the losses of the server's data noticed, and their recovery.
+    let serverResets: ServerResets
     private let publicServer: HTTPServer
     /// The public listener's routes, rebuilt when a reload changes the notification paths.
     let publicRoutes: Locked<HTTPRoutes>
@@ -74,6 +76,7 @@ public final class Gateway: Sendable {
         delivery.reprocess.withLock { [processor = intake.processorCell] in
             $0 = { stored in try? processor.current.process(body: stored.body, pathEnvironment: nil, receivedAt: stored.receivedAt) }
         }
+        serverResets = ServerResets(logger: logger, metrics: metrics)
         reconcilers = Reconcilers(dataDirectory: configuration.dataDirectory, intake: intake, store: backend.store, clock: clock,
                                   logger: logger, metrics: metrics)
         let reconciling: [Reconciler]
@@ -121,6 +124,12 @@ public final class Gateway: Sendable {
         }
         // Last: a first pass feeds the intake, which must be fully up.
         reconcilers.replace(with: reconciling, passNow: true)
+        // After the reconcilers: a loss noticed at once (while this instance was down) asks
+        // them to recover.
+        cluster?.epoch.start { [weak self] reset in
+            guard let self else { return }
+            serverResets.handle(reset, reconcilers: reconcilers.current, configuration: self.configuration)
+        }
         logger.info("started", [
             ("data", configuration.dataDirectory), ("routes", String(configuration.routes.rules.count)),
             ("destinations", String(configuration.destinations.count)),
@@ -141,6 +150,7 @@ public final class Gateway: Sendable {
         let grace = current.current.shutdownGrace
         logger.info("stopping", [("shutdown.grace", ConfigFormat.duration(grace))])
         adminServer.current?.shutdown()
+        cluster?.epoch.stop()
         reconcilers.stop()
         journalProbe?.stop()
         memoryTrimmer?.stop()

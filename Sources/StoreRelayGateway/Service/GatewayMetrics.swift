@@ -16,6 +16,8 @@ final class GatewayMetrics: Sendable {
     private let reconcileRecovered: Counter
     private let clusterClaims: Counter
     private let clusterLost: Counter
+    private let clusterTampered: Counter
+    private let clusterResets: Counter
 
     init() {
         received = registry.counter(
@@ -51,6 +53,18 @@ final class GatewayMetrics: Sendable {
             "storerelay_cluster_lost_total",
             help: "Cluster mode: acknowledged events found deleted from a queue while pending, by destination (must stay 0).",
             labels: ["destination"])
+        clusterTampered = registry.counter(
+            "storerelay_cluster_tampered_total",
+            help: "Cluster mode: records on the server that failed their cluster-key check and were not acted on, by record kind (must stay 0).",
+            labels: ["record"])
+        clusterResets = registry.counter(
+            "storerelay_cluster_server_resets_total",
+            help: "Cluster mode: times this instance found the server's epoch missing or changed (the server lost its data; must stay 0).")
+    }
+
+    /// The cluster server was found to have lost its data (`ClusterEpoch`).
+    func serverReset() {
+        clusterResets.increment([])
     }
 
     func reconciliationFinished(app: String, environment: String, outcome: String, recovered: Int) {
@@ -164,5 +178,9 @@ extension GatewayMetrics: DeliveryObserver {
 
     func entriesLost(destination: String, count: Int) {
         clusterLost.increment([destination], by: Double(count))
+    }
+
+    func recordTampered(record: String) {
+        clusterTampered.increment([record])
     }
 }

@@ -1,0 +1,109 @@
+import Dispatch
+import Foundation
+@testable import StoreRelayCluster
+import StoreRelayConfig
+import StoreRelayCore
+import StoreRelayDelivery
+import StoreRelayNet
+import StoreRelayTestSupport
+import Testing
+
+/// Issue 26, point 3, against a real `redis-server`: bulk replays started on two instances
+/// together delivered letters twice, because the replay script never checked the letter
+/// was still there. A letter is now replayed once.
+@Suite(.serialized, .enabled(if: RedisServerProcess.isAvailable, "redis-server is not installed (apt-get install redis-server)"))
+struct ClusterReplayOnceTests {
+    /// A server, a sink, and instances `a` and `b` delivering `hook`, which every route names,
+    /// to the sink. Dead letters are made unrouted (acknowledged for no destination): their
+    /// replays are routed to `hook` and delivered.
+    final class Pair: @unchecked Sendable {
+        // Invariant: every stored property is set once in init.
+        let server: RedisServerProcess
+        let sink: WebhookSink
+        let clients: [RedisClient]
+        let a: ClusterDelivery
+        let b: ClusterDelivery
+        let acknowledgement: ClusterAcknowledgement
+
+        init() throws {
+            server = try RedisServerProcess()
+            sink = try WebhookSink()
+            let configuration = try GatewayConfiguration.parse(text: """
+                destination hook webhook \(sink.url("/ok")) {
+                    concurrency 8
+                }
+                route * * * -> hook
+                """)
+            var cluster = ClusterConfiguration(url: try RedisURL.parse("redis://127.0.0.1:\(server.port)"))
+            cluster.clusterKeys = [ConfigSecret(ClusterIntegrityTests.key)]
+            clients = try [clusterClient(server), clusterClient(server)]
+            guard pollUntil(timeout: 5, interval: 0.01, { [clients] in clients.allSatisfy(\.isConnected) }) else {
+                throw RedisServerError("the cluster clients did not connect")
+            }
+            a = try ClusterDelivery(configuration: configuration, cluster: cluster, client: clients[0], instanceId: "a", logger: .disabled,
+                                    pollInterval: .milliseconds(20))
+            b = try ClusterDelivery(configuration: configuration, cluster: cluster, client: clients[1], instanceId: "b", logger: .disabled,
+                                    pollInterval: .milliseconds(20))
+            acknowledgement = ClusterAcknowledgement(client: clients[0], dedupeWindow: cluster.dedupeWindow, seal: a.seal)
+            a.start()
+            b.start()
+        }
+
+        deinit {
+            a.stop(grace: .zero) {}
+            b.stop(grace: .zero) {}
+            for client in clients { client.shutdown() }
+        }
+
+        /// `count` events acknowledged for no destination: as many unrouted dead letters.
+        func deadLetters(_ count: Int) -> [String] {
+            let ids = (0..<count).map { "evt-\($0)" }
+            for id in ids {
+                let done = DispatchSemaphore(value: 0)
+                acknowledgement.acknowledge(receivedNow(id, destinations: [])) { _ in done.signal() }
+                done.wait()
+            }
+            return ids.map { DeadLetter.id(eventId: $0, destination: nil) }
+        }
+
+        var letterCount: Int { a.deadLetters.countsByDestination[nil] ?? 0 }
+
+        /// Requests the sink received, by webhook-id.
+        var requestsByEvent: [String: Int] {
+            sink.requests.reduce(into: [:]) { counts, request in
+                counts[request["headers"]?["webhook-id"]?.stringValue ?? "", default: 0] += 1
+            }
+        }
+    }
+
+    /// `b` read a letter; `a` replayed it and the replay was delivered (the letter is gone);
+    /// then `b`'s replay of what it read runs: it must not queue the event again.
+    @Test func aLetterReadBeforeItsReplayWasDeliveredIsNotReplayedAgain() throws {
+        let pair = try Pair()
+        let letter = try #require(pair.deadLetters(1).first)
+        let read = try #require(pair.b.deadLetters.stored(id: letter))
+        #expect(pair.a.replay(deadLetterId: letter) == .replayed(destinations: ["hook"]))
+        #expect(pollUntil(timeout: 20) { pair.a.deadLetters.letter(id: letter) == nil }, "the replay was delivered")
+        #expect(pair.b.replay(read.letter, read: read.bytes, force: false) == .notFound)
+        Thread.sleep(forTimeInterval: 0.5)
+        #expect(pair.requestsByEvent == ["evt-0": 1], "delivered once: \(pair.requestsByEvent)")
+    }
+
+    /// Bulk replays on both instances at once: every letter is replayed, and delivered, once.
+    @Test func bulkReplaysOnTwoInstancesTogetherReplayEachLetterOnce() throws {
+        let pair = try Pair()
+        let letters = pair.deadLetters(60)
+        #expect(pair.letterCount == 60 && letters.count == 60)
+        let results = Locked<[BulkReplayResult]>([])
+        DispatchQueue.concurrentPerform(iterations: 4) { index in
+            let result = (index % 2 == 0 ? pair.a : pair.b).replayAll(DeadLetterQuery())
+            results.withLock { $0.append(result) }
+        }
+        #expect(pollUntil(timeout: 30) { pair.letterCount == 0 })
+        Thread.sleep(forTimeInterval: 1)
+        let replayed = results.current.map(\.replayed).reduce(0, +)
+        #expect(replayed == 60, "each letter replayed once: \(results.current)")
+        let counts = pair.requestsByEvent
+        #expect(counts.count == 60 && counts.values.allSatisfy { $0 == 1 }, "\(counts.filter { $0.value != 1 })")
+    }
+}
