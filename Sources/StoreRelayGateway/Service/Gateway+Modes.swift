@@ -92,6 +92,8 @@ extension Gateway {
         let instanceId = cluster.instanceId ?? defaultInstanceId()
         var redis = RedisConfiguration(url: cluster.url)
         redis.caFile = cluster.caFile
+        redis.clientCertificateFile = cluster.clientCertificate?.certificateFile
+        redis.clientKeyFile = cluster.clientCertificate?.privateKeyFile
         redis.clientName = "storerelay-" + instanceId
         redis.logger = logger
         // WAITAOF holds its reply for up to wait-timeout: a shorter command timeout would

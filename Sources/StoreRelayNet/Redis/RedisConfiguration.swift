@@ -6,6 +6,10 @@ public struct RedisConfiguration: Sendable {
     public var url: RedisURL
     /// `rediss://`: a PEM file of CAs trusted besides the system store.
     public var caFile: String?
+    /// `rediss://` to a server that authenticates its clients (mutual TLS): the PEM
+    /// certificate chain and private key this client presents.
+    public var clientCertificateFile: String?
+    public var clientKeyFile: String?
     /// TCP connect, TLS handshake and the greeting (HELLO, AUTH, SELECT, checks) together.
     public var connectTimeout: Duration = .seconds(5)
     /// A command whose reply takes longer fails with `.timeout`, and the connection with it.

@@ -125,7 +125,9 @@ final class RedisConnection: @unchecked Sendable {
         guard url.usesTLS else { return greet() }
         guard let channel else { return }
         do {
-            let context = try TLSContext(clientTrustingExtraCAFile: configuration.caFile)
+            let context = try TLSContext(clientTrustingExtraCAFile: configuration.caFile,
+                                         certificateChainFile: configuration.clientCertificateFile,
+                                         privateKeyFile: configuration.clientKeyFile)
             let engine = try TLSConnection(clientContext: context, serverName: url.host)
             let tls = TLSTransport(fileDescriptor: channel.fd, engine: engine, logger: configuration.logger, peer: origin)
             transport = tls
