@@ -5,14 +5,16 @@ import StoreRelayNet
 /// pretending to be one) sends. Each input is parsed fed at once, one byte at a time and in
 /// seeded chunks, with the client's limits and with tiny ones; every way must give the same
 /// replies and the same verdict. Checked besides: an error is final; no reply exceeds the
-/// limits; every reply handed out re-encodes to bytes that parse back to the same value.
+/// limits, counted over the whole reply (bytes as sent, elements nested included); every
+/// description is a few hundred bytes; every reply handed out re-encodes to bytes that parse
+/// back to the same value.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzRESPReply(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     let input = fuzzInput(data, size)
     var random = SplitMix64(hashing: input)
     let limitChoices = [
         RESPParser.Limits(),
-        RESPParser.Limits(maxBulkBytes: Int(random.next() % 64), maxArrayElements: Int(random.next() % 8),
+        RESPParser.Limits(maxReplyBytes: Int(random.next() % 128), maxReplyElements: Int(random.next() % 8),
                           maxDepth: 1 + Int(random.next() % 4), maxLineBytes: 1 + Int(random.next() % 32)),
     ]
     for limits in limitChoices {
@@ -58,17 +60,17 @@ struct ReplyRun {
     }
 }
 
-/// Limits hold, and encoding a reply the way a server would gives it back.
+/// Limits hold for the reply as a whole (its encoding is what the server sent), every
+/// description stays short, and encoding a reply the way a server would gives it back.
 private func check(_ reply: RESPValue, limits: RESPParser.Limits, depth: Int) {
-    switch reply {
-    case .bulkString(let bytes?):
-        fuzzCheck(bytes.count <= limits.maxBulkBytes, "a bulk string of \(bytes.count) bytes passed the limit")
-    case .array(let elements?):
-        fuzzCheck(elements.count <= limits.maxArrayElements, "an array of \(elements.count) passed the limit")
+    if depth == 0 {
+        fuzzCheck(encode(reply).count <= limits.maxReplyBytes, "a reply of \(encode(reply).count) bytes passed the limit")
+        fuzzCheck(elementCount(reply) <= limits.maxReplyElements, "a reply of \(elementCount(reply)) elements passed the limit")
+        fuzzCheck(reply.description.utf8.count <= RESPValue.describedBytes + 4, "a description of \(reply.description.utf8.count) bytes")
+    }
+    if case .array(let elements?) = reply {
         fuzzCheck(depth < limits.maxDepth || elements.isEmpty, "nesting passed the limit")
         for element in elements { check(element, limits: limits, depth: depth + 1) }
-    default:
-        break
     }
     if depth == 0 {
         var parser = RESPParser()
@@ -76,6 +78,12 @@ private func check(_ reply: RESPValue, limits: RESPParser.Limits, depth: Int) {
         let again = try? parser.next()
         fuzzCheck(again == reply, "\(reply) re-encoded parses as \(String(describing: again))")
     }
+}
+
+/// Elements of arrays in `value`, nested ones included.
+private func elementCount(_ value: RESPValue) -> Int {
+    guard case .array(let elements?) = value else { return 0 }
+    return elements.count + elements.map(elementCount).reduce(0, +)
 }
 
 private func encode(_ value: RESPValue) -> [UInt8] {

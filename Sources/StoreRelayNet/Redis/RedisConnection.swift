@@ -36,7 +36,7 @@ final class RedisConnection: @unchecked Sendable {
     private var dialer = StreamDialer(addresses: [])
     private var channel: SocketChannel?
     private var transport: (any Transport)?
-    private var parser = RESPParser()
+    private var parser: RESPParser
     private var pending: [Pending] = []
     private var pendingHead = 0
     private var output: [UInt8] = []
@@ -48,6 +48,7 @@ final class RedisConnection: @unchecked Sendable {
 
     init(configuration: RedisConfiguration, onReady: @escaping @Sendable () -> Void, onClosed: @escaping @Sendable (RedisError) -> Void) {
         self.configuration = configuration
+        parser = RESPParser(limits: configuration.replyLimits)
         self.onReady = onReady
         self.onClosed = onClosed
     }
@@ -273,6 +274,9 @@ final class RedisConnection: @unchecked Sendable {
             do {
                 guard let next = try parser.next() else { return }
                 reply = next
+            } catch where error.exceedsLimits {
+                return close(RedisError(.replyTooLarge, "\(origin) sent a reply larger than this client accepts (\(error)); "
+                    + "the connection was closed"))
             } catch {
                 return close(RedisError(.protocolError, "\(origin) sent bytes that are not RESP2: \(error)"))
             }
