@@ -22,10 +22,13 @@ public func fuzzRESPReply(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
         let bytewise = ReplyRun(input, limits: limits, chunkLengths: { 1 })
         let bound = random.length(upTo: 64)
         let split = ReplyRun(input, limits: limits, chunkLengths: { random.length(upTo: bound) })
-        fuzzCheck(whole.replies == bytewise.replies && whole.error == bytewise.error,
+        fuzzCheck(whole.replies == bytewise.replies && whole.error == bytewise.error && whole.sizes == bytewise.sizes,
                   "one byte at a time: \(bytewise.summary); at once: \(whole.summary)")
-        fuzzCheck(whole.replies == split.replies && whole.error == split.error,
+        fuzzCheck(whole.replies == split.replies && whole.error == split.error && whole.sizes == split.sizes,
                   "chunks of 1...\(bound): \(split.summary); at once: \(whole.summary)")
+        for size in whole.sizes {
+            fuzzCheck(size <= limits.maxReplyBytes, "a reply of \(size) bytes passed the limit of \(limits.maxReplyBytes)")
+        }
         for reply in whole.replies { check(reply, limits: limits, depth: 0) }
     }
     return 0
@@ -33,6 +36,8 @@ public func fuzzRESPReply(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
 
 struct ReplyRun {
     private(set) var replies: [RESPValue] = []
+    /// The bytes each reply took in the stream, as the server sent them.
+    private(set) var sizes: [Int] = []
     private(set) var error: RESPParser.ProtocolError?
 
     var summary: String { "\(replies.count) replies, error \(error.map(\.description) ?? "none")" }
@@ -40,12 +45,18 @@ struct ReplyRun {
     init(_ stream: [UInt8], limits: RESPParser.Limits, chunkLengths: () -> Int) {
         var parser = RESPParser(limits: limits)
         var offset = 0
+        var consumed = 0
         do {
             while offset < stream.count {
                 let end = offset + min(chunkLengths(), stream.count - offset)
                 parser.feed(stream[offset..<end])
                 offset = end
-                while let reply = try parser.next() { replies.append(reply) }
+                while let reply = try parser.next() {
+                    replies.append(reply)
+                    // A reply handed out is consumed up to its last byte, and no further.
+                    sizes.append(offset - parser.bufferedByteCount - consumed)
+                    consumed = offset - parser.bufferedByteCount
+                }
             }
         } catch {
             self.error = error
@@ -60,11 +71,11 @@ struct ReplyRun {
     }
 }
 
-/// Limits hold for the reply as a whole (its encoding is what the server sent), every
-/// description stays short, and encoding a reply the way a server would gives it back.
+/// Limits hold for the reply as a whole (its bytes are checked by the caller, from the
+/// stream), every description stays short, and encoding a reply the way a server would
+/// gives it back.
 private func check(_ reply: RESPValue, limits: RESPParser.Limits, depth: Int) {
     if depth == 0 {
-        fuzzCheck(encode(reply).count <= limits.maxReplyBytes, "a reply of \(encode(reply).count) bytes passed the limit")
         fuzzCheck(elementCount(reply) <= limits.maxReplyElements, "a reply of \(elementCount(reply)) elements passed the limit")
         fuzzCheck(reply.description.utf8.count <= RESPValue.describedBytes + 4, "a description of \(reply.description.utf8.count) bytes")
     }
