@@ -341,6 +341,11 @@ final class RedisConnection: @unchecked Sendable {
         queue.async { [self] in close(RedisError(.shutdown, "the Redis client was shut down")) }
     }
 
+    /// Closes the connection (from any thread) as if it had failed with `error`.
+    func drop(_ error: RedisError) {
+        queue.async { [self] in close(error) }
+    }
+
     private func close(_ error: RedisError) {
         guard state != .closed else { return }
         state = .closed
