@@ -85,6 +85,10 @@ public final class InstanceClaim: Sendable {
 
     /// nil when `reply` (to `claimCommand`) says the claim is ours; else why not, as a sentence.
     func refusal(_ reply: RESPValue?) -> String? {
+        if case .error(let message)? = reply {
+            // An ACL without EVAL, say: the id cannot be claimed, so it must not be used.
+            return "the server refused the claim on instance-id \(instanceId) (\(message.prefix(200)))"
+        }
         guard let parts = reply?.elements, let verdict = parts.first?.integer else {
             return "the server did not answer the claim on instance-id \(instanceId)"
         }

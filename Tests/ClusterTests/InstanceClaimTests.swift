@@ -13,8 +13,8 @@ struct InstanceClaimTests {
     let keys = ClusterKeys()
 
     /// A started client of `server` whose connections must hold `claim`.
-    func client(_ server: RedisServerProcess, _ claim: InstanceClaim) throws -> RedisClient {
-        var configuration = RedisConfiguration(url: try RedisURL.parse("redis://127.0.0.1:\(server.port)"))
+    func client(_ server: RedisServerProcess, _ claim: InstanceClaim, credentials: String = "") throws -> RedisClient {
+        var configuration = RedisConfiguration(url: try RedisURL.parse("redis://\(credentials)127.0.0.1:\(server.port)"))
         configuration.connectTimeout = .seconds(3)
         configuration.reconnectInitial = .milliseconds(20)
         configuration.reconnectMaximum = .milliseconds(200)
@@ -109,6 +109,18 @@ struct InstanceClaimTests {
         Thread.sleep(forTimeInterval: 0.5)
         #expect(!stalled.isConnected && stalled.lastError?.message.contains("elsewhere/42/newcomer") == true,
                 "\(String(describing: stalled.lastError))")
+    }
+
+    /// A user whose ACL forbids scripts cannot claim its id, so it gets no connection.
+    @Test func aServerThatRefusesTheClaimIsRefused() throws {
+        let server = try RedisServerProcess(extraArguments: ["--user", "relay", "on", ">pw", "~*", "&*", "+@all", "-eval"])
+        let claim = InstanceClaim(instanceId: "relay-4")
+        let redis = try client(server, claim, credentials: "relay:pw@")
+        defer { redis.shutdown() }
+        #expect(pollUntil(timeout: 5) { redis.lastError != nil })
+        #expect(!redis.isConnected && redis.lastError?.code == .refused)
+        #expect(redis.lastError?.message.contains("the server refused the claim on instance-id relay-4 (NOPERM") == true,
+                "\(String(describing: redis.lastError))")
     }
 
     /// The claim script as the connection check sends it (its source is the command's 2nd argument).
