@@ -58,7 +58,10 @@ public final class RedisServerProcess: @unchecked Sendable {
     }
 
     /// Starts the server; `extraArguments` are config directives as `--name value` pairs.
-    public init(_ flavor: Flavor = .redis, extraArguments: [String] = [], durable: Bool = true, port: Int? = nil) throws {
+    /// `configuration`, when given, is written to a file in the server's directory and named
+    /// first (a sentinel needs a config file it can rewrite).
+    public init(_ flavor: Flavor = .redis, extraArguments: [String] = [], durable: Bool = true, port: Int? = nil,
+                configuration: String? = nil) throws {
         guard let executable = flavor.executable else {
             throw RedisServerError(flavor == .redis ? "redis-server is not installed (apt-get install redis-server)" : Self.valkeySkipMessage)
         }
@@ -66,7 +69,13 @@ public final class RedisServerProcess: @unchecked Sendable {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("storerelay-redis-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         self.port = try port ?? Self.freePort()
-        var arguments = ["--port", String(self.port), "--bind", "127.0.0.1", "--dir", directory.path, "--save", "",
+        var arguments: [String] = []
+        if let configuration {
+            let file = directory.appendingPathComponent("server.conf")
+            try configuration.write(to: file, atomically: true, encoding: .utf8)
+            arguments.append(file.path)
+        }
+        arguments += ["--port", String(self.port), "--bind", "127.0.0.1", "--dir", directory.path, "--save", "",
                          "--daemonize", "no", "--logfile", directory.appendingPathComponent("redis.log").path]
         arguments += durable ? ["--appendonly", "yes", "--appendfsync", "always"] : ["--appendonly", "no"]
         self.arguments = arguments + extraArguments

@@ -4,33 +4,47 @@ import StoreRelayCore
 /// A Redis/Valkey client on StoreRelay's own transport: one pipelined connection, kept open
 /// and reopened after any failure with backoff and jitter. Commands sent while there is no
 /// connection fail at once with `.unavailable` (the gateway answers 503 then), never wait.
+/// The connection goes to the node the topology names (`RedisLocator`; the URL's host for
+/// one server), and follows it: MOVED and ASK (`RedisClient+Redirects`), failovers and
+/// Sentinel's word (`RedisClient+Topology`).
 public final class RedisClient: Sendable {
     public let configuration: RedisConfiguration
 
-    private struct State {
+    struct State {
         var connection: RedisConnection?
         var isReady = false
         var failures = 0
         var lastError: RedisError?
         var isShutDown = false
         var observers: [@Sendable (Bool, RedisError?) -> Void] = []
+        /// Asking the topology where to connect (no connection yet).
+        var isLocating = false
+        /// Where `connection` goes, when a topology named it (nil: the URL's host).
+        var node: HostPort?
+        /// The node the last MOVED or ASK named, connected for the redirected commands.
+        var redirect: RedirectConnection?
+        /// Sentinel: the sentinels asked again and again (started with the first connection).
+        var sentinelWatch: SentinelWatch?
     }
-    private let state = Locked(State())
-    private let timers = DispatchQueue(label: "storerelay.redis.reconnect", target: .deliveryWork)
+    let state = Locked(State())
+    let locator: RedisLocator
+    let timers = DispatchQueue(label: "storerelay.redis.reconnect", target: .deliveryWork)
 
     public init(configuration: RedisConfiguration) {
         self.configuration = configuration
+        locator = RedisLocator(configuration: configuration)
     }
 
     /// Starts connecting; the client keeps a connection open from now on until `shutdown`.
     public func start() {
-        let connection = state.withLock { state -> RedisConnection? in
-            guard !state.isShutDown, state.connection == nil else { return nil }
-            let connection = makeConnection()
-            state.connection = connection
-            return connection
+        let locate = state.withLock { state -> Bool in
+            guard !state.isShutDown, state.connection == nil, !state.isLocating else { return false }
+            state.isLocating = true
+            return true
         }
-        connection?.open()
+        guard locate else { return }
+        startSentinelWatch()
+        locator.locate { [weak self] result in self?.located(result) }
     }
 
     /// Whether a connection is open and greeted now.
@@ -46,16 +60,28 @@ public final class RedisClient: Sendable {
 
     /// Sends one command; `completion` gets the reply (an error reply is a `.success`).
     public func send(_ command: RESPCommand, completion: @escaping @Sendable (Result<RESPValue, RedisError>) -> Void) {
+        send(command, redirectedAs: nil, completion: completion)
+    }
+
+    /// Sends `command`; a MOVED or ASK sends `redirected` (default: the command itself) there.
+    func send(_ command: RESPCommand, redirectedAs redirected: RESPCommand?,
+              completion: @escaping @Sendable (Result<RESPValue, RedisError>) -> Void) {
         guard let connection = readyConnection(completion) else { return }
-        connection.send(command, completion: completion)
+        connection.send(command, completion: following(command, as: redirected, from: connection, completion))
     }
 
     /// Sends every command in one write (a pipeline); the results come in the same order.
     public func send(_ commands: [RESPCommand], completion: @escaping @Sendable ([Result<RESPValue, RedisError>]) -> Void) {
+        send(commands, redirectedAs: [], completion: completion)
+    }
+
+    /// A pipeline whose commands, redirected, are sent as `redirected[i]` when given.
+    func send(_ commands: [RESPCommand], redirectedAs redirected: [RESPCommand?],
+              completion: @escaping @Sendable ([Result<RESPValue, RedisError>]) -> Void) {
         guard let connection = readyConnection({ result in
             if case .failure(let error) = result { completion(Array(repeating: .failure(error), count: commands.count)) }
         }) else { return }
-        connection.send(commands, completion: completion)
+        connection.send(commands, completion: following(commands, as: redirected, from: connection, completion))
     }
 
     /// Runs `script` by its SHA-1; when the server does not have it (`NOSCRIPT`), loads it
@@ -65,9 +91,11 @@ public final class RedisClient: Sendable {
         completion: @escaping @Sendable (Result<RESPValue, RedisError>) -> Void
     ) {
         let command = script.evalsha(keys: keys, arguments: arguments)
-        send(command) { [self] result in
+        // Redirected to a node that may not have the script: sent there whole (EVAL).
+        let redirected = script.eval(keys: keys, arguments: arguments)
+        send(command, redirectedAs: redirected) { [self] result in
             guard case .success(let reply) = result, reply.errorKind == "NOSCRIPT" else { return completion(result) }
-            send([script.load, command]) { results in
+            send([script.load, command], redirectedAs: [nil, redirected]) { results in
                 if case .success(let loaded) = results[0], loaded.string != script.sha1 {
                     let got = loaded.string ?? loaded.description
                     return completion(.failure(RedisError(.protocolError, "SCRIPT LOAD answered \(got), expected \(script.sha1)")))
@@ -79,13 +107,15 @@ public final class RedisClient: Sendable {
 
     /// Closes the connection and stops reconnecting; commands in flight fail with `.shutdown`.
     public func shutdown() {
-        let connection = state.withLock { state -> RedisConnection? in
+        let (connection, redirect, sentinelWatch) = state.withLock { state in
             state.isShutDown = true
             state.isReady = false
-            defer { state.connection = nil }
-            return state.connection
+            defer { (state.connection, state.redirect, state.sentinelWatch) = (nil, nil, nil) }
+            return (state.connection, state.redirect, state.sentinelWatch)
         }
         connection?.shutdown()
+        redirect?.close()
+        sentinelWatch?.stop()
     }
 
     /// Closes the connection of the moment as if it had failed with `error`: commands in
@@ -103,7 +133,7 @@ public final class RedisClient: Sendable {
             if state.isShutDown { return .failure(RedisError(.shutdown, "the Redis client was shut down")) }
             guard state.isReady, let connection = state.connection else {
                 let why = state.lastError.map { ": \($0.message)" } ?? ""
-                return .failure(RedisError(.unavailable, "not connected to \(configuration.url)\(why)"))
+                return .failure(RedisError(.unavailable, "not connected to \(server)\(why)"))
             }
             return .success(connection)
         }
@@ -120,18 +150,21 @@ public final class RedisClient: Sendable {
         }
     }
 
-    private func makeConnection() -> RedisConnection {
+    /// A connection to `node` (nil: the URL's host).
+    func makeConnection(to node: HostPort?) -> RedisConnection {
+        var target = configuration
+        if let node { target.url = configuration.url.at(node) }
         // The connection reports back through a weak reference: the client owns it, not the reverse.
         let connectionBox = Locked<RedisConnection?>(nil)
         let connection = RedisConnection(
-            configuration: configuration,
-            onReady: { [weak self] in self?.connectionReady(connectionBox.current) },
+            configuration: target,
+            onReady: { [weak self] in self?.connectionOpened(connectionBox.current) },
             onClosed: { [weak self] error in self?.connectionClosed(connectionBox.current, error) })
         connectionBox.withLock { $0 = connection }
         return connection
     }
 
-    private func connectionReady(_ connection: RedisConnection?) {
+    func connectionReady(_ connection: RedisConnection?) {
         let observers = state.withLock { state -> [@Sendable (Bool, RedisError?) -> Void] in
             guard state.connection === connection else { return [] }
             state.isReady = true
@@ -139,11 +172,11 @@ public final class RedisClient: Sendable {
             state.lastError = nil
             return state.observers
         }
-        configuration.logger.info("connected to redis", [("redis.url", configuration.url.description)])
+        configuration.logger.info("connected to redis", [("redis.url", server)] + nodeMetadata)
         for observer in observers { observer(true, nil) }
     }
 
-    private func connectionClosed(_ connection: RedisConnection?, _ error: RedisError) {
+    func connectionClosed(_ connection: RedisConnection?, _ error: RedisError) {
         let (observers, delay) = state.withLock { state -> ([@Sendable (Bool, RedisError?) -> Void], Duration?) in
             guard state.connection === connection, !state.isShutDown else { return ([], nil) }
             let wasReady = state.isReady
@@ -155,8 +188,8 @@ public final class RedisClient: Sendable {
         }
         guard let delay else { return }
         configuration.logger.warning("redis connection lost; reconnecting", [
-            ("redis.url", configuration.url.description), ("error", error.message), ("retry.ms", String(delay.wholeMilliseconds)),
-        ])
+            ("redis.url", server), ("error", error.message), ("retry.ms", String(delay.wholeMilliseconds)),
+        ] + nodeMetadata)
         for observer in observers { observer(false, error) }
         timers.asyncAfter(deadline: .now().advanced(by: delay)) { [weak self] in self?.start() }
     }

@@ -30,6 +30,15 @@ public struct RedisConfiguration: Sendable {
     /// start and on every reconnect.
     public var connectionChecks: [RESPCommand] = []
     public var acceptConnection: (@Sendable ([RESPValue]) -> String?)?
+    /// How the server is found (`RedisLocator`): the URL's host, a Redis Cluster's slot map,
+    /// or Sentinel. Found primaries are checked with `ROLE` before use.
+    public var topology: RedisTopology = .standalone
+    /// A cluster topology connects to the primary of this key's slot; every key the client
+    /// sends must hash to it (StoreRelay's all carry the hash tag `{storerelay}`).
+    public var slotKey = ""
+    /// Sentinel: how often the sentinels are asked which primary they name; another answer
+    /// than the connected node drops the connection, and the client follows.
+    public var sentinelCheckInterval: Duration = .seconds(1)
     /// Where completions run. Keep them short.
     public var callbackQueue: DispatchQueue = .global()
     public var logger: Logger = .disabled
