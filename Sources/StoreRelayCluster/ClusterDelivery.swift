@@ -337,8 +337,10 @@ extension ClusterDelivery {
             ["id": .string(instance.id), "startedAt": .string(instance.startedAt?.iso8601), "lastSeen": .string(instance.lastSeen.iso8601)]
         }
         return [
-            "server": .string(cluster.url.description),
+            "server": .string(cluster.server),
             "connected": .bool(client.isConnected),
+            // The primary a topology led to (the URL's host for one server).
+            "node": .string(client.connectedNode?.description),
             "lastError": .string(client.lastError?.message),
             "instanceId": .string(instanceId),
             "instances": .array(instances),

@@ -48,7 +48,7 @@ public final class ServerWatch: Sendable {
         client = RedisClient(configuration: configuration)
         self.durability = durability
         self.logger = logger
-        origin = server.url.description
+        origin = server.topology.describe(server.url)
         self.probeInterval = probeInterval
         self.durabilityInterval = durabilityInterval
         state = Locked(ServerWatchState(silenceLimit: UInt64(max(1, silenceLimit.wholeMilliseconds)) * 1_000_000))

@@ -29,6 +29,10 @@ public struct ClusterConfiguration: Sendable, Hashable {
     public var waitTimeout: Duration
     /// `require-aof`: refuse a server that is not `appendonly yes` + `appendfsync always`.
     public var requireAOF: Bool
+    /// How the server is found: the URL's host, or (`redis-cluster://`, `sentinel://`) the
+    /// primary a Redis Cluster or Sentinel names; `url` then holds the credentials, TLS and
+    /// database, its host the first node's.
+    public var topology: RedisTopology = .standalone
     /// `require-noeviction`: refuse a server whose `maxmemory-policy` is not `noeviction`
     /// (any other policy may drop acknowledged events, dead letters or dedupe markers).
     public var requireNoEviction: Bool

@@ -18,16 +18,18 @@ extension ConfigParser {
             isValid = false
         }
         seenDirectives["cluster"] = seenDirectives["cluster"] ?? head.line
-        var url: RedisURL?
+        var server: (url: RedisURL, topology: RedisTopology)?
         if isValid {
-            url = value(arguments[0], "cluster URL") { text throws(ConfigValueError) in
-                do throws(AddressError) { return try RedisURL.parse(text) } catch { throw ConfigValueError(error.description) }
+            server = value(arguments[0], "cluster URL") { text throws(ConfigValueError) in
+                do throws(AddressError) { return try RedisTopology.parse(text) } catch { throw ConfigValueError(error.description) }
             }
-            isValid = url != nil
+            isValid = server != nil
         }
         let placeholder = RedisURL(usesTLS: false, host: "invalid", hostKind: .hostname, port: RedisURL.defaultPort,
                                    user: nil, password: nil, database: 0)
-        let block = Block(kind: .cluster(ClusterConfiguration(url: url ?? placeholder)), name: "cluster", label: "cluster",
+        var cluster = ClusterConfiguration(url: server?.url ?? placeholder)
+        cluster.topology = server?.topology ?? .standalone
+        let block = Block(kind: .cluster(cluster), name: "cluster", label: "cluster",
                           opener: opener ?? head, isValid: isValid)
         if opener != nil { state = .block(block) } else { close(block) }
     }

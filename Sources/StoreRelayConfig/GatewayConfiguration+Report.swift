@@ -29,7 +29,8 @@ extension GatewayConfiguration {
         out.append("Data directory: \(dataDirectory)\(Self.resolved(dataDirectory))")
         if let cluster {
             let password = cluster.url.password == nil ? "no password" : "password <set>"
-            out.append("Cluster mode: \(cluster.url) (\(password))\(cluster.caFile.map { ", ca-file \($0)" } ?? "")")
+            out.append("Cluster mode: \(cluster.server) (\(password))\(cluster.caFile.map { ", ca-file \($0)" } ?? "")")
+            if let topology = cluster.topologyReport { out.append(topology) }
             if let identity = cluster.clientCertificate {
                 out.append("  client-cert \(identity.certificateFile) \(identity.privateKeyFile) (mutual TLS)")
             }

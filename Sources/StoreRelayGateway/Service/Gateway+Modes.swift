@@ -91,6 +91,8 @@ extension Gateway {
                             logger: Logger, metrics: GatewayMetrics) throws(GatewayError) -> GatewayBackend {
         let instanceId = cluster.instanceId ?? defaultInstanceId()
         var redis = RedisConfiguration(url: cluster.url)
+        redis.topology = cluster.topology
+        redis.slotKey = ClusterKeys.prefix
         redis.caFile = cluster.caFile
         redis.clientCertificateFile = cluster.clientCertificate?.certificateFile
         redis.clientKeyFile = cluster.clientCertificate?.privateKeyFile
@@ -110,12 +112,13 @@ extension Gateway {
         let claim = InstanceClaim(instanceId: instanceId)
         claim.guardConnections(of: &redis)
         let client = RedisClient(configuration: redis)
-        client.observeConnection { connected, error in
+        client.observeConnection { [weak client] connected, error in
             if connected {
-                logger.notice("cluster server connected", [("cluster.url", cluster.url.description)])
+                let node = client?.connectedNode.map { [("cluster.node", $0.description)] } ?? []
+                logger.notice("cluster server connected", [("cluster.url", cluster.server)] + node)
             } else {
                 logger.error("cluster server lost; notifications are answered 503 until it is back",
-                             [("cluster.url", cluster.url.description), ("error", error?.message ?? "")])
+                             [("cluster.url", cluster.server), ("error", error?.message ?? "")])
             }
         }
         client.start()
@@ -149,7 +152,7 @@ extension Gateway {
             waitReplicas: cluster.waitReplicas, waitTimeout: cluster.waitTimeout, seal: delivery.seal, clock: clock)
         metrics.observe(cluster: delivery, client: client, watch: watch)
         let epoch = ClusterEpoch(client: client, clock: clock, stateFile: configuration.dataDirectory + "/cluster-epoch.json", logger: logger)
-        logger.info("cluster mode", [("cluster.url", cluster.url.description), ("instance.id", instanceId),
+        logger.info("cluster mode", [("cluster.url", cluster.server), ("instance.id", instanceId),
                                      ("connected", client.isConnected ? "yes" : "not yet")])
         return GatewayBackend(
             store: ClusterStore(client: client, watch: watch, acknowledgement: acknowledgement, delivery: delivery,
