@@ -3,7 +3,7 @@ import StoreRelayNet
 import StoreRelayCore
 
 /// Keeps watching the cluster server while connected (docs/SPEC.md "Cluster mode"): a PING
-/// every `probeInterval`, so `/readyz` fails within about a second of the server going
+/// (in a Redis Cluster, a read of the slot, which follows it) every `probeInterval`, so `/readyz` fails within about a second of the server going
 /// silent, not after a command times out; and the durability settings every
 /// `durabilityInterval`, so a live `CONFIG SET appendfsync everysec` (or an evicting
 /// `maxmemory-policy`) stops the 200s within that period, and they resume when it is set back.
@@ -105,7 +105,8 @@ public final class ServerWatch: Sendable {
         let (probe, change) = state.withLock { state in (state.probeToSend(at: now), state.silenceChange(at: now)) }
         if let change { report(change) }
         if let probe {
-            client.send(RESPCommand("PING")) { [weak self] _ in
+            // PING, or in a Redis Cluster a read of the slot, so that MOVED takes the watch along.
+            client.send(client.configuration.probe) { [weak self] _ in
                 // An error reply is an answer too: the server is alive to say it.
                 self?.probeFinished(probe)
             }
