@@ -3,8 +3,9 @@ import StoreRelayNet
 import StoreRelayCore
 
 /// Keeps watching the cluster server while connected (docs/SPEC.md "Cluster mode"): a PING
-/// (in a Redis Cluster, a read of the slot, which follows it) every `probeInterval`, so `/readyz` fails within about a second of the server going
-/// silent, not after a command times out; and the durability settings every
+/// (in a Redis Cluster, a read of the slot, which follows it) every `probeInterval`, so
+/// `/readyz` fails within about a second of the server going silent, not after a command
+/// times out; and the durability settings every
 /// `durabilityInterval`, so a live `CONFIG SET appendfsync everysec` (or an evicting
 /// `maxmemory-policy`) stops the 200s within that period, and they resume when it is set back.
 ///

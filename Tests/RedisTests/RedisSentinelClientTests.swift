@@ -50,6 +50,20 @@ struct RedisSentinelClientTests {
         #expect(try deployment.replica.command("GET", "after") == "2", "written on the new primary (old one: \(oldRole ?? "?"))")
     }
 
+    /// The primary killed: the client reconnects, asks the sentinels (still naming the dead
+    /// one until they agree it is down), and connects to the replica they promote.
+    @Test func followsTheSentinelsWhenThePrimaryDies() async throws {
+        let redis = try client(deployment.url)
+        defer { redis.shutdown() }
+        try await waitUntil { redis.isConnected }
+        #expect(try await redis.reply(RESPCommand("SET", "before", "1")) == .simpleString("OK"))
+        #expect(deployment.primary.waitForReplicas(1, appendOnly: true), "the replica has it")
+        deployment.primary.stop()
+        try await waitUntil(timeout: 20) { redis.connectedNode?.port == UInt16(self.deployment.replica.port) }
+        #expect(try await redis.reply(RESPCommand("GET", "before")).string == "1")
+        #expect(try await redis.reply(RESPCommand("SET", "after", "2")) == .simpleString("OK"))
+    }
+
     @Test func aPrimaryTheSentinelsNoLongerNameIsLeft() async throws {
         let redis = try client(deployment.url)
         defer { redis.shutdown() }
