@@ -107,6 +107,25 @@ struct RedisClusterClientTests {
         #expect(try target.command("GET", "\(Self.tag):s") == "7")
     }
 
+    /// An ACL user without ROLE (no `@admin`): the primary cannot be checked, so the client
+    /// says so and uses it.
+    @Test func aUserWithoutRoleConnectsWithAWarning() async throws {
+        let restricted = try RedisClusterProcesses(extraArguments: ["--user", "relay", "on", ">relay-pw", "~*", "&*", "+@all", "-role"])
+        let owner = try #require(restricted.owner(of: Self.slot))
+        let (url, topology) = try RedisTopology.parse("redis-cluster://relay:relay-pw@127.0.0.1:\(restricted.nodes[0].port)")
+        var configuration = RedisConfiguration(url: url)
+        configuration.topology = topology
+        configuration.slotKey = Self.tag
+        let lines = LogLines()
+        configuration.logger = Logger(label: "test", level: .info, sink: lines)
+        let redis = RedisClient(configuration: configuration)
+        redis.start()
+        defer { redis.shutdown() }
+        try await waitUntil { redis.isConnected }
+        #expect(redis.connectedNode?.port == UInt16(owner.port))
+        #expect(lines.current.contains { $0.contains("redis ROLE refused") && $0.contains("NOPERM") }, "\(lines.current)")
+    }
+
     /// Waits for a completion-style call (from a callback that must not be async).
     static func blocking(_ body: (@escaping @Sendable (Result<RESPValue, RedisError>) -> Void) -> Void) -> RESPValue? {
         let reply = Locked<RESPValue?>(nil)
@@ -118,4 +137,11 @@ struct RedisClusterClientTests {
         _ = done.wait(timeout: .now() + 10)
         return reply.current
     }
+}
+
+/// Keeps every line logged.
+final class LogLines: LogSink, Sendable {
+    private let lines = Locked<[String]>([])
+    func write(line: String) { lines.withLock { $0.append(line) } }
+    var current: [String] { lines.current }
 }

@@ -21,11 +21,13 @@ public final class RedisClusterProcesses: @unchecked Sendable {
 
     public static let skipMessage = "redis-server and redis-cli are needed for a Redis Cluster (apt-get install redis-server redis-tools)"
 
-    public init(primaries: Int = 3, _ flavor: RedisServerProcess.Flavor = .redis) throws {
+    /// `extraArguments` go to every node (an ACL user, say).
+    public init(primaries: Int = 3, _ flavor: RedisServerProcess.Flavor = .redis, extraArguments: [String] = []) throws {
         guard let cli = Self.cli else { throw RedisServerError(Self.skipMessage) }
         nodes = try (0..<primaries).map { _ in
             try RedisServerProcess(flavor, extraArguments: ["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
-                                                            "--cluster-node-timeout", "5000"], port: Self.nodePort())
+                                                            "--cluster-node-timeout", "5000"] + extraArguments,
+                                   port: Self.nodePort())
         }
         try CommandRunner.run(cli, ["--cluster", "create"] + nodes.map { "127.0.0.1:\($0.port)" } + ["--cluster-yes"], check: true)
         let joined = pollUntil(timeout: 20, interval: 0.05) {

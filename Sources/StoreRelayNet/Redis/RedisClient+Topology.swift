@@ -49,6 +49,12 @@ extension RedisClient {
             switch result {
             case .failure:
                 return  // the connection is gone and says why
+            case .success(let reply) where reply.errorKind != nil:
+                // An ACL without @admin, or a service that renamed ROLE: the node cannot be
+                // checked here; READONLY replies and the sentinels' re-check still are.
+                configuration.logger.warning("redis ROLE refused; the primary is not checked at connect",
+                                             [("redis.url", server), ("reply", String(reply.description.prefix(200)))] + nodeMetadata)
+                role = "master"
             case .success(let reply):
                 do throws(TopologyReplyError) {
                     role = try SentinelReplies.role(reply)
@@ -68,11 +74,16 @@ extension RedisClient {
     /// Closes `connection` with `error` if it is still the client's: the client reconnects
     /// to wherever the topology says now. (A reply that arrives late on a connection already
     /// replaced must not drop its successor.)
+    /// Returns whether this call closes it (false: not the client's, or already closing).
     @discardableResult
     func drop(_ connection: RedisConnection, _ error: RedisError) -> Bool {
-        guard state.withLock({ $0.connection === connection }) else { return false }
-        connection.drop(error)
-        return true
+        let closes = state.withLock { state -> Bool in
+            guard state.connection === connection, state.dropping != ObjectIdentifier(connection) else { return false }
+            state.dropping = ObjectIdentifier(connection)
+            return true
+        }
+        if closes { connection.drop(error) }
+        return closes
     }
 
     /// With Sentinel, starts asking the sentinels every `sentinelCheckInterval` (once).

@@ -25,6 +25,8 @@ public final class RedisClient: Sendable {
         var redirect: RedirectConnection?
         /// Sentinel: the sentinels asked again and again (started with the first connection).
         var sentinelWatch: SentinelWatch?
+        /// The connection a MOVED or READONLY is closing: its other replies say the same, once.
+        var dropping: ObjectIdentifier?
     }
     let state = Locked(State())
     let locator: RedisLocator
@@ -91,8 +93,9 @@ public final class RedisClient: Sendable {
         completion: @escaping @Sendable (Result<RESPValue, RedisError>) -> Void
     ) {
         let command = script.evalsha(keys: keys, arguments: arguments)
-        // Redirected to a node that may not have the script: sent there whole (EVAL).
-        let redirected = script.eval(keys: keys, arguments: arguments)
+        // Redirected to a node that may not have the script: sent there whole (EVAL). Only a
+        // cluster redirects, so only a cluster pays for building it.
+        let redirected = configuration.topology.isCluster ? script.eval(keys: keys, arguments: arguments) : nil
         send(command, redirectedAs: redirected) { [self] result in
             guard case .success(let reply) = result, reply.errorKind == "NOSCRIPT" else { return completion(result) }
             send([script.load, command], redirectedAs: [nil, redirected]) { results in

@@ -11,6 +11,10 @@ public enum RedisTopology: Sendable, Hashable {
     /// Sentinels watching the primary they know as `primaryName`.
     case sentinel(sentinels: [HostPort], primaryName: String)
 
+    public var isCluster: Bool {
+        if case .cluster = self { true } else { false }
+    }
+
     public static let defaultSentinelPort: UInt16 = 26_379
     /// The most seeds or sentinels one URL may name.
     public static let maximumNodes = 16
