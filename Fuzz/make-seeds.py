@@ -211,3 +211,29 @@ for way in range(7):
 write("FuzzES256Verdict", "way1-flip-one-bit", bytes([0, 1]) + bytes(63) + b"\x01" + b"header.payload")
 write("FuzzES256Verdict", "way3-edge-n", bytes([1, 3, 3]) + bytes(63) + b"x")
 write("FuzzES256Verdict", "way5-wrap-p-minus-n", bytes([2, 5, 1]) + bytes(63) + b"")
+
+# FuzzRedisTopology: what cluster nodes and sentinels answer (captured from redis-server 7.0
+# and valkey-server 8.1), and redirects.
+def resp(v):
+    if v is None: return b"$-1\r\n"
+    if isinstance(v, int): return b":%d\r\n" % v
+    if isinstance(v, str): return b"$%d\r\n%s\r\n" % (len(v.encode()), v.encode())
+    return b"*%d\r\n" % len(v) + b"".join(resp(e) for e in v)
+
+def shard_node(endpoint, port, role, health="online", tls=None):
+    n = ["id", "52026d7956d3b8d3bc6936daad65ca9975bf087d", "port", port]
+    if tls: n += ["tls-port", tls]
+    return n + ["ip", "127.0.0.1", "endpoint", endpoint, "role", role, "replication-offset", 0, "health", health]
+
+write("FuzzRedisTopology", "shards", resp([
+    ["slots", [10923, 16383], "nodes", [shard_node("127.0.0.1", 17003, "master")]],
+    ["slots", [0, 5460, 5461, 10922], "nodes", [shard_node("primary.internal", 17001, "master", tls=18001),
+                                                shard_node(None, 17002, "replica", "loading")]],
+]))
+write("FuzzRedisTopology", "slots", resp([
+    [0, 5460, ["127.0.0.1", 17001, "52026d7956d3b8d3bc6936daad65ca9975bf087d", []]],
+    [5461, 16383, ["?", 17002, "3abeaf05e8b53387e4218e1d9a08b90bc139feff", []], ["::1", 17004, "x", []]],
+]))
+write("FuzzRedisTopology", "sentinel", resp(["127.0.0.1", "17101"]) + b"*-1\r\n")
+write("FuzzRedisTopology", "role", resp(["master", 0, []]) + resp(["slave", "127.0.0.1", 17101, "connected", 827]))
+write("FuzzRedisTopology", "moved", b"MOVED 12454 127.0.0.1:17003\r\n-ASK 0 cache-2.internal:6380\r\n-MOVED 1 :7000\r\n")
