@@ -85,6 +85,11 @@ public final class InstanceClaim: Sendable {
 
     /// nil when `reply` (to `claimCommand`) says the claim is ours; else why not, as a sentence.
     func refusal(_ reply: RESPValue?) -> String? {
+        // In a Redis Cluster whose slot is moving, the node a connection goes to may not hold
+        // the claim now (MOVED, ASK: a connection that follows a redirection; TRYAGAIN). That
+        // says nothing of another holder, and the heartbeat's renewals, which follow the
+        // slot, check the claim where it is.
+        if let kind = reply?.errorKind, kind == "MOVED" || kind == "ASK" || kind == "TRYAGAIN" { return nil }
         if case .error(let message)? = reply {
             // An ACL without EVAL, say: the id cannot be claimed, so it must not be used.
             return "the server refused the claim on instance-id \(instanceId) (\(message.prefix(200)))"

@@ -36,9 +36,16 @@ extension GatewayConfiguration {
     /// The cluster server's password over plaintext `redis://` can be read by anyone on the
     /// way, unless the way is this machine's loopback (the rule `plaintextAPIWarnings` uses).
     private var plaintextRedisWarnings: [String] {
-        guard let url = cluster?.url, !url.usesTLS, url.password != nil, !url.isLoopback else { return [] }
-        return ["cluster \(url) sends its password in plaintext to a host that is not this machine: "
-            + "anyone on the network path can read it; use rediss:// (TLS)"]
+        guard let cluster, !cluster.url.usesTLS, cluster.url.password != nil, !cluster.namedHosts.allSatisfy(\.isLoopback) else {
+            return []
+        }
+        let tls = switch cluster.topology {
+        case .standalone: "rediss://"
+        case .cluster: "rediss-cluster://"
+        case .sentinel: "rediss-sentinel://"
+        }
+        return ["cluster \(cluster.server) sends its password in plaintext to a host that is not this machine: "
+            + "anyone on the network path can read it; use \(tls) (TLS)"]
     }
 
     /// A block as wide as the whole address space lets any client name itself in

@@ -58,6 +58,41 @@ struct ClusterTopologyTests {
         #expect(try source.command("DBSIZE") == "0", "nothing left behind")
     }
 
+    /// The instance claim is a connection check on a key of the slot: a connection made to
+    /// follow an ASK (to the importing node, which answers MOVED to it without ASKING) must
+    /// not be refused for it.
+    @Test(.enabled(if: RedisClusterProcesses.isAvailable, Comment(rawValue: RedisClusterProcesses.skipMessage)))
+    func aClaimedInstanceFollowsTheSlotWhileItMigrates() throws {
+        let cluster = try RedisClusterProcesses()
+        let slot = RedisHashSlot.of(ClusterKeys.prefix)
+        let source = try #require(cluster.owner(of: slot))
+        let target = try #require(cluster.nodes.first { $0 !== source })
+        let claim = InstanceClaim(instanceId: "relay-1")
+        let (url, topology) = try RedisTopology.parse("redis-cluster://127.0.0.1:\(source.port)")
+        var configuration = RedisConfiguration(url: url)
+        configuration.topology = topology
+        configuration.slotKey = ClusterKeys.prefix
+        claim.guardConnections(of: &configuration)
+        let redis = RedisClient(configuration: configuration)
+        redis.start()
+        defer { redis.shutdown() }
+        #expect(pollUntil(timeout: 10) { redis.isConnected }, "\(String(describing: redis.lastError))")
+        let keys = (0..<6).map { ClusterKeys.prefix + "k\($0)" }
+        for key in keys { #expect(reply(redis, "SET", key, "v")?.string == "OK") }
+        var followed = 0
+        try cluster.move(slot: slot, to: target, batch: 2) {
+            let moved = ((try? target.commands([["ASKING"], ["KEYS", "*"]]).last) ?? "").split(separator: "\n").map(String.init)
+            for key in moved where keys.contains(key) {
+                #expect(reply(redis, "GET", key)?.string == "v", "\(key) read through ASK")
+                followed += 1
+            }
+        }
+        #expect(followed > 0)
+        #expect(reply(redis, "GET", keys[0])?.string == "v", "and through MOVED")
+        #expect(pollUntil(timeout: 5) { redis.connectedNode?.port == UInt16(target.port) })
+        #expect(try target.command("GET", ClusterKeys().claim("relay-1")) == claim.token, "the claim moved with the slot")
+    }
+
     @Test(.enabled(if: RedisServerProcess.isValkeyAvailable, Comment(rawValue: RedisServerProcess.valkeySkipMessage)))
     func aSentinelFailoverWithWaitReplicasLosesNoAcknowledgement() throws {
         let deployment = try SentinelDeployment()

@@ -41,6 +41,17 @@ import Testing
         #expect(!c.checkReport().contains("topology:"))
     }
 
+    /// The password goes to whatever the seeds or sentinels lead to: plaintext is warned
+    /// about unless every host named is this machine.
+    @Test func aPlaintextPasswordToAnyNamedHostIsWarnedAbout() throws {
+        let remote = try parsed("cluster redis-cluster://:s3cret@127.0.0.1:7000,10.0.0.2:7000\n")
+        let warning = try #require(remote.warnings.first { $0.contains("in plaintext") })
+        #expect(warning.contains("use rediss-cluster://") && !warning.contains("s3cret"), "\(warning)")
+        #expect(try parsed("cluster sentinel://:s3cret@10.0.0.1/m\n").warnings.contains { $0.contains("use rediss-sentinel://") })
+        #expect(!(try parsed("cluster redis-cluster://:s3cret@127.0.0.1:7000,localhost:7001\n").warnings.contains { $0.contains("plaintext") }))
+        #expect(!(try parsed("cluster rediss-cluster://:s3cret@10.0.0.2:7000\n").warnings.contains { $0.contains("plaintext") }))
+    }
+
     @Test func mistakesAreNamedWithoutThePassword() {
         expectError("cluster redis-cluster://u:hunter2@h:0\n", .invalidValue, line: 1, column: 9, containing: "port 0")
         expectError("cluster sentinel://u:hunter2@s1\n", .invalidValue, line: 1, column: 9, containing: "not a primary's name")
