@@ -12,7 +12,7 @@ import StoreRelayNet
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzRedisTopology(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     let input = fuzzInput(data, size)
-    var parser = RESPParser(limits: RESPParser.Limits(maxBulkBytes: 1 << 16, maxArrayElements: 1 << 12, maxDepth: 8, maxLineBytes: 1 << 12))
+    var parser = RESPParser(limits: RESPParser.Limits(maxReplyBytes: 1 << 20, maxReplyElements: 1 << 14, maxDepth: 8, maxLineBytes: 1 << 12))
     parser.feed(input)
     var replies: [RESPValue] = []
     while let reply = try? parser.next() { replies.append(reply) }
