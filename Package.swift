@@ -160,7 +160,7 @@ let package = Package(
             dependencies: ["StoreRelayStorage", "StoreRelayCore", "StoreRelayTestSupport"],
             swiftSettings: swiftSettings
         ),
-        .testTarget(name: "ConfigTests", dependencies: ["StoreRelayConfig", "StoreRelayCore", "StoreRelayTestSupport"], swiftSettings: swiftSettings),
+        .testTarget(name: "ConfigTests", dependencies: ["StoreRelayConfig", "StoreRelayNet", "StoreRelayCore", "StoreRelayTestSupport"], swiftSettings: swiftSettings),
         .testTarget(
             name: "DeliveryTests",
             dependencies: [
@@ -207,7 +207,7 @@ let package = Package(
         ),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["StoreRelayTestSupport", "StoreRelayCore", "StoreRelayVerification"],
+            dependencies: ["StoreRelayTestSupport", "StoreRelayCore", "StoreRelayNet", "StoreRelayVerification"],
             swiftSettings: swiftSettings
         ),
     ]
