@@ -183,8 +183,21 @@ public final class ClusterDelivery: DeliveryService {
 
     /// Replays `letter`, stored as `read` when it was read: if it is no longer stored so
     /// (its replay was delivered meanwhile, by this instance or another), nothing is queued.
-    func replay(_ letter: DeadLetter, read: [UInt8], force: Bool) -> ReplayResult {
-        if letter.reason == .tampered { return refuseTampered(letter, read: read) }
+    /// A `tampered` letter is replayed only as what it stands in for, once that checks out.
+    func replay(_ letter: DeadLetter, read: [UInt8], force: Bool, rereads: Int = 2) -> ReplayResult {
+        var letter = letter
+        if letter.reason == .tampered {
+            switch meetTampered(letter, read: read) {
+            case .recovered(let original):
+                letter = original
+            case .refused(let result):
+                return result
+            case .changed:
+                guard rereads > 0 else { return .alreadyReplaying }
+                guard let again = deadLetters.stored(id: letter.id) else { return .notFound }
+                return replay(again.letter, read: again.bytes, force: force, rereads: rereads - 1)
+            }
+        }
         let topology = topology.current
         let plan = ReplayPlan.make(letter, routes: topology.routes, reprocess: reprocess.current,
                                    staleness: force ? nil : staleness, now: clock.now()) { topology.destinations[$0] != nil }
@@ -232,21 +245,6 @@ public final class ClusterDelivery: DeliveryService {
         }
         logger.warning("dead letter not replayed: its event's record kept changing", [("dead_letter.id", letter.id)])
         return .alreadyReplaying
-    }
-
-    /// A `tampered` letter is never replayed. One that failed its check just now (rather
-    /// than one an instance wrote as tampered) is counted, logged, and replaced by a sealed
-    /// `tampered` letter that says so.
-    private func refuseTampered(_ letter: DeadLetter, read: [UInt8]) -> ReplayResult {
-        if case .intact = seal.open(read, .letter, letter.id) { return .tampered }
-        observer.recordTampered(record: ClusterSeal.Kind.letter.rawValue)
-        logger.error("cluster record failed its integrity check; it is not replayed", [
-            ("dead_letter.id", letter.id), ("record", ClusterSeal.Kind.letter.rawValue), ("why", letter.detail ?? ""),
-        ])
-        if !deadLetters.keep(letter) {
-            logger.warning("tampered dead letter not rewritten: the cluster server did not take it", [("dead_letter.id", letter.id)])
-        }
-        return .tampered
     }
 
     /// Replays every letter of `query.bulkReplayScope`, each with one script (stale ones

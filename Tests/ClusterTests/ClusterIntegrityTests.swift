@@ -133,7 +133,8 @@ struct ClusterIntegrityTests {
         let tampered = Set(letters.map { "\($0.eventId)@\($0.destination ?? "")" })
         #expect(tampered == ["forged-refund@hook", "forged-plain@hook", "moved@hook", "forged-retry@hook", "genuine-1@audit"])
         #expect(letters.allSatisfy { $0.notification == nil && $0.detail?.contains("cluster-key") == true })
-        // Nothing left to deliver, and a tampered letter is never replayed.
+        // Nothing left to deliver, and a tampered letter is not replayed: what it stands in
+        // for (kept aside) never checks out.
         for destination in ["hook", "audit"] {
             #expect(reply(redis, "XLEN", keys.queue(destination))?.integer == 0)
         }
@@ -146,8 +147,8 @@ struct ClusterIntegrityTests {
     }
 
     /// A dead letter written straight into the server (a genuine one changed, or one made
-    /// up) reads as `tampered`, is never replayed, and is replaced by a sealed `tampered`
-    /// letter the first time a replay meets it.
+    /// up) reads as `tampered`, is never replayed, and is moved aside behind a sealed
+    /// `tampered` letter the first time a replay meets it.
     @Test func aForgedDeadLetterIsNeverReplayed() throws {
         let harness = try Harness()
         let redis = harness.redis
@@ -172,6 +173,7 @@ struct ClusterIntegrityTests {
             #expect(harness.delivery.replay(deadLetterId: letterId, force: true) == .tampered)
         }
         #expect(harness.observer["tampered:letter"] == 2)
+        #expect(text(reply(redis, "HGET", keys.tamperedLetters, madeUp)?.bytes) == plain, "kept aside as it was")
         // Rewritten sealed, as tampered: met again, it is refused without counting again.
         let rewritten = text(reply(redis, "HGET", keys.letters, madeUp)?.bytes)
         #expect(rewritten.hasPrefix("sr1."))
