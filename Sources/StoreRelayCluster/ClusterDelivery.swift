@@ -30,6 +30,8 @@ public final class ClusterDelivery: DeliveryService {
     let logger: Logger
     let observer: any DeliveryObserver
     let heartbeat: ClusterHeartbeat
+    /// Seals records written before `cluster-key` while `unsealed` is set.
+    let resealer: ClusterResealer
     /// The rule a replay re-applies: the cluster's dedupe window is the one acceptance used.
     let staleness: StalenessRule
 
@@ -85,7 +87,9 @@ public final class ClusterDelivery: DeliveryService {
         clientConfiguration.logger = logger
         httpClient = HTTPClient(configuration: clientConfiguration)
         heartbeat = ClusterHeartbeat(client: client, instanceId: instanceId, clock: clock)
-        topology = Locked(Topology(destinations: [:], order: configuration.destinations.map(\.name), routes: configuration.routes))
+        let topology = Locked(Topology(destinations: [:], order: configuration.destinations.map(\.name), routes: configuration.routes))
+        self.topology = topology
+        resealer = ClusterResealer(client: client, seal: seal, destinations: { topology.current.destinations.keys.sorted() }, logger: logger)
         var destinations: [String: ClusterDestination] = [:]
         for destination in configuration.destinations {
             destinations[destination.name] = try makeDestination(destination)
@@ -104,6 +108,7 @@ public final class ClusterDelivery: DeliveryService {
     /// Starts every destination's consumer and the heartbeat.
     public func start() {
         heartbeat.start()
+        resealer.start()
         for destination in topology.current.destinations.values { destination.start() }
     }
 
@@ -292,6 +297,7 @@ public final class ClusterDelivery: DeliveryService {
 
     public func stop(grace: Duration, completion: @escaping @Sendable () -> Void) {
         heartbeat.stop()
+        resealer.stop()
         let group = DispatchGroup()
         for destination in topology.current.destinations.values {
             group.enter()

@@ -166,4 +166,32 @@ struct ClusterKeyRotationTests {
         #expect(cluster.delivered == ["lost-2"])
         #expect(reply(cluster.redis, "HLEN", keys.tamperedLetters)?.integer == 0, "nothing was set aside")
     }
+
+    /// While `unsealed` is set, records written before the key (a dead letter, a queued
+    /// event's record) are sealed in place: dropping `unsealed` then loses none of them.
+    @Test func theUnsealedPhaseSealsOlderRecordsInPlace() throws {
+        let cluster = try Cluster()
+        cluster.acknowledge(receivedNow("before-key-letter", destinations: []), seal: .off)
+        cluster.acknowledge(receivedNow("before-key-event", destinations: ["hook"]), seal: .off)
+        let letterId = DeadLetter.id(eventId: "before-key-letter", destination: nil)
+        #expect(hget(cluster, keys.letters, letterId)?.first == UInt8(ascii: "{"))
+
+        let turningOn = try cluster.instance("turning-on", keys: [Self.new], unsealed: true, start: false)
+        #expect(turningOn.resealer.pass() == 2, "the letter and the queued event's record")
+        #expect(turningOn.resealer.pass() == 0, "once")
+        let strict = ClusterSeal(keys: [Self.new])
+        let letter = try #require(hget(cluster, keys.letters, letterId))
+        let record = try #require(reply(cluster.redis, "GET", keys.event("before-key-event"))?.bytes)
+        #expect(strict.open(letter, .letter, letterId).failure == nil)
+        #expect(strict.open(record, .event, "before-key-event").failure == nil)
+
+        // `unsealed` dropped: delivered and replayed, nothing tampered.
+        let sealedOnly = try cluster.instance("sealed-only", keys: [Self.new])
+        sealedOnly.nudge(["hook"])
+        #expect(cluster.sink.waitFor { $0.count == 1 })
+        #expect(sealedOnly.replay(deadLetterId: letterId, force: true) == .replayed(destinations: ["hook"]))
+        #expect(cluster.sink.waitFor { $0.count == 2 })
+        #expect(Set(cluster.delivered) == ["before-key-event", "before-key-letter"])
+        #expect(cluster.observer["tampered"] == 0, "\(cluster.observer.counts.current)")
+    }
 }
