@@ -104,8 +104,11 @@ extension Gateway {
         }
         for warning in cluster.warnings { logger.warning("cluster: " + warning) }
         let client = RedisClient(configuration: redis)
+        let watch = ServerWatch(server: redis, durability: requirements.durability, logger: logger)
         client.observeConnection { connected, error in
             if connected {
+                // It passed its connection checks: a durability verdict until the watch's.
+                watch.connectionChecked()
                 logger.notice("cluster server connected", [("cluster.url", cluster.url.description)])
             } else {
                 logger.error("cluster server lost; notifications are answered 503 until it is back",
@@ -113,7 +116,6 @@ extension Gateway {
             }
         }
         client.start()
-        let watch = ServerWatch(server: redis, durability: requirements.durability, logger: logger)
         watch.start()
         let deadline = Date().addingTimeInterval(Double(redis.connectTimeout.wholeMilliseconds) / 1000 + 1)
         while !client.isConnected, client.lastError == nil, Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
