@@ -37,35 +37,50 @@ public final class ClusterDelivery: DeliveryService {
 
     /// The letter is replayed only if it is still stored exactly as read (seal included):
     /// one whose replay was delivered meanwhile (gone), or that a failed replay wrote again,
-    /// is not queued a second time. The record is written only over the one the replay
-    /// read, so two replays of one event's letters cannot drop each other's destinations.
+    /// is not queued a second time. Nor is it while the event has an unfinished delivery to
+    /// one of the destinations (its progress there: a replay's, or a retry's), whatever the
+    /// `replaying:` marker says: a second stream entry would share the first's progress and
+    /// delayed member (two deliveries, a reset budget, `_remaining` never back to 0). The
+    /// record is written only over the one the replay read, so two replays of one event's
+    /// letters cannot drop each other's destinations.
     static let replay = RedisScript(source: """
         -- Queues one dead letter's event again (docs/SPEC.md "Cluster mode", Shared state).
         -- KEYS[1] the record, KEYS[2] the event's state, then per destination its stream and
         -- its progress hash. ARGV[1] the record, ARGV[2] the event id, ARGV[3] the prefix,
         -- ARGV[4] the letter id, ARGV[5] the letter as read, ARGV[6] the record as read (''
-        -- for none), ARGV[7..] per destination its name and its progress (a fresh budget,
-        -- naming the letter).
+        -- for none), ARGV[7] the marker's TTL in seconds (past any delivery's max-age: the
+        -- delivery's end deletes it), ARGV[8..] per destination its name and its progress
+        -- (a fresh budget, naming the letter).
         if redis.call('HGET', ARGV[3] .. 'letters', ARGV[4]) ~= ARGV[5] then
           return 'gone'
         end
         if (redis.call('GET', KEYS[1]) or '') ~= ARGV[6] then
           return 'changed'
         end
-        if not redis.call('SET', ARGV[3] .. 'replaying:' .. ARGV[4], '1', 'NX', 'EX', 86400) then
+        local count = (#KEYS - 2) / 2
+        for i = 1, count do
+          if redis.call('HEXISTS', KEYS[2 + 2 * i], ARGV[2]) == 1 then
+            return 'delivering'
+          end
+        end
+        if not redis.call('SET', ARGV[3] .. 'replaying:' .. ARGV[4], '1', 'NX', 'EX', ARGV[7]) then
           return 'replaying'
         end
         redis.call('SET', KEYS[1], ARGV[1])
         redis.call('ZREM', ARGV[3] .. 'recent', ARGV[2])
-        local count = (#KEYS - 2) / 2
         redis.call('HINCRBY', KEYS[2], '_remaining', count)
         for i = 1, count do
-          redis.call('HDEL', KEYS[2], ARGV[5 + 2 * i])
-          redis.call('HSET', KEYS[2 + 2 * i], ARGV[2], ARGV[6 + 2 * i])
+          redis.call('HDEL', KEYS[2], ARGV[6 + 2 * i])
+          redis.call('HSET', KEYS[2 + 2 * i], ARGV[2], ARGV[7 + 2 * i])
           redis.call('XADD', KEYS[1 + 2 * i], '*', 'id', ARGV[2])
         end
         return 'replayed'
         """)
+
+    /// Past the longest delivery a replay starts: its destinations' longest `max-age` (a
+    /// fresh budget) and a day for claims and stalls. The end of the delivery deletes the
+    /// marker; this only clears one no end names (its progress unreadable).
+    static let replayMarkerMargin: Duration = .seconds(86_400)
 
     /// - Parameter client: started, with the durability checks of `ServerDurability` when
     ///   the configuration requires them.
@@ -214,6 +229,7 @@ public final class ClusterDelivery: DeliveryService {
         progress.attemptsBefore = letter.attempts.count
         progress.replayOf = letter.id
         let eventId = stored.id
+        let markerLifetime = (names.compactMap { topology.destinations[$0]?.maxAge }.max() ?? .zero) + Self.replayMarkerMargin
         let scriptKeys = [keys.event(eventId), keys.state(eventId)] + names.flatMap { [keys.queue($0), keys.progress($0)] }
         // The record names every destination with an entry to deliver: those of the record
         // as it stands (another destination may still be retrying) and the replay's. The
@@ -228,7 +244,7 @@ public final class ClusterDelivery: DeliveryService {
             }
             let arguments: [[UInt8]] = [
                 seal.seal(stored.encoded(), .event, eventId), Array(eventId.utf8), Array(ClusterKeys.prefix.utf8), Array(letter.id.utf8),
-                read, current ?? [],
+                read, current ?? [], Array(String(markerLifetime.wholeMilliseconds / 1000).utf8),
             ] + names.flatMap { [Array($0.utf8), seal.seal(progress.encoded, .progress, $0, eventId)] }
             switch client.waitForScript(Self.replay, keys: scriptKeys, arguments: arguments)?.string {
             case "replayed":
@@ -236,6 +252,11 @@ public final class ClusterDelivery: DeliveryService {
                 nudge(names)
                 return .replayed(destinations: names)
             case "replaying":
+                return .alreadyReplaying
+            case "delivering":
+                logger.info("dead letter not replayed: a delivery of its event there is unfinished", [
+                    ("dead_letter.id", letter.id), ("destinations", names.joined(separator: " ")),
+                ])
                 return .alreadyReplaying
             case "gone":
                 // Delivered by a replay meanwhile, deleted, or written again by a failed one

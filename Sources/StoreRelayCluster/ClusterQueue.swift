@@ -87,6 +87,11 @@ public final class ClusterQueue: Sendable {
         elseif ARGV[9] ~= '' then
           keepLetter(prefix, ARGV[9], ARGV[10], ARGV[11], ARGV[4])
         end
+        if ARGV[9] ~= '' then
+          -- The event's delivery there ended: so did any replay of the letter it ends in
+          -- (even one whose progress, naming it, could not be read).
+          redis.call('DEL', prefix .. 'replaying:' .. ARGV[9])
+        end
         if ARGV[12] ~= '' then
           redis.call('DEL', prefix .. 'replaying:' .. ARGV[12])
           if ARGV[9] == '' then

@@ -31,7 +31,8 @@ struct ClusterKeyRotationTests {
         var instances: [ClusterDelivery] = []
         var clients: [RedisClient] = []
 
-        init() throws {
+        /// - Parameter path: the sink's path `hook` posts to (`/bad`: every attempt rejected).
+        init(path: String = "/ok") throws {
             server = try RedisServerProcess()
             sink = try WebhookSink()
             redis = try clusterClient(server)
@@ -39,7 +40,7 @@ struct ClusterKeyRotationTests {
                 throw RedisServerError("the cluster client did not connect")
             }
             configuration = try GatewayConfiguration.parse(text: """
-                destination hook webhook \(sink.url("/ok")) {
+                destination hook webhook \(sink.url(path)) {
                     backoff 50ms 200ms
                 }
                 route * * * -> hook
@@ -165,6 +166,33 @@ struct ClusterKeyRotationTests {
         #expect(cluster.sink.waitFor { $0.count == 1 })
         #expect(cluster.delivered == ["lost-2"])
         #expect(reply(cluster.redis, "HLEN", keys.tamperedLetters)?.integer == 0, "nothing was set aside")
+    }
+
+    /// The replay of a genuine letter, delivered by an instance that cannot open what the
+    /// replay sealed: the letter stays as it was (no tampered stub over it) and its replay is
+    /// over (the `replaying:` marker gone, though the progress naming it could not be read),
+    /// so it can be replayed again at once.
+    @Test func aTamperedVerdictOnAReplayLeavesTheLetterReplayable() throws {
+        let cluster = try Cluster(path: "/bad")
+        let caughtUp = try cluster.instance("caught-up", keys: [Self.new, Self.old])
+        cluster.acknowledge(receivedNow("rejected-1", destinations: ["hook"]), seal: caughtUp.seal)
+        caughtUp.nudge(["hook"])
+        let letterId = DeadLetter.id(eventId: "rejected-1", destination: "hook")
+        #expect(pollUntil(timeout: 20) { caughtUp.deadLetters.letter(id: letterId)?.reason == .rejected })
+        let letter = try #require(hget(cluster, keys.letters, letterId))
+        cluster.stop(caughtUp)
+
+        let behind = try cluster.instance("behind", keys: [Self.old])
+        #expect(caughtUp.replay(deadLetterId: letterId) == .replayed(destinations: ["hook"]))
+        #expect(pollUntil(timeout: 20) { cluster.observer["tampered:event"] == 1 }, "\(cluster.observer.counts.current)")
+        #expect(pollUntil(timeout: 5) { reply(cluster.redis, "EXISTS", keys.replaying(letterId))?.integer == 0 })
+        #expect(hget(cluster, keys.letters, letterId) == letter, "the genuine letter stays as it was")
+        #expect(hget(cluster, keys.tamperedLetters, letterId + ":event") != nil)
+        cluster.stop(behind)
+
+        let again = try cluster.instance("again", keys: [Self.new, Self.old])
+        #expect(again.replay(deadLetterId: letterId) == .replayed(destinations: ["hook"]))
+        #expect(cluster.sink.waitFor { $0.count == 2 }, "attempted again (and rejected again)")
     }
 
     /// While `unsealed` is set, records written before the key (a dead letter, a queued
