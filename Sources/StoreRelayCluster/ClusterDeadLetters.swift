@@ -137,10 +137,13 @@ public final class ClusterDeadLetters: DeadLetterArchive {
     }
 
     /// Reads the whole index (a few hundred bytes a letter), filters and sorts it as the
-    /// file store does, then fetches the page's letters.
+    /// file store does, then fetches the page's letters and keeps those that, as read, match
+    /// the query too: the index is not sealed.
     public func list(_ query: DeadLetterQuery, limit: Int, cursor: String?) -> (items: [DeadLetter], nextCursor: String?) {
         let page = DeadLetterEntry.page(entries(), query, limit: limit, cursor: cursor)
-        return (letters(page.entries.map(\.id)), page.nextCursor)
+        let createdAt = Dictionary(page.entries.map { ($0.id, $0.createdAt) }, uniquingKeysWith: { first, _ in first })
+        let items = letters(page.entries.map(\.id)).filter { query.admits($0, createdAt: createdAt[$0.id]) }
+        return (items, page.nextCursor)
     }
 
     public var countsByDestination: [String?: Int] {
@@ -156,8 +159,11 @@ public final class ClusterDeadLetters: DeadLetterArchive {
         return counts
     }
 
+    /// The letters the index says are of `eventId`, kept only if they are, as read.
     public func letters(forEvent eventId: String) -> [DeadLetter] {
-        letters(entries().filter { $0.eventId == eventId }.map(\.id).sorted())
+        letters(entries().filter { $0.eventId == eventId }.map(\.id).sorted()).filter { letter in
+            letter.eventId == eventId && (letter.notification.map { $0.id == eventId } ?? true)
+        }
     }
 
     private func entries() -> [DeadLetterEntry] {

@@ -179,7 +179,7 @@ public final class ClusterDelivery: DeliveryService {
 
     /// An event no longer among the recent ones: what its dead letters tell, if it has any.
     private func stateFromDeadLetters(ofEvent id: String) -> EventDeliveryState? {
-        EventDeliveryState(deadLetters: deadLetters.letters(forEvent: id))
+        EventDeliveryState(deadLetters: deadLetters.letters(forEvent: id), eventId: id)
     }
 
     public func events(ofSubscription originalTransactionId: String, limit: Int) -> [EventDeliveryState] {
@@ -197,25 +197,34 @@ public final class ClusterDelivery: DeliveryService {
     /// As single-node mode replays (`DeliveryEngine.replay(deadLetterId:force:)`): a stale
     /// notification only when `force`.
     public func replay(deadLetterId id: String, force: Bool = false) -> ReplayResult {
+        replay(deadLetterId: id, force: force, scope: nil)
+    }
+
+    /// `scope`: a bulk replay's, which the letter as read (and what a `tampered` one stands
+    /// in for) must be in, whatever the index said when it was listed.
+    func replay(deadLetterId id: String, force: Bool, scope: DeadLetterQuery?) -> ReplayResult {
         guard let stored = deadLetters.stored(id: id) else { return .notFound }
-        return replay(stored.letter, read: stored.bytes, force: force)
+        if let scope, !scope.admits(stored.letter) { return .notFound }
+        return replay(stored.letter, read: stored.bytes, force: force, scope: scope)
     }
 
     /// Replays `letter`, stored as `read` when it was read: if it is no longer stored so
     /// (its replay was delivered meanwhile, by this instance or another), nothing is queued.
     /// A `tampered` letter is replayed only as what it stands in for, once that checks out.
-    func replay(_ letter: DeadLetter, read: [UInt8], force: Bool, rereads: Int = 2) -> ReplayResult {
+    func replay(_ letter: DeadLetter, read: [UInt8], force: Bool, scope: DeadLetterQuery? = nil, rereads: Int = 2) -> ReplayResult {
         var letter = letter
         if letter.reason == .tampered {
             switch meetTampered(letter, read: read) {
             case .recovered(let original):
+                if let scope, !scope.admits(original) { return .tampered }
                 letter = original
             case .refused(let result):
                 return result
             case .changed:
                 guard rereads > 0 else { return .alreadyReplaying }
                 guard let again = deadLetters.stored(id: letter.id) else { return .notFound }
-                return replay(again.letter, read: again.bytes, force: force, rereads: rereads - 1)
+                if let scope, !scope.admits(again.letter) { return .notFound }
+                return replay(again.letter, read: again.bytes, force: force, scope: scope, rereads: rereads - 1)
             }
         }
         let topology = topology.current
@@ -274,14 +283,15 @@ public final class ClusterDelivery: DeliveryService {
     }
 
     /// Replays every letter of `query.bulkReplayScope`, each with one script (stale ones
-    /// only when `force`).
+    /// only when `force`), each only if the letter as read is in the scope.
     public func replayAll(_ query: DeadLetterQuery, force: Bool = false) -> BulkReplayResult {
         var result = BulkReplayResult()
         var cursor: String?
+        let scope = query.bulkReplayScope
         repeat {
-            let page = deadLetters.list(query.bulkReplayScope, limit: 500, cursor: cursor)
+            let page = deadLetters.list(scope, limit: 500, cursor: cursor)
             for letter in page.items {
-                switch replay(deadLetterId: letter.id, force: force) {
+                switch replay(deadLetterId: letter.id, force: force, scope: scope.ignoringTime) {
                 case .replayed: result.replayed += 1
                 case .stale: result.stale += 1
                 default: break
