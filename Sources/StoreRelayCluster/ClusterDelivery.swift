@@ -84,9 +84,11 @@ public final class ClusterDelivery: DeliveryService {
 
     /// - Parameter client: started, with the durability checks of `ServerDurability` when
     ///   the configuration requires them.
+    /// - Parameter claim: this instance's claim on `instanceId`, guarding `client`'s
+    ///   connections: renewed by the heartbeat, released once delivery has stopped.
     public init(configuration: GatewayConfiguration, cluster: ClusterConfiguration, client: RedisClient, instanceId: String,
                 clock: any TimeSource = WallClock(), logger: Logger, observer: any DeliveryObserver = NoDeliveryObserver(),
-                pollInterval: Duration = .milliseconds(100)) throws {
+                pollInterval: Duration = .milliseconds(100), claim: InstanceClaim? = nil) throws {
         self.instanceId = instanceId
         self.client = client
         self.clock = clock
@@ -101,7 +103,7 @@ public final class ClusterDelivery: DeliveryService {
         var clientConfiguration = HTTPClientConfiguration()
         clientConfiguration.logger = logger
         httpClient = HTTPClient(configuration: clientConfiguration)
-        heartbeat = ClusterHeartbeat(client: client, instanceId: instanceId, clock: clock)
+        heartbeat = ClusterHeartbeat(client: client, instanceId: instanceId, clock: clock, claim: claim, logger: logger)
         let topology = Locked(Topology(destinations: [:], order: configuration.destinations.map(\.name), routes: configuration.routes))
         self.topology = topology
         resealer = ClusterResealer(client: client, seal: seal, destinations: { topology.current.destinations.keys.sorted() }, logger: logger)
@@ -334,9 +336,10 @@ public final class ClusterDelivery: DeliveryService {
             group.enter()
             destination.stop(grace: grace) { group.leave() }
         }
-        group.notify(queue: .global()) { [httpClient] in
+        group.notify(queue: .global()) { [httpClient, heartbeat] in
             httpClient.shutdown()
-            completion()
+            // Only now: an instance taking the id over must not meet deliveries still running.
+            heartbeat.releaseClaim(completion: completion)
         }
     }
 }

@@ -50,6 +50,7 @@ final class ClusterDestination: @unchecked Sendable {
     private var lastSuccess: Timestamp?
     private var lastError: (message: String, at: Timestamp)?
     private var figures = ClusterQueue.Figures()
+    private var lastConsumerCleanup: ContinuousClock.Instant?
 
     init(definition: DestinationConfiguration, setup: DestinationSetup, client: RedisClient, consumer: String, settings: Settings,
          seal: ClusterSeal = .off, clock: any TimeSource, logger: Logger, observer: any DeliveryObserver) {
@@ -150,11 +151,26 @@ final class ClusterDestination: @unchecked Sendable {
         queue.claimIdle(minimumIdle: settings.claimAfter, count: 100) { [self] result in
             work.async { [self] in claimed(result) }
         }
+        removeDeadConsumersWhenDue()
         queue.figures(now: now) { [self] result in
             guard case .success(let fresh) = result else { return }
             work.async { [self] in figures = fresh }
         }
         pump()
+    }
+
+    /// Once per `claim-after`: by then a dead instance's entries have been claimed, and its
+    /// consumer, with nothing pending, can go.
+    private func removeDeadConsumersWhenDue() {
+        let now = ContinuousClock.now
+        if let last = lastConsumerCleanup, now - last < settings.claimAfter { return }
+        lastConsumerCleanup = now
+        queue.removeDeadConsumers { [self] result in
+            guard case .success(let removed) = result, !removed.isEmpty else { return }
+            logger.info("cluster consumers of dead instances removed", [
+                ("destination", name), ("consumers", String(removed.joined(separator: " ").prefix(300))),
+            ])
+        }
     }
 
     private func claimed(_ result: Result<ClusterQueue.Claimed, RedisError>) {

@@ -4,7 +4,8 @@ import StoreRelayCore
 
 /// This instance's heartbeat on the server: every few seconds it scores itself in the
 /// `instances` set and refreshes its `instance:<id>` key, so `/api/status` on any instance
-/// lists the live ones. An instance that stops beating drops out after `liveFor`.
+/// lists the live ones, and renews its claim on its id (`InstanceClaim`). An instance that
+/// stops beating drops out after `liveFor`.
 public final class ClusterHeartbeat: Sendable {
     public static let interval: Duration = .seconds(5)
     /// Three missed beats and an instance is no longer listed.
@@ -23,11 +24,15 @@ public final class ClusterHeartbeat: Sendable {
     private let clock: any TimeSource
     private let startedAt: Timestamp
     private let timer: Locked<(any DispatchSourceTimer)?> = Locked(nil)
+    private let claim: InstanceClaim?
+    private let logger: Logger
 
-    init(client: RedisClient, instanceId: String, clock: any TimeSource) {
+    init(client: RedisClient, instanceId: String, clock: any TimeSource, claim: InstanceClaim? = nil, logger: Logger = .disabled) {
         self.client = client
         self.instanceId = instanceId
         self.clock = clock
+        self.claim = claim
+        self.logger = logger
         startedAt = clock.now()
     }
 
@@ -48,7 +53,15 @@ public final class ClusterHeartbeat: Sendable {
         client.send([RESPCommand("ZREM", keys.instances, instanceId), RESPCommand("DEL", keys.instance(instanceId))]) { _ in }
     }
 
+    /// Gives the instance id back, once nothing of this instance runs any more; `completion`
+    /// runs when the server has answered.
+    func releaseClaim(completion: @escaping @Sendable () -> Void) {
+        guard let claim else { return completion() }
+        claim.release(on: client, completion: completion)
+    }
+
     private func beat() {
+        claim?.renew(on: client, logger: logger)
         let now = clock.now().milliseconds
         let about: JSONValue = ["id": .string(instanceId), "startedAt": .string(startedAt.iso8601)]
         client.send([

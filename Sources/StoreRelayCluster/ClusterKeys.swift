@@ -44,6 +44,9 @@ public struct ClusterKeys: Sendable, Hashable {
     public var instances: String { Self.prefix + "instances" }
     /// `instance:<id>`: what an instance says about itself (JSON), expiring with its heartbeat.
     public func instance(_ id: String) -> String { Self.prefix + "instance:" + id }
+    /// `claim:<id>`: the token of the one live process using instance id `<id>`, expiring
+    /// with its heartbeat (`InstanceClaim`).
+    public func claim(_ id: String) -> String { Self.prefix + "claim:" + id }
     /// `replaying:<letter id>`: present while a replay of that dead letter is unfinished.
     public func replaying(_ letterId: String) -> String { Self.prefix + "replaying:" + letterId }
     /// `lease:<name>`: held by one instance at a time (reconciliation with Apple).

@@ -53,8 +53,8 @@ public final class ClusterQueue: Sendable {
 
     public let destination: String
     public let consumer: String
-    private let client: RedisClient
-    private let keys: ClusterKeys
+    let client: RedisClient
+    let keys: ClusterKeys
 
     static let finish = RedisScript(source: ClusterLua.finish + """
         -- One delivery finished (delivered, or dead-lettered). KEYS[1] the stream, KEYS[2] the

@@ -9,9 +9,13 @@ public struct ClusterConfiguration: Sendable, Hashable {
     /// The server's dedupe window when neither the block nor the top level names one (SPEC).
     public static let defaultDedupeWindow: Duration = .seconds(14 * 86_400)
 
+    /// The server, with the block's `user` and `password` in place of the URL's when given.
     public var url: RedisURL
     /// `ca-file`: a CA that also vouches for a `rediss://` server.
     public var caFile: String?
+    /// `client-cert CERT KEY`: the certificate a `rediss://` server that authenticates its
+    /// clients (mutual TLS) is shown.
+    public var clientCertificate: TLSFiles?
     /// `instance-id`: this instance's consumer name, heartbeat and file-queue subdirectory;
     /// nil: `hostname-pid`, chosen at start.
     public var instanceId: String?

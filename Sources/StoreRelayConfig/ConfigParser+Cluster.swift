@@ -4,12 +4,15 @@ import StoreRelayCore
 /// `cluster redis://... { ... }`: the shared server of cluster mode and its options.
 extension ConfigParser {
     static let clusterOptions = [
+        "password", "user", "client-cert",
         "ca-file", "instance-id", "dedupe-window", "claim-after", "wait-replicas", "wait-timeout", "require-aof",
         "require-noeviction", "cluster-key",
     ]
 
     mutating func beginCluster(_ head: ConfigToken, _ arguments: [ConfigToken], opener: ConfigToken?) {
-        var isValid = arity(head, arguments, 1...1, "cluster redis://[user:password@]host:port[/db] { ... }")
+        // The URL may hold a password: a space in it splits the line, and the words after it
+        // must not be quoted back.
+        var isValid = secretArity(head, arguments, "cluster redis://[user:password@]host:port[/db] { ... }")
         if isValid, let first = seenDirectives["cluster"] {
             report(.duplicate, at: head, "duplicate 'cluster' (already given at line \(first); it may appear once)")
             isValid = false
@@ -30,6 +33,7 @@ extension ConfigParser {
     }
 
     mutating func clusterOption(_ head: ConfigToken, _ arguments: [ConfigToken], _ options: inout ClusterConfiguration) {
+        if clusterAccessOption(head, arguments, &options) { return }
         switch head.text {
         case "ca-file":
             guard arity(head, arguments, 1...1, "ca-file PEM-FILE") else { return }

@@ -28,7 +28,11 @@ extension GatewayConfiguration {
         out.append("Accepted environments: \(environments.map(\.rawValue).joined(separator: ", "))")
         out.append("Data directory: \(dataDirectory)\(Self.resolved(dataDirectory))")
         if let cluster {
-            out.append("Cluster mode: \(cluster.url) (password never shown)\(cluster.caFile.map { ", ca-file \($0)" } ?? "")")
+            let password = cluster.url.password == nil ? "no password" : "password <set>"
+            out.append("Cluster mode: \(cluster.url) (\(password))\(cluster.caFile.map { ", ca-file \($0)" } ?? "")")
+            if let identity = cluster.clientCertificate {
+                out.append("  client-cert \(identity.certificateFile) \(identity.privateKeyFile) (mutual TLS)")
+            }
             out.append("  instance-id \(cluster.instanceId ?? "<hostname-pid at start>"), dedupe-window \(ConfigFormat.duration(cluster.dedupeWindow)), claim-after \(ConfigFormat.duration(cluster.claimAfter))")
             out.append("  wait-replicas \(cluster.waitReplicas), wait-timeout \(ConfigFormat.duration(cluster.waitTimeout)), require-aof \(cluster.requireAOF ? "yes" : "no"), require-noeviction \(cluster.requireNoEviction ? "yes" : "no")")
             let sealing = cluster.clusterKeys.isEmpty ? "<not set>: records are not sealed"

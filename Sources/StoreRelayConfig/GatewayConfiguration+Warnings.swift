@@ -8,6 +8,7 @@ import StoreRelayNet
 extension GatewayConfiguration {
     public var warnings: [String] {
         appWarnings + trustWarnings + proxyWarnings + routeWarnings + exposedKeyWarnings + plaintextAPIWarnings + clusterKeyWarnings
+            + plaintextRedisWarnings
     }
 
     /// Cluster mode without `cluster-key`: whoever can write to the server can have a forged
@@ -30,6 +31,14 @@ extension GatewayConfiguration {
         guard let url = appleAPI?.url, url.scheme == .http, !url.isLoopback else { return [] }
         return ["apple-api-url \(url) is plaintext http:// to a host that is not this machine: "
             + "the App Store Server API tokens it carries can be read on the way; use https://"]
+    }
+
+    /// The cluster server's password over plaintext `redis://` can be read by anyone on the
+    /// way, unless the way is this machine's loopback (the rule `plaintextAPIWarnings` uses).
+    private var plaintextRedisWarnings: [String] {
+        guard let url = cluster?.url, !url.usesTLS, url.password != nil, !url.isLoopback else { return [] }
+        return ["cluster \(url) sends its password in plaintext to a host that is not this machine: "
+            + "anyone on the network path can read it; use rediss:// (TLS)"]
     }
 
     /// A block as wide as the whole address space lets any client name itself in

@@ -1,9 +1,9 @@
 import Foundation
 import StoreRelayCore
 
-/// A file the configuration names (`trust-root`, `tls`, `ca-file`, `api-key`), which `serve`
-/// reads at start or on first use. `storerelay check` reads each one too, so a typo or a
-/// permission fails the check rather than the start.
+/// A file the configuration names (`trust-root`, `tls`, `ca-file`, `api-key`, `client-cert`),
+/// which `serve` reads at start or on first use. `storerelay check` reads each one too, so a
+/// typo or a permission fails the check rather than the start.
 ///
 /// Relative paths in routes.conf are relative to the working directory of the process, not
 /// to the file's own directory: `data ./data` and the rest resolve as the shell does.
@@ -61,6 +61,10 @@ extension GatewayConfiguration {
         }
         if let caFile = appleAPI?.caFile { files.append(ReferencedFile(directive: "apple-api-url ca-file", path: caFile)) }
         if let caFile = cluster?.caFile { files.append(ReferencedFile(directive: "cluster ca-file", path: caFile)) }
+        if let identity = cluster?.clientCertificate {
+            files.append(ReferencedFile(directive: "cluster client-cert", path: identity.certificateFile))
+            files.append(ReferencedFile(directive: "cluster client-cert", path: identity.privateKeyFile, isPrivateKey: true))
+        }
         for destination in destinations {
             if case .webhook(let options) = destination.kind, let caFile = options.caFile {
                 files.append(ReferencedFile(directive: "destination \(destination.name) ca-file", path: caFile))

@@ -8,8 +8,9 @@ enum CheckCommand: CommandDescribing {
         Usage: storerelay check [--config FILE]
 
         Parses and validates the configuration, reads every file it names (trust-root, tls,
-        ca-file, api-key), then prints the listeners, environments, apps, destinations
-        (secrets shown as <set>), the files as absolute paths and the route table in order.
+        ca-file, api-key, client-cert), then prints the listeners, environments, apps,
+        destinations (secrets and passwords shown as <set>), the files as absolute paths and
+        the route table in order.
         Relative paths are relative to the working directory. On errors, prints every one of
         them (file:line:column, or the file that cannot be read) and exits 1.
 

@@ -106,12 +106,36 @@ import Testing
     }
 
     @Test func limitsBoundWhatAServerCanMakeUsHold() {
-        let limits = RESPParser.Limits(maxBulkBytes: 10, maxArrayElements: 3, maxDepth: 2, maxLineBytes: 16)
-        #expect(refused("$11\r\n", limits: limits)?.description.contains("exceeds") == true, "announced, before the bytes")
-        #expect(refused("*4\r\n", limits: limits)?.description.contains("exceeds") == true)
+        let limits = RESPParser.Limits(maxReplyBytes: 40, maxReplyElements: 3, maxDepth: 2, maxLineBytes: 16)
+        #expect(refused("$34\r\n", limits: limits)?.exceedsLimits == true, "announced, before the bytes")
+        #expect(refused("*4\r\n", limits: limits)?.description.contains("over 3 elements") == true)
         #expect(refused("*1\r\n*1\r\n*1\r\n:1\r\n", limits: limits)?.description.contains("nested") == true)
         #expect(refused("+" + String(repeating: "a", count: 40), limits: limits)?.description.contains("longer") == true)
         #expect(refused("*1\r\n*1\r\n:1\r\n$10\r\n0123456789\r\n", limits: limits) == nil, "at the limits is fine")
+        #expect(refused("$33\r\n" + String(repeating: "b", count: 33) + "\r\n", limits: limits) == nil, "40 bytes exactly")
+    }
+
+    /// Issue 26: the bound is the whole reply's, nested elements included, not each part's.
+    @Test func theBoundCountsTheWholeReply() {
+        let limits = RESPParser.Limits(maxReplyBytes: 40, maxReplyElements: 3, maxDepth: 4, maxLineBytes: 16)
+        let element = "$10\r\n0123456789\r\n"
+        #expect(refused("*2\r\n" + element + element, limits: limits) == nil, "36 bytes")
+        let over = refused("*3\r\n" + element + element + element, limits: limits)
+        #expect(over?.exceedsLimits == true && over?.description.contains("40 bytes") == true, "\(String(describing: over))")
+        #expect(refused("*2\r\n*2\r\n", limits: limits)?.description.contains("over 3 elements") == true, "2 + 2 elements")
+        #expect(refused("*1\r\n+" + String(repeating: "c", count: 16) + "\r\n*1\r\n" + element, limits: limits) == nil,
+                "each reply has its own bound")
+        #expect(refused("+OK\rX", limits: limits)?.exceedsLimits == false, "malformed is not too large")
+        #expect(try! parseEveryWay("*2\r\n" + element + element + "*2\r\n" + element + element, limits: limits).count == 2)
+    }
+
+    @Test func theDefaultBoundIs64MiBInAll() {
+        #expect(RESPParser.Limits().maxReplyBytes == 64 << 20)
+        var parser = RESPParser()
+        parser.feed(Array("*2\r\n$40000000\r\n".utf8))
+        #expect(throws: Never.self) { _ = try parser.next() }
+        parser.feed([UInt8](repeating: 0, count: 40_000_000) + [13, 10] + Array("$30000000\r\n".utf8))
+        #expect(throws: RESPParser.ProtocolError.self) { _ = try parser.next() }
     }
 
     @Test func commandsAreArraysOfBulkStrings() {

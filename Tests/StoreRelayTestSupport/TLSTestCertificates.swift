@@ -20,6 +20,9 @@ public struct TLSTestCertificates: Sendable {
     public let otherHost: Identity
     /// Issued for `localhost` by an unknown CA.
     public let untrusted: Identity
+    /// A client certificate (`clientAuth`) issued by the test CA: what a client presents to a
+    /// server that authenticates its clients (mutual TLS).
+    public let client: Identity
 
     private static let cache = Locked<TLSTestCertificates?>(nil)
 
@@ -50,6 +53,9 @@ public struct TLSTestCertificates: Sendable {
         untrusted = try Self.issue(
             "localhost", san: "DNS:localhost,IP:127.0.0.1", caKey: path("unknown-ca.key"),
             caCert: path("unknown-ca.pem"), prefix: path("untrusted"))
+        client = try Self.issue(
+            "storerelay-client", san: "DNS:storerelay-client", caKey: path("ca.key"), caCert: path("ca.pem"),
+            prefix: path("client"), usage: "clientAuth")
     }
 
     private static func makeCA(key: String, cert: String, name: String) throws {
@@ -61,13 +67,14 @@ public struct TLSTestCertificates: Sendable {
         ])
     }
 
-    private static func issue(_ commonName: String, san: String, caKey: String, caCert: String, prefix: String) throws -> Identity {
+    private static func issue(_ commonName: String, san: String, caKey: String, caCert: String, prefix: String,
+                              usage: String = "serverAuth") throws -> Identity {
         let extensions = prefix + ".ext"
         try Data("""
             subjectAltName=\(san)
             basicConstraints=critical,CA:FALSE
             keyUsage=critical,digitalSignature
-            extendedKeyUsage=serverAuth
+            extendedKeyUsage=\(usage)
 
             """.utf8).write(to: URL(fileURLWithPath: extensions))
         try openssl([

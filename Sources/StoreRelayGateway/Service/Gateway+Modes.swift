@@ -92,6 +92,8 @@ extension Gateway {
         let instanceId = cluster.instanceId ?? defaultInstanceId()
         var redis = RedisConfiguration(url: cluster.url)
         redis.caFile = cluster.caFile
+        redis.clientCertificateFile = cluster.clientCertificate?.certificateFile
+        redis.clientKeyFile = cluster.clientCertificate?.privateKeyFile
         redis.clientName = "storerelay-" + instanceId
         redis.logger = logger
         // WAITAOF holds its reply for up to wait-timeout: a shorter command timeout would
@@ -103,6 +105,10 @@ extension Gateway {
             redis.acceptConnection = requirements.refusal
         }
         for warning in cluster.warnings { logger.warning("cluster: " + warning) }
+        // After the server's own checks: nothing is accepted or delivered while another live
+        // instance holds this id (the watch, made without these checks, only reads).
+        let claim = InstanceClaim(instanceId: instanceId)
+        claim.guardConnections(of: &redis)
         let client = RedisClient(configuration: redis)
         let watch = ServerWatch(server: redis, durability: requirements.durability, logger: logger)
         client.observeConnection { connected, error in
@@ -119,9 +125,13 @@ extension Gateway {
         watch.start()
         let deadline = Date().addingTimeInterval(Double(redis.connectTimeout.wholeMilliseconds) / 1000 + 1)
         while !client.isConnected, client.lastError == nil, Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+        // Held by an instance that was killed: its claim lapses within its lifetime; the
+        // client retries meanwhile (at most `reconnectMaximum` apart).
+        claim.awaitRelease(by: client, timeout: InstanceClaim.lifetime + redis.reconnectMaximum + redis.connectTimeout, logger: logger)
         if let error = client.lastError, error.code == .refused {
             watch.stop()
             client.shutdown()
+            if claim.isHeldElsewhere { throw GatewayError("cluster: \(error.message)") }
             throw GatewayError("cluster server \(cluster.url) refused: \(error.message)")
         }
         // Ready as soon as connected: the watch's own connection follows within moments.
@@ -129,7 +139,7 @@ extension Gateway {
         let delivery: ClusterDelivery
         do {
             delivery = try ClusterDelivery(configuration: configuration, cluster: cluster, client: client, instanceId: instanceId,
-                                           clock: clock, logger: logger, observer: metrics)
+                                           clock: clock, logger: logger, observer: metrics, claim: claim)
         } catch {
             watch.stop()
             client.shutdown()

@@ -3,28 +3,41 @@
 /// under construction wait on a stack, so a reply of a million elements trickling in costs
 /// linear time. A pure state machine with no I/O.
 ///
-/// Limits bound what a broken or hostile server can make us allocate: one bulk string, the
-/// elements of one array, the nesting depth, and the length of a line. Any protocol error is
-/// final (the connection must be closed: its framing is lost).
+/// Limits bound what a broken or hostile server can make us hold for one reply: its bytes and
+/// its elements in all (nested ones included), its nesting depth, and the length of a line.
+/// A size the server announces (`$N`, `*N`) is checked when announced, before any of it is
+/// buffered. Any protocol error is final (the connection must be closed: its framing is lost).
 public struct RESPParser: Sendable {
     public struct Limits: Sendable, Equatable {
-        public var maxBulkBytes: Int
-        public var maxArrayElements: Int
+        /// Bytes of one reply as sent, every header line and nested element included. The
+        /// default, 64 MiB, is far above any reply cluster mode asks for (SPEC "Hygiene").
+        public var maxReplyBytes: Int
+        /// Elements of one reply in all, nested arrays' included.
+        public var maxReplyElements: Int
         public var maxDepth: Int
         public var maxLineBytes: Int
 
-        public init(maxBulkBytes: Int = 64 << 20, maxArrayElements: Int = 1 << 20, maxDepth: Int = 16, maxLineBytes: Int = 64 << 10) {
-            self.maxBulkBytes = maxBulkBytes
-            self.maxArrayElements = maxArrayElements
+        public static let defaultMaxReplyBytes = 64 << 20
+
+        public init(maxReplyBytes: Int = defaultMaxReplyBytes, maxReplyElements: Int = 1 << 20, maxDepth: Int = 16,
+                    maxLineBytes: Int = 64 << 10) {
+            self.maxReplyBytes = maxReplyBytes
+            self.maxReplyElements = maxReplyElements
             self.maxDepth = maxDepth
             self.maxLineBytes = maxLineBytes
         }
     }
 
-    /// Why the bytes are not RESP2.
+    /// Why the bytes are not RESP2, or are more than the limits allow.
     public struct ProtocolError: Error, Sendable, Hashable, CustomStringConvertible {
         public let description: String
-        init(_ description: String) { self.description = description }
+        /// The bytes may be valid RESP2, but the reply is larger than `Limits` allow.
+        public let exceedsLimits: Bool
+
+        init(_ description: String, exceedsLimits: Bool = false) {
+            self.description = description
+            self.exceedsLimits = exceedsLimits
+        }
     }
 
     /// An array whose elements are still arriving.
@@ -38,6 +51,9 @@ public struct RESPParser: Sendable {
     private var readIndex = 0
     private var stack: [OpenArray] = []
     private var failure: ProtocolError?
+    /// What the reply under construction has cost so far: bytes consumed, elements announced.
+    private var replyBytes = 0
+    private var replyElements = 0
 
     public init(limits: Limits = Limits()) {
         self.limits = limits
@@ -68,7 +84,11 @@ public struct RESPParser: Sendable {
                 var value = item
                 // Close every array this value completes, innermost first.
                 while true {
-                    guard var top = stack.popLast() else { return value }
+                    guard var top = stack.popLast() else {
+                        replyBytes = 0
+                        replyElements = 0
+                        return value
+                    }
                     top.elements.append(value)
                     top.remaining -= 1
                     guard top.remaining == 0 else {
@@ -92,6 +112,7 @@ public struct RESPParser: Sendable {
             guard let lineEnd = try findLineEnd() else { return nil }
             let type = buffer[readIndex]
             let line = buffer[(readIndex + 1)..<lineEnd]
+            try charge(bytes: lineEnd + 2 - readIndex)
             switch type {
             case UInt8(ascii: "+"):
                 consume(through: lineEnd)
@@ -110,8 +131,10 @@ public struct RESPParser: Sendable {
                     return .bulkString(nil)
                 }
                 guard length >= 0 else { throw ProtocolError("negative bulk string length \(length)") }
-                guard length <= limits.maxBulkBytes else {
-                    throw ProtocolError("bulk string of \(length) bytes exceeds the limit of \(limits.maxBulkBytes)")
+                // Checked as announced: the bytes are never buffered.
+                guard Int(length) <= limits.maxReplyBytes - replyBytes - (lineEnd + 2 - readIndex) - 2 else {
+                    throw ProtocolError("a bulk string of \(length) bytes takes the reply over \(Self.size(limits.maxReplyBytes))",
+                                        exceedsLimits: true)
                 }
                 let start = lineEnd + 2
                 let end = start + Int(length)
@@ -120,6 +143,7 @@ public struct RESPParser: Sendable {
                     throw ProtocolError("bulk string not followed by CRLF")
                 }
                 let bytes = Array(buffer[start..<end])
+                replyBytes += end + 2 - readIndex
                 readIndex = end + 2
                 return .bulkString(bytes)
             case UInt8(ascii: "*"):
@@ -127,12 +151,14 @@ public struct RESPParser: Sendable {
                 consume(through: lineEnd)
                 if count == -1 { return .array(nil) }
                 guard count >= 0 else { throw ProtocolError("negative array length \(count)") }
-                guard count <= limits.maxArrayElements else {
-                    throw ProtocolError("array of \(count) elements exceeds the limit of \(limits.maxArrayElements)")
+                guard Int(count) <= limits.maxReplyElements - replyElements else {
+                    throw ProtocolError("an array of \(count) elements takes the reply over \(limits.maxReplyElements) elements",
+                                        exceedsLimits: true)
                 }
+                replyElements += Int(count)
                 if count == 0 { return .array([]) }
                 guard stack.count < limits.maxDepth else {
-                    throw ProtocolError("arrays nested deeper than \(limits.maxDepth)")
+                    throw ProtocolError("arrays nested deeper than \(limits.maxDepth)", exceedsLimits: true)
                 }
                 stack.append(OpenArray(remaining: Int(count), elements: []))
                 stack[stack.count - 1].elements.reserveCapacity(min(Int(count), 1024))
@@ -161,13 +187,26 @@ public struct RESPParser: Sendable {
             }
         }
         if bound - readIndex >= limits.maxLineBytes + 3 {
-            throw ProtocolError("line longer than \(limits.maxLineBytes) bytes")
+            throw ProtocolError("line longer than \(limits.maxLineBytes) bytes", exceedsLimits: true)
         }
         return nil
     }
 
     private mutating func consume(through lineEnd: Int) {
+        replyBytes += lineEnd + 2 - readIndex
         readIndex = lineEnd + 2
+    }
+
+    /// Fails when `bytes` more (a line about to be consumed) take the reply over its bound.
+    private func charge(bytes: Int) throws(ProtocolError) {
+        guard bytes <= limits.maxReplyBytes - replyBytes else {
+            throw ProtocolError("the reply is over \(Self.size(limits.maxReplyBytes))", exceedsLimits: true)
+        }
+    }
+
+    /// `64 MiB`, or the exact count of bytes when it is not a whole number of MiB.
+    static func size(_ bytes: Int) -> String {
+        bytes >= 1 << 20 && bytes % (1 << 20) == 0 ? "\(bytes >> 20) MiB" : "\(bytes) bytes"
     }
 
     /// A signed decimal that fits in Int64: no sign alone, no spaces, no leading `+`.

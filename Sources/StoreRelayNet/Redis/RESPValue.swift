@@ -54,15 +54,55 @@ public enum RESPValue: Sendable, Hashable, CustomStringConvertible {
         return message.split(separator: " ", maxSplits: 1).first ?? Substring(message)
     }
 
+    /// The reply for a log line or an error message: at most about `describedBytes` bytes
+    /// (then `…`), however large the reply. A server may answer anything, and an unexpected
+    /// answer of 50 MB must not become a 50 MB log line.
     public var description: String {
-        switch self {
-        case .simpleString(let text): "+\(text)"
-        case .error(let message): "-\(message)"
-        case .integer(let value): ":\(value)"
-        case .bulkString(nil): "(nil)"
-        case .bulkString(let bytes?): "\"\(String(decoding: bytes.prefix(200), as: UTF8.self))\""
-        case .array(nil): "(nil array)"
-        case .array(let elements?): "[" + elements.map(\.description).joined(separator: ", ") + "]"
+        var text = ""
+        var budget = Self.describedBytes
+        describe(into: &text, budget: &budget)
+        return text
+    }
+
+    /// How much of a reply `description` shows.
+    public static let describedBytes = 300
+
+    private func describe(into text: inout String, budget: inout Int) {
+        func append(_ part: some StringProtocol) {
+            guard budget > 0 else { return }
+            let kept = part.utf8.count <= budget ? String(part) : Self.prefix(part, bytes: budget) + "…"
+            text += kept
+            budget -= part.utf8.count <= budget ? part.utf8.count : budget
         }
+        switch self {
+        case .simpleString(let line): append("+" + line)
+        case .error(let message): append("-" + message)
+        case .integer(let value): append(":\(value)")
+        case .bulkString(nil): append("(nil)")
+        case .bulkString(let bytes?):
+            append("\"" + String(decoding: bytes.prefix(budget + 1), as: UTF8.self) + (bytes.count > budget ? "" : "\""))
+        case .array(nil): append("(nil array)")
+        case .array(let elements?):
+            append("[")
+            for (index, element) in elements.enumerated() {
+                guard budget > 0 else { break }
+                if index > 0 { append(", ") }
+                element.describe(into: &text, budget: &budget)
+            }
+            if budget > 0 { append("]") } else if !text.hasSuffix("…") { text += "…" }
+        }
+    }
+
+    /// The longest prefix of `text` of at most `bytes` UTF-8 bytes that ends on a character.
+    private static func prefix(_ text: some StringProtocol, bytes: Int) -> String {
+        var count = 0
+        var end = text.startIndex
+        for character in text {
+            let size = character.utf8.count
+            guard count + size <= bytes else { break }
+            count += size
+            end = text.index(after: end)
+        }
+        return String(text[..<end])
     }
 }

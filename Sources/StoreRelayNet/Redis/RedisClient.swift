@@ -88,6 +88,13 @@ public final class RedisClient: Sendable {
         connection?.shutdown()
     }
 
+    /// Closes the connection of the moment as if it had failed with `error`: commands in
+    /// flight fail with it, and the client reconnects (its connection checks run again).
+    /// For a caller that learns the connection must not be used any longer.
+    public func dropConnection(_ error: RedisError) {
+        state.withLock { $0.connection }?.drop(error)
+    }
+
     // MARK: Connections
 
     /// The connection to send on, or why there is none.

@@ -6,6 +6,10 @@ public struct RedisConfiguration: Sendable {
     public var url: RedisURL
     /// `rediss://`: a PEM file of CAs trusted besides the system store.
     public var caFile: String?
+    /// `rediss://` to a server that authenticates its clients (mutual TLS): the PEM
+    /// certificate chain and private key this client presents.
+    public var clientCertificateFile: String?
+    public var clientKeyFile: String?
     /// TCP connect, TLS handshake and the greeting (HELLO, AUTH, SELECT, checks) together.
     public var connectTimeout: Duration = .seconds(5)
     /// A command whose reply takes longer fails with `.timeout`, and the connection with it.
@@ -14,6 +18,10 @@ public struct RedisConfiguration: Sendable {
     /// ("full jitter"), so instances that lost the server together do not return together.
     public var reconnectInitial: Duration = .milliseconds(100)
     public var reconnectMaximum: Duration = .seconds(5)
+    /// The most one reply may hold (64 MiB and 2^20 elements in all, nested ones included, by
+    /// default): a larger one ends the connection with `.replyTooLarge` as soon as its size
+    /// is announced, rather than being buffered while the command timeout runs.
+    public var replyLimits = RESPParser.Limits()
     /// Sent as `HELLO ... SETNAME`, shown by `CLIENT LIST` on the server.
     public var clientName: String?
     /// Commands run on every new connection after authentication; `acceptConnection` reads

@@ -36,7 +36,7 @@ final class RedisConnection: @unchecked Sendable {
     private var dialer = StreamDialer(addresses: [])
     private var channel: SocketChannel?
     private var transport: (any Transport)?
-    private var parser = RESPParser()
+    private var parser: RESPParser
     private var pending: [Pending] = []
     private var pendingHead = 0
     private var output: [UInt8] = []
@@ -48,6 +48,7 @@ final class RedisConnection: @unchecked Sendable {
 
     init(configuration: RedisConfiguration, onReady: @escaping @Sendable () -> Void, onClosed: @escaping @Sendable (RedisError) -> Void) {
         self.configuration = configuration
+        parser = RESPParser(limits: configuration.replyLimits)
         self.onReady = onReady
         self.onClosed = onClosed
     }
@@ -125,7 +126,9 @@ final class RedisConnection: @unchecked Sendable {
         guard url.usesTLS else { return greet() }
         guard let channel else { return }
         do {
-            let context = try TLSContext(clientTrustingExtraCAFile: configuration.caFile)
+            let context = try TLSContext(clientTrustingExtraCAFile: configuration.caFile,
+                                         certificateChainFile: configuration.clientCertificateFile,
+                                         privateKeyFile: configuration.clientKeyFile)
             let engine = try TLSConnection(clientContext: context, serverName: url.host)
             let tls = TLSTransport(fileDescriptor: channel.fd, engine: engine, logger: configuration.logger, peer: origin)
             transport = tls
@@ -271,6 +274,9 @@ final class RedisConnection: @unchecked Sendable {
             do {
                 guard let next = try parser.next() else { return }
                 reply = next
+            } catch where error.exceedsLimits {
+                return close(RedisError(.replyTooLarge, "\(origin) sent a reply larger than this client accepts (\(error)); "
+                    + "the connection was closed"))
             } catch {
                 return close(RedisError(.protocolError, "\(origin) sent bytes that are not RESP2: \(error)"))
             }
@@ -333,6 +339,11 @@ final class RedisConnection: @unchecked Sendable {
     /// Closes the connection (from any thread): every command still unanswered fails.
     func shutdown() {
         queue.async { [self] in close(RedisError(.shutdown, "the Redis client was shut down")) }
+    }
+
+    /// Closes the connection (from any thread) as if it had failed with `error`.
+    func drop(_ error: RedisError) {
+        queue.async { [self] in close(error) }
     }
 
     private func close(_ error: RedisError) {

@@ -3,7 +3,7 @@
 public struct RedisError: Error, Sendable, CustomStringConvertible {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Base: String, Hashable, Sendable {
-            case unavailable, timeout, protocolError, refused, shutdown
+            case unavailable, timeout, protocolError, replyTooLarge, refused, shutdown
         }
         private let base: Base
         private init(_ base: Base) { self.base = base }
@@ -16,6 +16,9 @@ public struct RedisError: Error, Sendable, CustomStringConvertible {
         public static let timeout = Code(.timeout)
         /// The server's bytes are not RESP2; the connection was dropped.
         public static let protocolError = Code(.protocolError)
+        /// The server sent a reply over the client's bound (`RedisConfiguration.replyLimits`:
+        /// 64 MiB in all by default); the connection was dropped rather than the reply buffered.
+        public static let replyTooLarge = Code(.replyTooLarge)
         /// The server answered the connection's greeting with a refusal: bad credentials, no
         /// such database, or a check the client was configured with (e.g. durability).
         public static let refused = Code(.refused)
@@ -26,12 +29,16 @@ public struct RedisError: Error, Sendable, CustomStringConvertible {
     }
 
     public let code: Code
-    /// One sentence for the operator; never holds a password.
+    /// One sentence for the operator; never holds a password, and never more than
+    /// `maximumMessageBytes` (it may quote what the server said, and a server may say anything).
     public let message: String
+
+    public static let maximumMessageBytes = 512
 
     public init(_ code: Code, _ message: String) {
         self.code = code
-        self.message = message
+        self.message = message.utf8.count <= Self.maximumMessageBytes ? message
+            : String(decoding: message.utf8.prefix(Self.maximumMessageBytes), as: UTF8.self) + "… (\(message.utf8.count) bytes in all)"
     }
 
     public var description: String { message }

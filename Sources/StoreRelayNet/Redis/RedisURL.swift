@@ -31,6 +31,20 @@ public struct RedisURL: Sendable, Hashable, CustomStringConvertible {
         return "\(usesTLS ? "rediss" : "redis")://\(credentials)\(name):\(port)/\(database)"
     }
 
+    /// True when the server is this machine's loopback, where a plaintext password crosses no
+    /// network (the rule `HTTPURL.isLoopback` follows too).
+    public var isLoopback: Bool { HostPort.isLoopback(host: host, kind: hostKind) }
+
+    /// The same server with other credentials: the `cluster` block's `user` and `password`
+    /// override the URL's (nil keeps the URL's).
+    public func replacingCredentials(user: String?, password: String?) -> RedisURL {
+        RedisURL(usesTLS: usesTLS, host: host, hostKind: hostKind, port: port, user: user ?? self.user,
+                 password: password ?? self.password, database: database)
+    }
+
+    /// Parses `redis://[user:password@]host:port[/db]` (or `rediss://`). The credentials are
+    /// everything before the last `@`, so a password may hold `/`, `:` or `@` unencoded, as
+    /// redis-cli reads it; and no error message quotes anything before that `@`.
     public static func parse(_ text: String) throws(AddressError) -> RedisURL {
         let usage = "expected redis://[user:password@]host:port[/db] or rediss://..."
         let lower = text.lowercased()
@@ -39,17 +53,6 @@ public struct RedisURL: Sendable, Hashable, CustomStringConvertible {
             throw AddressError("'\(redacted(text))' is not a Redis URL (\(usage))")
         }
         var rest = Substring(text.dropFirst(usesTLS ? 9 : 8))
-        var database = 0
-        if let slash = rest.firstIndex(of: "/") {
-            let path = rest[rest.index(after: slash)...]
-            rest = rest[..<slash]
-            if !path.isEmpty {
-                guard path.utf8.count <= 5, path.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }), let number = Int(path) else {
-                    throw AddressError("'\(path.prefix(20))' is not a database number (\(usage))")
-                }
-                database = number
-            }
-        }
         var user: String?
         var password: String?
         if let at = rest.lastIndex(of: "@") {
@@ -59,9 +62,20 @@ public struct RedisURL: Sendable, Hashable, CustomStringConvertible {
                 let name = try percentDecoded(userInfo[..<colon])
                 user = name.isEmpty ? nil : name
                 password = try percentDecoded(userInfo[userInfo.index(after: colon)...])
-            } else {
+            } else if !userInfo.isEmpty {
                 // `redis://secret@host` is the password alone (the default user), as redis-cli reads it.
                 password = try percentDecoded(userInfo)
+            }
+        }
+        var database = 0
+        if let slash = rest.firstIndex(of: "/") {
+            let path = rest[rest.index(after: slash)...]
+            rest = rest[..<slash]
+            if !path.isEmpty {
+                guard path.utf8.count <= 5, path.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }), let number = Int(path) else {
+                    throw AddressError("'\(path.prefix(20))' is not a database number (\(usage))")
+                }
+                database = number
             }
         }
         let hostPort = rest.contains(":") ? String(rest) : "\(rest):\(defaultPort)"
@@ -96,11 +110,20 @@ public struct RedisURL: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    /// The text with anything between `//` and `@` hidden: error messages must not echo a password.
+    /// The text with everything before its last `@` hidden: error messages must not echo a
+    /// password, whatever the rest of the text looks like.
     private static func redacted(_ text: String) -> String {
-        guard let colon = text.firstIndex(of: ":"), let at = text.lastIndex(of: "@"), at > colon else {
-            return String(text.prefix(80))
-        }
-        return String(text[...colon]) + "//***" + String(text[at...].prefix(80))
+        guard let at = text.lastIndex(of: "@") else { return String(text.prefix(80)) }
+        return "***" + String(text[at...].prefix(80))
+    }
+}
+
+/// A dump of a configuration (`dump`, a debugger) shows the URL's fields: never the password.
+extension RedisURL: CustomReflectable {
+    public var customMirror: Mirror {
+        Mirror(self, children: [
+            "usesTLS": usesTLS, "host": host, "port": port, "user": user as Any,
+            "password": password == nil ? "<none>" : "<set>", "database": database,
+        ], displayStyle: .struct)
     }
 }

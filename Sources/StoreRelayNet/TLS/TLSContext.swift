@@ -14,9 +14,11 @@ public final class TLSContext: @unchecked Sendable {
     private let pointer: OpaquePointer
 
     /// A client context that verifies servers against the system CA store (which honours
-    /// `SSL_CERT_FILE` / `SSL_CERT_DIR`, as OpenSSL does) plus `extraCAFile` when given.
-    /// TLS 1.2 is the minimum.
-    public convenience init(clientTrustingExtraCAFile extraCAFile: String? = nil) throws(TLSError) {
+    /// `SSL_CERT_FILE` / `SSL_CERT_DIR`, as OpenSSL does) plus `extraCAFile` when given, and
+    /// presents the PEM chain in `certificateChainFile` with `privateKeyFile` to a server that
+    /// asks for a client certificate (mutual TLS), when given. TLS 1.2 is the minimum.
+    public convenience init(clientTrustingExtraCAFile extraCAFile: String? = nil, certificateChainFile: String? = nil,
+                            privateKeyFile: String? = nil) throws(TLSError) {
         try self.init(role: .client)
         ERR_clear_error()
         // A machine without a CA bundle still works with an explicit ca-file, so a missing
@@ -29,22 +31,16 @@ public final class TLSContext: @unchecked Sendable {
             }
         }
         SSL_CTX_set_verify(pointer, SSL_VERIFY_PEER, nil)
+        if let certificateChainFile, let privateKeyFile {
+            try useCertificate(chainFile: certificateChainFile, privateKeyFile: privateKeyFile)
+        }
     }
 
     /// A server context presenting the PEM chain in `certificateChainFile` (leaf first) with
     /// the PEM private key in `privateKeyFile`. Fails when the key does not match the leaf.
     public convenience init(serverCertificateChainFile: String, privateKeyFile: String) throws(TLSError) {
         try self.init(role: .server)
-        ERR_clear_error()
-        guard SSL_CTX_use_certificate_chain_file(pointer, serverCertificateChainFile) == 1 else {
-            throw TLSError.fromErrorQueue(.configuration, "cannot load certificate chain \(serverCertificateChainFile)")
-        }
-        guard SSL_CTX_use_PrivateKey_file(pointer, privateKeyFile, SSL_FILETYPE_PEM) == 1 else {
-            throw TLSError.fromErrorQueue(.configuration, "cannot load private key \(privateKeyFile)")
-        }
-        guard SSL_CTX_check_private_key(pointer) == 1 else {
-            throw TLSError.fromErrorQueue(.configuration, "private key \(privateKeyFile) does not match the certificate")
-        }
+        try useCertificate(chainFile: serverCertificateChainFile, privateKeyFile: privateKeyFile)
         // Forward-secret AEAD suites only for TLS 1.2; TLS 1.3 suites are all sound by default.
         let ciphers = "ECDHE+AESGCM:ECDHE+CHACHA20:!aNULL:!eNULL:!MD5:!DSS:!RC4:!3DES"
         guard SSL_CTX_set_cipher_list(pointer, ciphers) == 1 else {
@@ -63,6 +59,20 @@ public final class TLSContext: @unchecked Sendable {
             throw TLSError.fromErrorQueue(.configuration, "cannot require TLS 1.2")
         }
         storerelay_SSL_CTX_set_hardening_options(context)
+    }
+
+    /// Loads the certificate chain and key this side presents; fails when they do not match.
+    private func useCertificate(chainFile: String, privateKeyFile: String) throws(TLSError) {
+        ERR_clear_error()
+        guard SSL_CTX_use_certificate_chain_file(pointer, chainFile) == 1 else {
+            throw TLSError.fromErrorQueue(.configuration, "cannot load certificate chain \(chainFile)")
+        }
+        guard SSL_CTX_use_PrivateKey_file(pointer, privateKeyFile, SSL_FILETYPE_PEM) == 1 else {
+            throw TLSError.fromErrorQueue(.configuration, "cannot load private key \(privateKeyFile)")
+        }
+        guard SSL_CTX_check_private_key(pointer) == 1 else {
+            throw TLSError.fromErrorQueue(.configuration, "private key \(privateKeyFile) does not match the certificate")
+        }
     }
 
     deinit { SSL_CTX_free(pointer) }

@@ -30,13 +30,7 @@ public struct HTTPURL: Sendable, Hashable, CustomStringConvertible {
 
     /// True when the host is this machine's loopback (127.0.0.0/8, ::1, `localhost`): the
     /// only place a plaintext `http://` carries credentials without crossing a network.
-    public var isLoopback: Bool {
-        switch hostKind {
-        case .ipv4: host.hasPrefix("127.")
-        case .ipv6: host == "::1" || host == "0:0:0:0:0:0:0:1"
-        case .hostname: host == "localhost" || host == "localhost."
-        }
-    }
+    public var isLoopback: Bool { HostPort.isLoopback(host: host, kind: hostKind) }
 
     /// The `Host` header value: brackets around IPv6, the port only when not the default.
     public var hostHeader: String {

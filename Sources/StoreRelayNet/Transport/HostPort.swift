@@ -33,6 +33,20 @@ public struct HostPort: Sendable, Hashable, CustomStringConvertible {
     /// The same host with another port (the one a listener on port 0 was given).
     public func with(port: UInt16) -> HostPort { HostPort(host: host, port: port, kind: kind) }
 
+    /// True when the host is this machine's loopback (127.0.0.0/8, ::1, `localhost`).
+    public var isLoopback: Bool { Self.isLoopback(host: host, kind: kind) }
+
+    /// Whether `host` names this machine's loopback: the only place plaintext carries
+    /// credentials (a bearer token, a Redis password) without crossing a network. The one
+    /// rule behind every "plaintext to another machine" warning (HTTP and Redis URLs alike).
+    public static func isLoopback(host: String, kind: HostKind) -> Bool {
+        switch kind {
+        case .ipv4: host.hasPrefix("127.")
+        case .ipv6: host == "::1" || host == "0:0:0:0:0:0:0:1"
+        case .hostname: ["localhost", "localhost."].contains(host.lowercased())
+        }
+    }
+
     static func format(host: String, kind: HostKind, port: Int) -> String {
         kind == .ipv6 ? "[\(host)]:\(port)" : "\(host):\(port)"
     }
