@@ -187,8 +187,8 @@ let package = Package(
         .testTarget(
             name: "GatewayTests",
             dependencies: [
-                "StoreRelayGateway", "StoreRelayConfig", "StoreRelayDelivery", "StoreRelayAppStoreAPI", "StoreRelayVerification",
-                "StoreRelayNet", "StoreRelayCore", "StoreRelayTestSupport",
+                "StoreRelayGateway", "StoreRelayCluster", "StoreRelayConfig", "StoreRelayDelivery", "StoreRelayAppStoreAPI",
+                "StoreRelayVerification", "StoreRelayNet", "StoreRelayCore", "StoreRelayTestSupport",
             ],
             swiftSettings: swiftSettings
         ),

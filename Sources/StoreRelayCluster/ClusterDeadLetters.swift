@@ -11,8 +11,11 @@ import StoreRelayCore
 /// as no letters and a failed delete, and the admin's status shows the server down.
 ///
 /// A letter that fails its `cluster-key` check reads as a `tampered` letter under its id
-/// that holds nothing of what the server had: listed, so an operator sees it, and never
-/// replayed.
+/// that holds nothing of what the server had: listed, so an operator sees it, and not
+/// replayed as it is. The first replay that meets it moves the bytes aside
+/// (`tampered-letters`) rather than discarding them: sealed with a key this instance lacks
+/// (a key rotation), or unsealed after `unsealed` was dropped, they are often the only copy
+/// of an acknowledged notification, and a replay once the keys are right takes them up again.
 public final class ClusterDeadLetters: DeadLetterArchive {
     private let client: RedisClient
     private let keys: ClusterKeys
@@ -23,12 +26,18 @@ public final class ClusterDeadLetters: DeadLetterArchive {
         return dropLetter(ARGV[1], ARGV[2])
         """)
 
-    static let keep = RedisScript(source: ClusterLua.finish + """
-        -- Writes one dead letter (a tampered one, sealed in its place): ARGV[1] the prefix,
-        -- ARGV[2] the letter id, ARGV[3] its JSON, ARGV[4] its index entry, ARGV[5] the
-        -- destination it is counted under.
-        keepLetter(ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5])
-        return 1
+    static let setAside = RedisScript(source: ClusterLua.finish + """
+        -- A dead letter that failed its check, moved aside and a tampered one sealed in its
+        -- place, only if it is still stored as read (a letter written under the id since
+        -- stays): ARGV[1] the prefix, ARGV[2] the letter id, ARGV[3] the letter as read,
+        -- ARGV[4] the tampered letter, ARGV[5] its index entry, ARGV[6] the destination it is
+        -- counted under.
+        if redis.call('HGET', ARGV[1] .. 'letters', ARGV[2]) ~= ARGV[3] then
+          return 'changed'
+        end
+        redis.call('HSET', ARGV[1] .. 'tampered-letters', ARGV[2], ARGV[3])
+        keepLetter(ARGV[1], ARGV[2], ARGV[4], ARGV[5], ARGV[6])
+        return 'kept'
         """)
 
     public init(client: RedisClient, keys: ClusterKeys = ClusterKeys(), seal: ClusterSeal = .off) {
@@ -51,15 +60,48 @@ public final class ClusterDeadLetters: DeadLetterArchive {
         return (letter, bytes)
     }
 
-    /// Writes `letter` (sealed) in place of what is stored under its id: a tampered letter
-    /// replaced by one that says so. False when the server did not take it.
-    @discardableResult
-    func keep(_ letter: DeadLetter) -> Bool {
+    /// What `setAside` did.
+    enum SetAside: Equatable {
+        /// Moved aside, `tampered` in its place.
+        case kept
+        /// No longer stored as read: nothing changed.
+        case changed
+        /// The server did not answer.
+        case failed
+    }
+
+    /// Moves the letter stored as `read` aside (`tampered-letters`) and writes `stub` (a
+    /// `tampered` letter, sealed) in its place: only while it is still stored as read, so a
+    /// letter written under the id since is never overwritten.
+    func setAside(_ stub: DeadLetter, read: [UInt8]) -> SetAside {
         let arguments: [[UInt8]] = [
-            Array(ClusterKeys.prefix.utf8), Array(letter.id.utf8), seal.seal(letter.json.serializedBytes(), .letter, letter.id),
-            DeadLetterEntry(letter).json.serializedBytes(), Array((letter.destination ?? "").utf8),
+            Array(ClusterKeys.prefix.utf8), Array(stub.id.utf8), read, seal.seal(stub.json.serializedBytes(), .letter, stub.id),
+            DeadLetterEntry(stub).json.serializedBytes(), Array((stub.destination ?? "").utf8),
         ]
-        return client.waitForScript(Self.keep, keys: [keys.letters, keys.letterIndex, keys.letterCounts], arguments: arguments) != nil
+        let keys = [keys.letters, keys.letterIndex, keys.letterCounts, keys.tamperedLetters]
+        switch client.waitForScript(Self.setAside, keys: keys, arguments: arguments)?.string {
+        case "kept": return .kept
+        case "changed": return .changed
+        default: return .failed
+        }
+    }
+
+    /// What the `tampered` letter `id` stands in for, as the server keeps it aside: the
+    /// letter as it was, the event record and the progress a delivery could not open.
+    func aside(id: String) -> (letter: [UInt8]?, event: [UInt8]?, progress: [UInt8]?) {
+        let values = client.waitForReply(RESPCommand("HMGET", keys.tamperedLetters, id, id + ":event", id + ":progress"))?.elements ?? []
+        guard values.count == 3 else { return (nil, nil, nil) }
+        return (values[0].bytes, values[1].bytes, values[2].bytes)
+    }
+
+    /// The letter `id` in `stored` bytes when it checks out (nil otherwise).
+    func intact(id: String, _ stored: [UInt8]) -> DeadLetter? {
+        guard case .intact(let bytes) = seal.open(stored, .letter, id) else { return nil }
+        return Self.parse(bytes)
+    }
+
+    private static func parse(_ bytes: [UInt8]) -> DeadLetter? {
+        (try? JSONValue.parse(bytes, maxDepth: StoredNotification.storedDepth)).flatMap(DeadLetter.init(json:))
     }
 
     /// One stored letter, checked; one that fails reads as `tampered` (what it claims is
@@ -67,14 +109,15 @@ public final class ClusterDeadLetters: DeadLetterArchive {
     func decode(id: String, _ stored: [UInt8]) -> DeadLetter? {
         switch seal.open(stored, .letter, id) {
         case .intact(let bytes):
-            return (try? JSONValue.parse(bytes, maxDepth: StoredNotification.storedDepth)).flatMap(DeadLetter.init(json:))
+            return Self.parse(bytes)
         case let failed:
             let claimed = try? JSONValue.parse(Array(stored.drop { $0 != UInt8(ascii: "{") }), maxDepth: StoredNotification.storedDepth)
             let eventId = claimed?["eventId"]?.stringValue.flatMap(Self.plausibleName) ?? "unknown"
             let destination = claimed?["destination"]?.stringValue.flatMap(Self.plausibleName)
             return DeadLetter(tamperedEventId: eventId, destination: destination,
-                              detail: "this dead letter failed its cluster-key check (\(failed.failure ?? "")): "
-                                  + "no instance wrote it as it is, so it is never replayed",
+                              detail: "this dead letter failed its cluster-key check (\(failed.failure ?? "")): written or changed "
+                                  + "on the server by something other than an instance, or sealed with a key this instance lacks; "
+                                  + "a replay keeps it aside, and delivers it once it checks out",
                               createdAt: .now(), letterId: id)
         }
     }
@@ -94,10 +137,13 @@ public final class ClusterDeadLetters: DeadLetterArchive {
     }
 
     /// Reads the whole index (a few hundred bytes a letter), filters and sorts it as the
-    /// file store does, then fetches the page's letters.
+    /// file store does, then fetches the page's letters and keeps those that, as read, match
+    /// the query too: the index is not sealed.
     public func list(_ query: DeadLetterQuery, limit: Int, cursor: String?) -> (items: [DeadLetter], nextCursor: String?) {
         let page = DeadLetterEntry.page(entries(), query, limit: limit, cursor: cursor)
-        return (letters(page.entries.map(\.id)), page.nextCursor)
+        let createdAt = Dictionary(page.entries.map { ($0.id, $0.createdAt) }, uniquingKeysWith: { first, _ in first })
+        let items = letters(page.entries.map(\.id)).filter { query.admits($0, createdAt: createdAt[$0.id]) }
+        return (items, page.nextCursor)
     }
 
     public var countsByDestination: [String?: Int] {
@@ -113,8 +159,11 @@ public final class ClusterDeadLetters: DeadLetterArchive {
         return counts
     }
 
+    /// The letters the index says are of `eventId`, kept only if they are, as read.
     public func letters(forEvent eventId: String) -> [DeadLetter] {
-        letters(entries().filter { $0.eventId == eventId }.map(\.id).sorted())
+        letters(entries().filter { $0.eventId == eventId }.map(\.id).sorted()).filter { letter in
+            letter.eventId == eventId && (letter.notification.map { $0.id == eventId } ?? true)
+        }
     }
 
     private func entries() -> [DeadLetterEntry] {

@@ -30,40 +30,57 @@ public final class ClusterDelivery: DeliveryService {
     let logger: Logger
     let observer: any DeliveryObserver
     let heartbeat: ClusterHeartbeat
+    /// Seals records written before `cluster-key` while `unsealed` is set.
+    let resealer: ClusterResealer
     /// The rule a replay re-applies: the cluster's dedupe window is the one acceptance used.
     let staleness: StalenessRule
 
     /// The letter is replayed only if it is still stored exactly as read (seal included):
     /// one whose replay was delivered meanwhile (gone), or that a failed replay wrote again,
-    /// is not queued a second time. The record is written only over the one the replay
-    /// read, so two replays of one event's letters cannot drop each other's destinations.
+    /// is not queued a second time. Nor is it while the event has an unfinished delivery to
+    /// one of the destinations (its progress there: a replay's, or a retry's), whatever the
+    /// `replaying:` marker says: a second stream entry would share the first's progress and
+    /// delayed member (two deliveries, a reset budget, `_remaining` never back to 0). The
+    /// record is written only over the one the replay read, so two replays of one event's
+    /// letters cannot drop each other's destinations.
     static let replay = RedisScript(source: """
         -- Queues one dead letter's event again (docs/SPEC.md "Cluster mode", Shared state).
         -- KEYS[1] the record, KEYS[2] the event's state, then per destination its stream and
         -- its progress hash. ARGV[1] the record, ARGV[2] the event id, ARGV[3] the prefix,
         -- ARGV[4] the letter id, ARGV[5] the letter as read, ARGV[6] the record as read (''
-        -- for none), ARGV[7..] per destination its name and its progress (a fresh budget,
-        -- naming the letter).
+        -- for none), ARGV[7] the marker's TTL in seconds (past any delivery's max-age: the
+        -- delivery's end deletes it), ARGV[8..] per destination its name and its progress
+        -- (a fresh budget, naming the letter).
         if redis.call('HGET', ARGV[3] .. 'letters', ARGV[4]) ~= ARGV[5] then
           return 'gone'
         end
         if (redis.call('GET', KEYS[1]) or '') ~= ARGV[6] then
           return 'changed'
         end
-        if not redis.call('SET', ARGV[3] .. 'replaying:' .. ARGV[4], '1', 'NX', 'EX', 86400) then
+        local count = (#KEYS - 2) / 2
+        for i = 1, count do
+          if redis.call('HEXISTS', KEYS[2 + 2 * i], ARGV[2]) == 1 then
+            return 'delivering'
+          end
+        end
+        if not redis.call('SET', ARGV[3] .. 'replaying:' .. ARGV[4], '1', 'NX', 'EX', ARGV[7]) then
           return 'replaying'
         end
         redis.call('SET', KEYS[1], ARGV[1])
         redis.call('ZREM', ARGV[3] .. 'recent', ARGV[2])
-        local count = (#KEYS - 2) / 2
         redis.call('HINCRBY', KEYS[2], '_remaining', count)
         for i = 1, count do
-          redis.call('HDEL', KEYS[2], ARGV[5 + 2 * i])
-          redis.call('HSET', KEYS[2 + 2 * i], ARGV[2], ARGV[6 + 2 * i])
+          redis.call('HDEL', KEYS[2], ARGV[6 + 2 * i])
+          redis.call('HSET', KEYS[2 + 2 * i], ARGV[2], ARGV[7 + 2 * i])
           redis.call('XADD', KEYS[1 + 2 * i], '*', 'id', ARGV[2])
         end
         return 'replayed'
         """)
+
+    /// Past the longest delivery a replay starts: its destinations' longest `max-age` (a
+    /// fresh budget) and a day for claims and stalls. The end of the delivery deletes the
+    /// marker; this only clears one no end names (its progress unreadable).
+    static let replayMarkerMargin: Duration = .seconds(86_400)
 
     /// - Parameter client: started, with the durability checks of `ServerDurability` when
     ///   the configuration requires them.
@@ -87,7 +104,9 @@ public final class ClusterDelivery: DeliveryService {
         clientConfiguration.logger = logger
         httpClient = HTTPClient(configuration: clientConfiguration)
         heartbeat = ClusterHeartbeat(client: client, instanceId: instanceId, clock: clock, claim: claim, logger: logger)
-        topology = Locked(Topology(destinations: [:], order: configuration.destinations.map(\.name), routes: configuration.routes))
+        let topology = Locked(Topology(destinations: [:], order: configuration.destinations.map(\.name), routes: configuration.routes))
+        self.topology = topology
+        resealer = ClusterResealer(client: client, seal: seal, destinations: { topology.current.destinations.keys.sorted() }, logger: logger)
         var destinations: [String: ClusterDestination] = [:]
         for destination in configuration.destinations {
             destinations[destination.name] = try makeDestination(destination)
@@ -106,6 +125,7 @@ public final class ClusterDelivery: DeliveryService {
     /// Starts every destination's consumer and the heartbeat.
     public func start() {
         heartbeat.start()
+        resealer.start()
         for destination in topology.current.destinations.values { destination.start() }
     }
 
@@ -161,7 +181,7 @@ public final class ClusterDelivery: DeliveryService {
 
     /// An event no longer among the recent ones: what its dead letters tell, if it has any.
     private func stateFromDeadLetters(ofEvent id: String) -> EventDeliveryState? {
-        EventDeliveryState(deadLetters: deadLetters.letters(forEvent: id))
+        EventDeliveryState(deadLetters: deadLetters.letters(forEvent: id), eventId: id)
     }
 
     public func events(ofSubscription originalTransactionId: String, limit: Int) -> [EventDeliveryState] {
@@ -179,14 +199,36 @@ public final class ClusterDelivery: DeliveryService {
     /// As single-node mode replays (`DeliveryEngine.replay(deadLetterId:force:)`): a stale
     /// notification only when `force`.
     public func replay(deadLetterId id: String, force: Bool = false) -> ReplayResult {
+        replay(deadLetterId: id, force: force, scope: nil)
+    }
+
+    /// `scope`: a bulk replay's, which the letter as read (and what a `tampered` one stands
+    /// in for) must be in, whatever the index said when it was listed.
+    func replay(deadLetterId id: String, force: Bool, scope: DeadLetterQuery?) -> ReplayResult {
         guard let stored = deadLetters.stored(id: id) else { return .notFound }
-        return replay(stored.letter, read: stored.bytes, force: force)
+        if let scope, !scope.admits(stored.letter) { return .notFound }
+        return replay(stored.letter, read: stored.bytes, force: force, scope: scope)
     }
 
     /// Replays `letter`, stored as `read` when it was read: if it is no longer stored so
     /// (its replay was delivered meanwhile, by this instance or another), nothing is queued.
-    func replay(_ letter: DeadLetter, read: [UInt8], force: Bool) -> ReplayResult {
-        if letter.reason == .tampered { return refuseTampered(letter, read: read) }
+    /// A `tampered` letter is replayed only as what it stands in for, once that checks out.
+    func replay(_ letter: DeadLetter, read: [UInt8], force: Bool, scope: DeadLetterQuery? = nil, rereads: Int = 2) -> ReplayResult {
+        var letter = letter
+        if letter.reason == .tampered {
+            switch meetTampered(letter, read: read) {
+            case .recovered(let original):
+                if let scope, !scope.admits(original) { return .tampered }
+                letter = original
+            case .refused(let result):
+                return result
+            case .changed:
+                guard rereads > 0 else { return .alreadyReplaying }
+                guard let again = deadLetters.stored(id: letter.id) else { return .notFound }
+                if let scope, !scope.admits(again.letter) { return .notFound }
+                return replay(again.letter, read: again.bytes, force: force, scope: scope, rereads: rereads - 1)
+            }
+        }
         let topology = topology.current
         let plan = ReplayPlan.make(letter, routes: topology.routes, reprocess: reprocess.current,
                                    staleness: force ? nil : staleness, now: clock.now()) { topology.destinations[$0] != nil }
@@ -198,6 +240,7 @@ public final class ClusterDelivery: DeliveryService {
         progress.attemptsBefore = letter.attempts.count
         progress.replayOf = letter.id
         let eventId = stored.id
+        let markerLifetime = (names.compactMap { topology.destinations[$0]?.maxAge }.max() ?? .zero) + Self.replayMarkerMargin
         let scriptKeys = [keys.event(eventId), keys.state(eventId)] + names.flatMap { [keys.queue($0), keys.progress($0)] }
         // The record names every destination with an entry to deliver: those of the record
         // as it stands (another destination may still be retrying) and the replay's. The
@@ -212,7 +255,7 @@ public final class ClusterDelivery: DeliveryService {
             }
             let arguments: [[UInt8]] = [
                 seal.seal(stored.encoded(), .event, eventId), Array(eventId.utf8), Array(ClusterKeys.prefix.utf8), Array(letter.id.utf8),
-                read, current ?? [],
+                read, current ?? [], Array(String(markerLifetime.wholeMilliseconds / 1000).utf8),
             ] + names.flatMap { [Array($0.utf8), seal.seal(progress.encoded, .progress, $0, eventId)] }
             switch client.waitForScript(Self.replay, keys: scriptKeys, arguments: arguments)?.string {
             case "replayed":
@@ -220,6 +263,11 @@ public final class ClusterDelivery: DeliveryService {
                 nudge(names)
                 return .replayed(destinations: names)
             case "replaying":
+                return .alreadyReplaying
+            case "delivering":
+                logger.info("dead letter not replayed: a delivery of its event there is unfinished", [
+                    ("dead_letter.id", letter.id), ("destinations", names.joined(separator: " ")),
+                ])
                 return .alreadyReplaying
             case "gone":
                 // Delivered by a replay meanwhile, deleted, or written again by a failed one
@@ -236,30 +284,16 @@ public final class ClusterDelivery: DeliveryService {
         return .alreadyReplaying
     }
 
-    /// A `tampered` letter is never replayed. One that failed its check just now (rather
-    /// than one an instance wrote as tampered) is counted, logged, and replaced by a sealed
-    /// `tampered` letter that says so.
-    private func refuseTampered(_ letter: DeadLetter, read: [UInt8]) -> ReplayResult {
-        if case .intact = seal.open(read, .letter, letter.id) { return .tampered }
-        observer.recordTampered(record: ClusterSeal.Kind.letter.rawValue)
-        logger.error("cluster record failed its integrity check; it is not replayed", [
-            ("dead_letter.id", letter.id), ("record", ClusterSeal.Kind.letter.rawValue), ("why", letter.detail ?? ""),
-        ])
-        if !deadLetters.keep(letter) {
-            logger.warning("tampered dead letter not rewritten: the cluster server did not take it", [("dead_letter.id", letter.id)])
-        }
-        return .tampered
-    }
-
     /// Replays every letter of `query.bulkReplayScope`, each with one script (stale ones
-    /// only when `force`).
+    /// only when `force`), each only if the letter as read is in the scope.
     public func replayAll(_ query: DeadLetterQuery, force: Bool = false) -> BulkReplayResult {
         var result = BulkReplayResult()
         var cursor: String?
+        let scope = query.bulkReplayScope
         repeat {
-            let page = deadLetters.list(query.bulkReplayScope, limit: 500, cursor: cursor)
+            let page = deadLetters.list(scope, limit: 500, cursor: cursor)
             for letter in page.items {
-                switch replay(deadLetterId: letter.id, force: force) {
+                switch replay(deadLetterId: letter.id, force: force, scope: scope.ignoringTime) {
                 case .replayed: result.replayed += 1
                 case .stale: result.stale += 1
                 default: break
@@ -296,6 +330,7 @@ public final class ClusterDelivery: DeliveryService {
 
     public func stop(grace: Duration, completion: @escaping @Sendable () -> Void) {
         heartbeat.stop()
+        resealer.stop()
         let group = DispatchGroup()
         for destination in topology.current.destinations.values {
             group.enter()

@@ -85,6 +85,9 @@ final class ClusterDestination: @unchecked Sendable {
         work.async { [self] in pump() }
     }
 
+    /// `max-age`: how long a delivery (or a replay's, from the replay) may last.
+    var maxAge: Duration { limits.maxAge }
+
     var status: DestinationStatus {
         work.sync {
             DestinationStatus(name: name, kind: kind, queueDepth: figures.length + figures.delayed, parked: 0, inFlight: inFlight.count,
@@ -261,23 +264,32 @@ final class ClusterDestination: @unchecked Sendable {
         }
         let now = clock.now()
         guard !entry.eventId.isEmpty else { return tampered(entry, .event, "the stream entry names no event", now: now) }
+        let read = (event: record, progress: progress)
+        // The replay this delivery belongs to, when its progress says so: a tampered verdict
+        // on the record still ends that replay.
+        let replayOf = progress.flatMap { progress -> String? in
+            guard case .intact(let bytes) = seal.open(progress, .progress, name, entry.eventId) else { return nil }
+            return ClusterProgress(bytes)?.replayOf
+        }
         guard let record else {
             let letter = DeadLetter(unreadableEventId: entry.eventId, destination: name, detail: "the event's record is missing on the cluster server",
                                     attempts: [], createdAt: now)
-            return settle(entry, job: nil, letter: letter, phase: .deadLettered, now: now)
+            return settle(entry, job: nil, letter: letter, phase: .deadLettered, now: now, replayOf: replayOf)
         }
         let opened = seal.open(record, .event, entry.eventId)
-        guard case .intact(let bytes) = opened else { return tampered(entry, .event, "the event's record " + (opened.failure ?? ""), now: now) }
+        guard case .intact(let bytes) = opened else {
+            return tampered(entry, .event, "the event's record " + (opened.failure ?? ""), now: now, read: read, replayOf: replayOf)
+        }
         guard let notification = StoredNotification(decoding: bytes) else {
             let letter = DeadLetter(unreadableEventId: entry.eventId, destination: name,
                                     detail: "the event's record on the cluster server is unreadable", attempts: [], createdAt: now)
-            return settle(entry, job: nil, letter: letter, phase: .deadLettered, now: now)
+            return settle(entry, job: nil, letter: letter, phase: .deadLettered, now: now, replayOf: replayOf)
         }
         // A genuine record queued where no instance routed it (copied onto another stream).
         // Checked with a key only: instances of versions before it wrote a replay's record
         // with the replayed destinations alone.
         guard !seal.isOn || (notification.disposition == .accept && notification.destinations.contains(name)) else {
-            return tampered(entry, .event, "the event is not routed to this destination", now: now)
+            return tampered(entry, .event, "the event is not routed to this destination", now: now, read: read, replayOf: replayOf)
         }
         var saved = ClusterProgress(budgetStart: notification.receivedAt)
         if let progress {
@@ -285,7 +297,7 @@ final class ClusterDestination: @unchecked Sendable {
             case .intact(let bytes):
                 saved = ClusterProgress(bytes) ?? saved
             case let failed:
-                return tampered(entry, .progress, "the delivery's progress " + (failed.failure ?? ""), now: now)
+                return tampered(entry, .progress, "the delivery's progress " + (failed.failure ?? ""), now: now, read: read)
             }
         }
         let job = DeliveryJob(notification: notification, destination: name, body: driver.body(for: notification),
@@ -367,9 +379,10 @@ final class ClusterDestination: @unchecked Sendable {
         settle(entry, job: job, letter: letter, phase: .deadLettered, now: now)
     }
 
-    /// Finishes the entry on the server: delivered, or dead-lettered with `letter`.
+    /// Finishes the entry on the server: delivered, or dead-lettered with `letter`
+    /// (`tampered`: a tampered one, standing in for these records as read).
     private func settle(_ entry: ClusterQueue.Entry, job: DeliveryJob?, letter: DeadLetter?, phase: EventDeliveryState.Phase,
-                        now: Timestamp) {
+                        now: Timestamp, tampered: (event: [UInt8]?, progress: [UInt8]?)? = nil, replayOf: String? = nil) {
         let state = EventDeliveryState.Delivery(destination: name, phase: phase, attempts: job?.attempts ?? letter?.attempts ?? [],
                                                 nextAttempt: nil, deadLetterId: letter?.id)
         if let letter {
@@ -382,8 +395,8 @@ final class ClusterDestination: @unchecked Sendable {
         let outcome = ClusterQueue.Finish(
             state: seal.seal(state.json.serializedBytes(), .state, entry.eventId, name),
             letter: letter.map { ($0.id, seal.seal($0.json.serializedBytes(), .letter, $0.id), DeadLetterEntry($0).json.serializedBytes()) },
-            replayed: job?.replayOf,
-            now: now.milliseconds, recentEvents: settings.recentEvents)
+            replayed: job?.replayOf ?? replayOf,
+            now: now.milliseconds, recentEvents: settings.recentEvents, tampered: tampered)
         queue.finish(entry, outcome) { [self] result in
             work.async { [self] in settled(entry, result.map { _ in true }) }
         }
@@ -391,8 +404,12 @@ final class ClusterDestination: @unchecked Sendable {
 
     /// A record of this entry failed its `cluster-key` check: nothing of it is delivered.
     /// The entry leaves the stream with a `tampered` dead letter in its place (holding only
-    /// the ids), or, naming no event, with the error log line alone.
-    private func tampered(_ entry: ClusterQueue.Entry, _ record: ClusterSeal.Kind, _ why: String, now: Timestamp) {
+    /// the ids), or, naming no event, with the error log line alone. The records as `read`
+    /// are kept aside, not lost: one this instance cannot open may be genuine (sealed with a
+    /// key it lacks, in a key rotation), and a replay of the letter once the keys are right
+    /// takes it up again.
+    private func tampered(_ entry: ClusterQueue.Entry, _ record: ClusterSeal.Kind, _ why: String, now: Timestamp,
+                          read: (event: [UInt8]?, progress: [UInt8]?) = (nil, nil), replayOf: String? = nil) {
         observer.recordTampered(record: record.rawValue)
         logger.error("cluster record failed its integrity check; it is not delivered", [
             ("event.id", entry.eventId), ("destination", name), ("record", record.rawValue), ("stream.entry", entry.streamId),
@@ -400,8 +417,10 @@ final class ClusterDestination: @unchecked Sendable {
         ])
         let letter = entry.eventId.isEmpty ? nil : DeadLetter(
             tamperedEventId: entry.eventId, destination: name,
-            detail: "\(why) (cluster-key check): written or changed on the server by something other than an instance", createdAt: now)
-        settle(entry, job: nil, letter: letter, phase: .deadLettered, now: now)
+            detail: "\(why) (cluster-key check): written or changed on the server by something other than an instance, "
+                + "or sealed with a key this instance lacks; what was read is kept aside, and a replay delivers it once it checks out",
+            createdAt: now)
+        settle(entry, job: nil, letter: letter, phase: .deadLettered, now: now, tampered: read, replayOf: replayOf)
     }
 
     /// The server has the outcome (or could not take it: the entry stays pending, and is

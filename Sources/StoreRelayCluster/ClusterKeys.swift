@@ -34,6 +34,12 @@ public struct ClusterKeys: Sendable, Hashable {
     public var letterIndex: String { Self.prefix + "letter-index" }
     /// `letter-counts`: dead letters per destination ("" for unrouted and quarantined).
     public var letterCounts: String { Self.prefix + "letter-counts" }
+    /// `tampered-letters`: what a `tampered` dead letter stands in for, kept as it was on the
+    /// server: under `<letter id>` the letter that failed its check when a replay met it,
+    /// under `<letter id>:event` and `<letter id>:progress` the event record and progress a
+    /// delivery could not open. A replay of the `tampered` letter takes them up again once
+    /// they check out (the keys fixed); they leave with the letter.
+    public var tamperedLetters: String { Self.prefix + "tampered-letters" }
     /// `instances`: live instances by their last heartbeat (UNIX ms).
     public var instances: String { Self.prefix + "instances" }
     /// `instance:<id>`: what an instance says about itself (JSON), expiring with its heartbeat.
@@ -89,8 +95,10 @@ enum ClusterLua {
           end
           redis.call('HSET', prefix .. 'letter-index', id, entry)
         end
-        -- A dead letter gone (deleted, or its replay delivered); 1 when it existed.
+        -- A dead letter gone (deleted, or its replay delivered); 1 when it existed. What its
+        -- `tampered` letter stood in for goes with it.
         local function dropLetter(prefix, id)
+          redis.call('HDEL', prefix .. 'tampered-letters', id, id .. ':event', id .. ':progress')
           local entry = redis.call('HGET', prefix .. 'letter-index', id)
           if not entry then
             return 0

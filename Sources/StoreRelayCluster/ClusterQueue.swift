@@ -34,13 +34,20 @@ public final class ClusterQueue: Sendable {
         public var replayed: String?
         public var now: Int64
         public var recentEvents: Int
+        /// Set when `letter` is a `tampered` one: the event record and progress as read (nil
+        /// for none), kept aside under the letter's id in `tampered-letters`, so a replay
+        /// can take them up once they check out. Such a letter never replaces one already
+        /// stored under its id (a genuine letter whose replay this was stays replayable).
+        public var tampered: (event: [UInt8]?, progress: [UInt8]?)?
 
-        public init(state: [UInt8], letter: (id: String, json: [UInt8], entry: [UInt8])?, replayed: String?, now: Int64, recentEvents: Int) {
+        public init(state: [UInt8], letter: (id: String, json: [UInt8], entry: [UInt8])?, replayed: String?, now: Int64, recentEvents: Int,
+                    tampered: (event: [UInt8]?, progress: [UInt8]?)? = nil) {
             self.state = state
             self.letter = letter
             self.replayed = replayed
             self.now = now
             self.recentEvents = recentEvents
+            self.tampered = tampered
         }
     }
 
@@ -55,7 +62,8 @@ public final class ClusterQueue: Sendable {
         -- ARGV[3] the event id, ARGV[4] the destination, ARGV[5] its final state, ARGV[6] the
         -- prefix, ARGV[7] now, ARGV[8] the recent-events capacity, ARGV[9..11] a dead letter
         -- (id, JSON, index entry; '' for none), ARGV[12] the dead letter this delivery
-        -- replayed ('' for none).
+        -- replayed ('' for none), ARGV[13] '1' when the letter is a tampered one, ARGV[14]
+        -- and ARGV[15] then the event record and the progress as read ('' for none).
         local acked = redis.call('XACK', KEYS[1], ARGV[1], ARGV[2])
         redis.call('XDEL', KEYS[1], ARGV[2])
         if acked == 0 then
@@ -63,8 +71,26 @@ public final class ClusterQueue: Sendable {
         end
         local prefix = ARGV[6]
         redis.call('HDEL', KEYS[2], ARGV[3])
-        if ARGV[9] ~= '' then
+        if ARGV[13] == '1' then
+          -- Nothing that failed is lost: kept aside for a replay once it checks out, and a
+          -- letter already stored under the id is left as it is.
+          local aside = prefix .. 'tampered-letters'
+          if ARGV[14] ~= '' then
+            redis.call('HSET', aside, ARGV[9] .. ':event', ARGV[14])
+          end
+          if ARGV[15] ~= '' then
+            redis.call('HSET', aside, ARGV[9] .. ':progress', ARGV[15])
+          end
+          if redis.call('HEXISTS', prefix .. 'letters', ARGV[9]) == 0 then
+            keepLetter(prefix, ARGV[9], ARGV[10], ARGV[11], ARGV[4])
+          end
+        elseif ARGV[9] ~= '' then
           keepLetter(prefix, ARGV[9], ARGV[10], ARGV[11], ARGV[4])
+        end
+        if ARGV[9] ~= '' then
+          -- The event's delivery there ended: so did any replay of the letter it ends in
+          -- (even one whose progress, naming it, could not be read).
+          redis.call('DEL', prefix .. 'replaying:' .. ARGV[9])
         end
         if ARGV[12] ~= '' then
           redis.call('DEL', prefix .. 'replaying:' .. ARGV[12])
@@ -178,6 +204,8 @@ public final class ClusterQueue: Sendable {
             outcome.state, Array(ClusterKeys.prefix.utf8), Array(String(outcome.now).utf8), Array(String(outcome.recentEvents).utf8),
             Array((outcome.letter?.id ?? "").utf8), outcome.letter?.json ?? [], outcome.letter?.entry ?? [],
             Array((outcome.replayed ?? "").utf8),
+            outcome.tampered == nil || outcome.letter == nil ? [] : Array("1".utf8),
+            outcome.tampered?.event ?? [], outcome.tampered?.progress ?? [],
         ]
         evaluate(Self.finish, keys: [keys.queue(destination), keys.progress(destination), keys.state(entry.eventId)],
                  arguments: arguments, completion: completion)

@@ -71,8 +71,23 @@ public struct ClusterSeal: Sendable {
     /// Whether records are sealed and checked.
     public var isOn: Bool { !keys.isEmpty }
 
+    /// `cluster-key ... unsealed`: records without a seal are still acted on.
+    public var isAcceptingUnsealed: Bool { isOn && acceptsUnsealed }
+
+    /// `stored` sealed under `names`, when it is a record without a seal that counts as
+    /// intact only while `unsealed` is set; nil for any other. Sealed in place, such a
+    /// record still checks out once `unsealed` is dropped.
+    func resealed(_ stored: [UInt8], _ kind: Kind, _ names: [String]) -> [UInt8]? {
+        guard isAcceptingUnsealed, Self.header(of: stored) == nil else { return nil }
+        return seal(stored, kind, names)
+    }
+
     /// `payload` as it is stored under `names` (the key's id, then the hash field, if any).
     public func seal(_ payload: [UInt8], _ kind: Kind, _ names: String...) -> [UInt8] {
+        seal(payload, kind, names)
+    }
+
+    private func seal(_ payload: [UInt8], _ kind: Kind, _ names: [String]) -> [UInt8] {
         guard let key = keys.first else { return payload }
         let mac = HMACSHA256.authenticationCode(for: Self.message(payload, kind, names), key: key)
         return Self.marker + Array(Self.hex(mac).utf8) + [UInt8(ascii: ".")] + payload

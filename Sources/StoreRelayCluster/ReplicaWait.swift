@@ -17,7 +17,8 @@ import StoreRelayCore
 /// Each command waits for the previous reply, and WAITAOF waits in slices of `slice`: a
 /// replica reports its append-only file's progress when a WAITAOF asks, and, asked before it
 /// has synced the write, next reports it only a second later, on its own schedule. Asking
-/// again soon (each WAITAOF asks) keeps that one-second stall to a slice.
+/// again soon (each WAITAOF asks) keeps that one-second stall to a slice. One WAITAOF at a
+/// time per connection serves every acknowledgement waiting there (`ReplicaWaitBatches`).
 struct ReplicaWait: Sendable {
     static let slice: Duration = .milliseconds(50)
 
@@ -25,6 +26,15 @@ struct ReplicaWait: Sendable {
     let fence: String
     let replicas: Int
     let timeout: Duration
+    let batches: ReplicaWaitBatches
+
+    init(client: RedisClient, fence: String, replicas: Int, timeout: Duration) {
+        self.client = client
+        self.fence = fence
+        self.replicas = replicas
+        self.timeout = timeout
+        batches = ReplicaWaitBatches(replicas: replicas)
+    }
 
     /// Runs `script`; `completion` gets its result and, when replicas are awaited, why its
     /// writes (and those before them) are not known to be on them (nil: they are, or no wait).
@@ -44,28 +54,12 @@ struct ReplicaWait: Sendable {
             guard case .success(let reply) = result, reply.errorKind == nil else { return completion(result, nil) }
             let deadline = MonotonicClock.nanoseconds() + UInt64(max(1, timeout.wholeMilliseconds)) * 1_000_000
             guard reply.string == "duplicate" else {
-                return waitForReplicas(session, until: deadline) { completion(result, $0) }
+                return batches.wait(on: session, until: deadline) { completion(result, $0) }
             }
-            session.send(RESPCommand("SET", fence, "1")) { [self] written in
+            session.send(RESPCommand("SET", fence, "1")) { [batches] written in
                 if let shortfall = Self.fenceShortfall(written) { return completion(result, shortfall) }
-                waitForReplicas(session, until: deadline) { completion(result, $0) }
+                batches.wait(on: session, until: deadline) { completion(result, $0) }
             }
-        }
-    }
-
-    /// `WAITAOF 1 N slice` on `session` until it reports the local AOF and `replicas` others,
-    /// or `deadline` (monotonic ns) passes: nil when they have this connection's writes, else
-    /// why not.
-    private func waitForReplicas(_ session: RedisSession, until deadline: UInt64, _ completion: @escaping @Sendable (String?) -> Void) {
-        let remaining = Int64(deadline) - Int64(MonotonicClock.nanoseconds())
-        let slice = max(1, min(Self.slice.wholeMilliseconds, remaining / 1_000_000))
-        session.send(RESPCommand("WAITAOF", "1", String(replicas), String(slice))) { [self] result in
-            let shortfall = Self.shortfall(result, replicas: replicas)
-            // Only a count short of the replicas is worth asking again; an error is final.
-            guard shortfall != nil, case .success(let reply) = result, reply.errorKind == nil,
-                  MonotonicClock.nanoseconds() < deadline
-            else { return completion(shortfall) }
-            waitForReplicas(session, until: deadline, completion)
         }
     }
 

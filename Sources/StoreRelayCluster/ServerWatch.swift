@@ -8,6 +8,9 @@ import StoreRelayCore
 /// times out; and the durability settings every
 /// `durabilityInterval`, so a live `CONFIG SET appendfsync everysec` (or an evicting
 /// `maxmemory-policy`) stops the 200s within that period, and they resume when it is set back.
+/// A verdict counts for `verdictLimit` (3 intervals): when checks stop coming (the watch
+/// cannot connect, its `CONFIG GET` fails or times out) the 200s stop too, rather than go on
+/// on the strength of the last verdict.
 ///
 /// It runs on a connection of its own: the main one carries `WAITAOF`, which holds back every
 /// reply behind it for up to `wait-timeout`, and a probe stuck there would look like silence.
@@ -18,6 +21,8 @@ public final class ServerWatch: Sendable {
     /// server stops answering.
     public static let silenceLimit: Duration = .milliseconds(700)
     public static let durabilityInterval: Duration = .seconds(2)
+    /// A durability verdict older than this many intervals vouches for nothing.
+    public static let verdictIntervals = 3
 
     private let client: RedisClient
     private let durability: ServerDurability
@@ -52,7 +57,12 @@ public final class ServerWatch: Sendable {
         origin = server.topology.describe(server.url)
         self.probeInterval = probeInterval
         self.durabilityInterval = durabilityInterval
-        state = Locked(ServerWatchState(silenceLimit: UInt64(max(1, silenceLimit.wholeMilliseconds)) * 1_000_000))
+        let verdictLimit = durability.isChecked
+            ? UInt64(max(1, durabilityInterval.wholeMilliseconds)) * 1_000_000 * UInt64(Self.verdictIntervals) : .max
+        state = Locked(ServerWatchState(silenceLimit: UInt64(max(1, silenceLimit.wholeMilliseconds)) * 1_000_000,
+                                        verdictLimit: verdictLimit))
+        // Nothing checked, nothing to wait for.
+        if !durability.isChecked { _ = state.withLock { $0.durabilityChecked(nil, at: MonotonicClock.nanoseconds()) } }
     }
 
     public func start() {
@@ -84,13 +94,29 @@ public final class ServerWatch: Sendable {
     }
 
     /// Why the last durability check refused the server (one sentence naming the setting),
-    /// or nil while it is durable (or not yet asked: the main connection's checks asked).
+    /// or nil while it is durable (or not yet asked).
     public var durabilityRefusal: String? { state.current.durabilityRefusal }
+
+    /// Why nothing may be acknowledged now as far as durability goes: the last check's
+    /// refusal, or no verdict within `verdictIntervals` intervals (none yet included); nil
+    /// while a recent one vouches for the server. Acceptance asks this before every script.
+    public var acceptanceRefusal: String? {
+        let now = MonotonicClock.nanoseconds()
+        return state.withLock { $0.acceptanceRefusal(at: now) }
+    }
+
+    /// The main connection passed its connection checks (the same durability settings) just
+    /// now: a verdict as good as the watch's own, so a start does not wait for the watch.
+    public func connectionChecked() {
+        guard durability.isChecked else { return }
+        let now = MonotonicClock.nanoseconds()
+        if let change = state.withLock({ $0.durabilityChecked(nil, at: now) }) { report(change) }
+    }
 
     /// Why the server cannot take a notification now, for `/readyz` and acceptance; nil when
     /// it can.
     public var problem: String? {
-        if let refusal = durabilityRefusal { return refusal }
+        if let refusal = acceptanceRefusal { return refusal }
         guard isAnswering else {
             let why = client.lastError.map { " (\($0.message))" } ?? ""
             return "the server has not answered for \(Self.silenceLimit)\(why)"
@@ -137,7 +163,8 @@ public final class ServerWatch: Sendable {
                 replies.append(reply)
             }
             let refusal = durability.refusal(replies)
-            if let change = state.withLock({ $0.durabilityChecked(refusal) }) { report(change) }
+            let now = MonotonicClock.nanoseconds()
+            if let change = state.withLock({ $0.durabilityChecked(refusal, at: now) }) { report(change) }
         }
     }
 

@@ -3,7 +3,9 @@
 ///
 /// The server is *silent* when the watch is not connected, or when a probe has been
 /// unanswered for `silenceLimit`; it is *not durable* from a durability check that refused
-/// it until one that passes.
+/// it until one that passes. A verdict is only as good as it is recent: one older than
+/// `verdictLimit` (the watch could not connect, its `CONFIG GET` failed or timed out), or
+/// none yet, vouches for nothing, and nothing is acknowledged on it.
 struct ServerWatchState: Sendable {
     /// A change worth a log line.
     enum Change: Sendable, Equatable {
@@ -14,8 +16,13 @@ struct ServerWatchState: Sendable {
     }
 
     let silenceLimit: UInt64
+    /// How old the last durability verdict may be and still vouch for the server.
+    let verdictLimit: UInt64
     private(set) var isConnected = false
     private(set) var durabilityRefusal: String?
+    /// When the last durability verdict came (a check's, or a connection's that passed its
+    /// checks); nil before the first.
+    private(set) var verdictAt: UInt64?
     /// The probe in flight: its number and when it was sent.
     private var outstanding: (number: UInt64, sentAt: UInt64)?
     private var probesSent: UInt64 = 0
@@ -24,8 +31,9 @@ struct ServerWatchState: Sendable {
     /// Until the server first answers, its silence is the start's, not news.
     private var hasAnswered = false
 
-    init(silenceLimit: UInt64) {
+    init(silenceLimit: UInt64, verdictLimit: UInt64 = .max) {
         self.silenceLimit = silenceLimit
+        self.verdictLimit = verdictLimit
     }
 
     mutating func connected() {
@@ -72,13 +80,23 @@ struct ServerWatchState: Sendable {
         return silent ? .silent : .answering
     }
 
-    /// A durability check's verdict (nil: durable); the change, when it is one.
-    mutating func durabilityChecked(_ refusal: String?) -> Change? {
+    /// A durability check's verdict at `now` (nil: durable); the change, when it is one.
+    mutating func durabilityChecked(_ refusal: String?, at now: UInt64) -> Change? {
+        verdictAt = now
         defer { durabilityRefusal = refusal }
         switch (durabilityRefusal, refusal) {
         case (nil, nil): return nil
         case (_, let refusal?): return refusal == durabilityRefusal ? nil : .notDurable(refusal)
         case (.some, nil): return .durable
         }
+    }
+
+    /// Why nothing may be acknowledged at `now` as far as durability goes: the last verdict's
+    /// refusal, or no verdict recent enough to vouch for the server; nil when one does.
+    func acceptanceRefusal(at now: UInt64) -> String? {
+        if let durabilityRefusal { return durabilityRefusal }
+        guard let verdictAt else { return "the server's durability settings have not been checked yet" }
+        guard now >= verdictAt, now - verdictAt > verdictLimit else { return nil }
+        return "the server's durability settings have not been checked for \((now - verdictAt) / 1_000_000_000) s"
     }
 }

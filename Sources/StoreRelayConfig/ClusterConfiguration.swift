@@ -36,9 +36,9 @@ public struct ClusterConfiguration: Sendable, Hashable {
     /// `require-noeviction`: refuse a server whose `maxmemory-policy` is not `noeviction`
     /// (any other policy may drop acknowledged events, dead letters or dedupe markers).
     public var requireNoEviction: Bool
-    /// `cluster-key KEY [PREVIOUS-KEY] [unsealed]`: the keys records on the server are sealed
-    /// with (the first) and checked against (any); empty: records are neither sealed nor
-    /// checked, and the start warns.
+    /// `cluster-key KEY [OTHER-KEY] [unsealed]`: the keys records on the server are sealed
+    /// with (the first) and checked against (any: the other is the key being rotated in or
+    /// out); empty: records are neither sealed nor checked, and the start warns.
     public var clusterKeys: [ConfigSecret] = []
     /// `unsealed` after the keys: records without a seal (written before the key was set)
     /// are still acted on, while the key is being turned on.

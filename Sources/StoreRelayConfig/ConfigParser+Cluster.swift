@@ -79,11 +79,12 @@ extension ConfigParser {
         }
     }
 
-    /// `cluster-key KEY [PREVIOUS-KEY] [unsealed]`: the key every instance seals its records
-    /// with; a previous key still opens records while it is rotated out, and `unsealed`
-    /// accepts records from before the key was set.
+    /// `cluster-key KEY [OTHER-KEY] [unsealed]`: the key every instance seals its records
+    /// with; the other key also opens records while one is rotated in or out (README: `OLD
+    /// NEW`, then `NEW OLD`, then `NEW`), and `unsealed` accepts records from before the key
+    /// was set.
     private mutating func clusterKey(_ head: ConfigToken, _ arguments: [ConfigToken], _ options: inout ClusterConfiguration) {
-        guard arity(head, arguments, 1...3, "cluster-key KEY [PREVIOUS-KEY] [unsealed]") else { return }
+        guard arity(head, arguments, 1...3, "cluster-key KEY [OTHER-KEY] [unsealed]") else { return }
         var keys: [ConfigSecret] = []
         var acceptsUnsealed = false
         for (index, argument) in arguments.enumerated() {

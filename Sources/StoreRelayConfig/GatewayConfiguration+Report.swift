@@ -37,7 +37,7 @@ extension GatewayConfiguration {
             out.append("  instance-id \(cluster.instanceId ?? "<hostname-pid at start>"), dedupe-window \(ConfigFormat.duration(cluster.dedupeWindow)), claim-after \(ConfigFormat.duration(cluster.claimAfter))")
             out.append("  wait-replicas \(cluster.waitReplicas), wait-timeout \(ConfigFormat.duration(cluster.waitTimeout)), require-aof \(cluster.requireAOF ? "yes" : "no"), require-noeviction \(cluster.requireNoEviction ? "yes" : "no")")
             let sealing = cluster.clusterKeys.isEmpty ? "<not set>: records are not sealed"
-                : "<set>" + (cluster.clusterKeys.count > 1 ? " (and a previous key)" : "") + (cluster.acceptsUnsealed ? ", unsealed records accepted" : "")
+                : "<set>" + (cluster.clusterKeys.count > 1 ? " (and a second key that opens)" : "") + (cluster.acceptsUnsealed ? ", unsealed records accepted" : "")
             out.append("  cluster-key \(sealing)")
         } else {
             out.append("Single-node mode: the journal in \(dataDirectory)/journal")

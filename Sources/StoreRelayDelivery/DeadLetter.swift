@@ -19,8 +19,9 @@ public struct DeadLetter: Sendable {
         /// underneath the gateway); the letter keeps the event id, and cannot be replayed.
         case unreadable
         /// Cluster mode: a record on the server failed its `cluster-key` check (written or
-        /// changed by something other than an instance); the letter keeps only the event id,
-        /// and is never replayed.
+        /// changed by something other than an instance, or sealed with a key this instance
+        /// lacks); the letter keeps only the ids, and is replayed only as what it stands in
+        /// for (kept aside on the server) once that checks out.
         case tampered
     }
 

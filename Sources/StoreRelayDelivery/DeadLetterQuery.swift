@@ -46,6 +46,25 @@ public struct DeadLetterQuery: Sendable, Equatable {
         return scope
     }
 
+    /// Whether `letter`, as read, is one of the query's, judged by what it holds (not what an
+    /// index says of it), and for the time range by `createdAt`, the moment the listing
+    /// sorted it by. Cluster mode's index is not sealed: whoever can write to the server
+    /// could make it name another event or destination.
+    package func admits(_ letter: DeadLetter, createdAt: Int64? = nil) -> Bool {
+        var entry = DeadLetterEntry(letter)
+        if let createdAt { entry.createdAt = createdAt }
+        return matches(entry) && (letter.notification.map { $0.id == letter.eventId } ?? true)
+    }
+
+    /// The same query without its time range: for a letter read again after it was listed
+    /// (a tampered one reads with the time it was read).
+    package var ignoringTime: DeadLetterQuery {
+        var query = self
+        query.since = nil
+        query.until = nil
+        return query
+    }
+
     func matches(_ entry: DeadLetterEntry) -> Bool {
         func same(_ wanted: String?, _ actual: String?) -> Bool { wanted == nil || wanted == actual }
         return same(destination, entry.destination) && (reason?.matches(entry) ?? true)

@@ -16,7 +16,7 @@ public enum ReplayResult: Sendable, Equatable {
     /// could not be read, so sending it would mislead. A replay after an upgrade reads it again.
     case notUnderstood
     /// A `tampered` letter (cluster mode): nothing the server did not get from an instance
-    /// is delivered.
+    /// is delivered; what it stands in for is replayed once it checks out.
     case tampered
     /// Signed before the dedupe window (`StalenessRule`): a downstream could not tell it from
     /// a first delivery. Sent only when the operator forces it; `reason` says why in a sentence.

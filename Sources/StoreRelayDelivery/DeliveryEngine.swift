@@ -164,7 +164,7 @@ public final class DeliveryEngine: Sendable {
     /// An event the ledger no longer remembers (older than the window of recent events): what
     /// its dead letters tell, if it has any.
     private func stateFromDeadLetters(ofEvent id: String) -> EventDeliveryState? {
-        EventDeliveryState(deadLetters: deadLetters.letters(forEvent: id))
+        EventDeliveryState(deadLetters: deadLetters.letters(forEvent: id), eventId: id)
     }
 
     /// Stops every destination; unfinished deliveries resume from the journal on the next

@@ -58,8 +58,10 @@ public struct EventDeliveryState: Sendable {
     }
 
     /// An event known only by its dead letters (older than the window of recent events): one
-    /// dead-lettered delivery per letter; nil when none holds the event.
-    package init?(deadLetters letters: [DeadLetter]) {
+    /// dead-lettered delivery per letter of event `eventId` (others are left out: an index
+    /// may name the wrong ones); nil when none holds the event.
+    package init?(deadLetters: [DeadLetter], eventId: String) {
+        let letters = deadLetters.filter { $0.eventId == eventId && ($0.notification.map { $0.id == eventId } ?? true) }
         guard let notification = letters.lazy.compactMap(\.notification).first else { return nil }
         let deliveries = letters.map { letter in
             Delivery(destination: letter.destination ?? "", phase: .deadLettered, attempts: letter.attempts, nextAttempt: nil,

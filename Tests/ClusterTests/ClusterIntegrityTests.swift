@@ -133,7 +133,8 @@ struct ClusterIntegrityTests {
         let tampered = Set(letters.map { "\($0.eventId)@\($0.destination ?? "")" })
         #expect(tampered == ["forged-refund@hook", "forged-plain@hook", "moved@hook", "forged-retry@hook", "genuine-1@audit"])
         #expect(letters.allSatisfy { $0.notification == nil && $0.detail?.contains("cluster-key") == true })
-        // Nothing left to deliver, and a tampered letter is never replayed.
+        // Nothing left to deliver, and a tampered letter is not replayed: what it stands in
+        // for (kept aside) never checks out.
         for destination in ["hook", "audit"] {
             #expect(reply(redis, "XLEN", keys.queue(destination))?.integer == 0)
         }
@@ -146,8 +147,8 @@ struct ClusterIntegrityTests {
     }
 
     /// A dead letter written straight into the server (a genuine one changed, or one made
-    /// up) reads as `tampered`, is never replayed, and is replaced by a sealed `tampered`
-    /// letter the first time a replay meets it.
+    /// up) reads as `tampered`, is never replayed, and is moved aside behind a sealed
+    /// `tampered` letter the first time a replay meets it.
     @Test func aForgedDeadLetterIsNeverReplayed() throws {
         let harness = try Harness()
         let redis = harness.redis
@@ -172,6 +173,7 @@ struct ClusterIntegrityTests {
             #expect(harness.delivery.replay(deadLetterId: letterId, force: true) == .tampered)
         }
         #expect(harness.observer["tampered:letter"] == 2)
+        #expect(text(reply(redis, "HGET", keys.tamperedLetters, madeUp)?.bytes) == plain, "kept aside as it was")
         // Rewritten sealed, as tampered: met again, it is refused without counting again.
         let rewritten = text(reply(redis, "HGET", keys.letters, madeUp)?.bytes)
         #expect(rewritten.hasPrefix("sr1."))
@@ -179,6 +181,34 @@ struct ClusterIntegrityTests {
         #expect(harness.observer["tampered:letter"] == 2)
         Thread.sleep(forTimeInterval: 0.3)
         #expect(harness.sink.requests.isEmpty && reply(redis, "XLEN", keys.queue("hook"))?.integer == 0)
+    }
+
+    /// Review point 8: the letter index is not sealed. Made to say a genuine letter is another
+    /// event's, or another destination's, it showed that letter as the other event in
+    /// `/api/events/{id}` and put it in the other's listings and bulk replays. A letter now
+    /// counts only for what it holds.
+    @Test func aLetterIndexThatLiesIsNotBelieved() throws {
+        let harness = try Harness()
+        let redis = harness.redis
+        harness.acknowledge(receivedNow("real-1", destinations: []))
+        let id = DeadLetter.id(eventId: "real-1", destination: nil)
+        let entry = try #require(reply(redis, "HGET", keys.letterIndex, id)?.string)
+        let lie = entry.replacingOccurrences(of: "\"real-1\"", with: "\"other-1\"")
+            .replacingOccurrences(of: "\"destination\":null", with: "\"destination\":\"hook\"")
+        #expect(lie.contains("other-1") && lie.contains("hook"), "\(lie)")
+        #expect(reply(redis, "HSET", keys.letterIndex, id, lie) != nil)
+
+        #expect(harness.delivery.state(ofEvent: "other-1") == nil, "not shown as event other-1")
+        let letters = harness.delivery.deadLetters
+        #expect(letters.letters(forEvent: "other-1").isEmpty)
+        #expect(letters.list(DeadLetterQuery(eventId: "other-1"), limit: 10, cursor: nil).items.isEmpty)
+        #expect(letters.list(DeadLetterQuery(destination: "hook"), limit: 10, cursor: nil).items.isEmpty)
+        #expect(harness.delivery.replayAll(DeadLetterQuery(eventId: "other-1")) == BulkReplayResult())
+        #expect(harness.delivery.replayAll(DeadLetterQuery(destination: "hook")) == BulkReplayResult())
+        Thread.sleep(forTimeInterval: 0.3)
+        #expect(harness.sink.requests.isEmpty)
+        // Still listed, as what it is.
+        #expect(letters.list(DeadLetterQuery(), limit: 10, cursor: nil).items.map(\.eventId) == ["real-1"])
     }
 
     /// Without `cluster-key` records are written as before, and a sealed record (from an

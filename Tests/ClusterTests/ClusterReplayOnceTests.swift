@@ -107,3 +107,51 @@ struct ClusterReplayOnceTests {
         #expect(counts.count == 60 && counts.values.allSatisfy { $0 == 1 }, "\(counts.filter { $0.value != 1 })")
     }
 }
+
+/// Review point 4: the `replaying:` marker lived 24 h, the default `max-age` 72 h. A second
+/// bulk replay on day 2, the destination still down, queued the event a second time beside
+/// the first replay's retry: two deliveries sharing one progress field and delayed member.
+@Suite(.serialized, .enabled(if: RedisServerProcess.isAvailable, "redis-server is not installed (apt-get install redis-server)"))
+struct ClusterReplayMarkerTests {
+    let keys = ClusterKeys()
+
+    @Test func aSecondReplayWhileTheFirstStillRetriesIsRefused() throws {
+        let server = try RedisServerProcess()
+        let sink = try WebhookSink()
+        let client = try clusterClient(server)
+        defer { client.shutdown() }
+        #expect(pollUntil(timeout: 5) { client.isConnected })
+        let configuration = try GatewayConfiguration.parse(text: """
+            destination hook webhook \(sink.url("/flaky/1000")) {
+                backoff 10m 10m
+            }
+            route * * * -> hook
+            """)
+        var cluster = ClusterConfiguration(url: try RedisURL.parse("redis://127.0.0.1:\(server.port)"))
+        cluster.clusterKeys = [ConfigSecret(ClusterIntegrityTests.key)]
+        let delivery = try ClusterDelivery(configuration: configuration, cluster: cluster, client: client, instanceId: "a",
+                                           logger: .disabled, pollInterval: .milliseconds(20))
+        delivery.start()
+        defer { delivery.stop(grace: .zero) {} }
+        let acknowledgement = ClusterAcknowledgement(client: client, dedupeWindow: cluster.dedupeWindow, seal: delivery.seal)
+        let done = DispatchSemaphore(value: 0)
+        acknowledgement.acknowledge(receivedNow("down-1", destinations: [])) { _ in done.signal() }
+        done.wait()
+        let letter = DeadLetter.id(eventId: "down-1", destination: nil)
+
+        #expect(delivery.replay(deadLetterId: letter) == .replayed(destinations: ["hook"]))
+        let marker = keys.replaying(letter)
+        #expect((reply(client, "TTL", marker)?.integer ?? 0) > 95 * 3_600, "past the 72 h max-age, by a day")
+        // The first attempt failed: waiting in the delayed set, 10 minutes out.
+        #expect(pollUntil(timeout: 10) { reply(client, "ZCARD", keys.delayed("hook"))?.integer == 1 })
+
+        // The marker gone (as its 24 h TTL did on day 2): the progress still refuses.
+        #expect(reply(client, "DEL", marker)?.integer == 1)
+        #expect(delivery.replay(deadLetterId: letter) == .alreadyReplaying)
+        #expect(delivery.replayAll(DeadLetterQuery()) == BulkReplayResult())
+        #expect(reply(client, "XLEN", keys.queue("hook"))?.integer == 0)
+        #expect(reply(client, "ZCARD", keys.delayed("hook"))?.integer == 1)
+        #expect(reply(client, "HGET", keys.state("down-1"), "_remaining")?.integer == 1)
+        #expect(sink.requests.count == 1)
+    }
+}

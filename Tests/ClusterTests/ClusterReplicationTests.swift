@@ -94,4 +94,60 @@ struct ClusterReplicationTests {
         #expect(eventually(acknowledgement, "two", is: .duplicate))
         #expect(client.isConnected, "waiting never cost the connection")
     }
+
+    /// The WAITAOF calls the primary ran since the last `CONFIG RESETSTAT`.
+    func waitAOFCalls() throws -> Int {
+        let stats = try primary.command("INFO", "commandstats")
+        guard let line = stats.split(whereSeparator: \.isNewline).first(where: { $0.hasPrefix("cmdstat_waitaof:") }),
+              let calls = line.split(separator: ",").first?.split(separator: "=").last
+        else { return 0 }
+        return Int(calls) ?? 0
+    }
+
+    /// `count` acknowledgements at once on one instance, each waited for.
+    func acknowledgeTogether(_ acknowledgement: ClusterAcknowledgement, _ count: Int, prefix: String) -> [ClusterAcknowledgement.Outcome] {
+        let outcomes = Locked<[ClusterAcknowledgement.Outcome]>([])
+        let group = DispatchGroup()
+        for index in 0..<count {
+            group.enter()
+            acknowledgement.acknowledge(notification("\(prefix)-\(index)", destinations: ["billing"])) { outcome in
+                outcomes.withLock { $0.append(outcome) }
+                group.leave()
+            }
+        }
+        group.wait()
+        return outcomes.current
+    }
+
+    /// Review point 5: each acknowledgement sent its own WAITAOF on the connection every
+    /// delivery shares, so K of them waited one behind the other. One WAITAOF in flight now
+    /// serves every acknowledgement whose write came before it.
+    @Test func acknowledgementsWaitingTogetherShareTheirWAITAOF() throws {
+        #expect(primary.waitForReplicas(1, appendOnly: true))
+        let (client, acknowledgement) = try instance()
+        defer { client.shutdown() }
+        #expect(acknowledge(acknowledgement, "warm-up") == .stored)
+        _ = try primary.command("CONFIG", "RESETSTAT")
+        let outcomes = acknowledgeTogether(acknowledgement, 40, prefix: "together")
+        #expect(outcomes.count == 40 && outcomes.allSatisfy { $0 == .stored }, "\(outcomes)")
+        let healthy = try waitAOFCalls()
+        #expect(healthy > 0 && healthy <= 20, "\(healthy) WAITAOF for 40 acknowledgements (one each before)")
+
+        // A frozen replica: each acknowledgement still waits out its own timeout and fails,
+        // with one WAITAOF at a time on the connection rather than one per acknowledgement.
+        replica.pause()
+        defer { replica.resume() }
+        _ = try primary.command("CONFIG", "RESETSTAT")
+        let started = Date()
+        let frozen = acknowledgeTogether(acknowledgement, 10, prefix: "frozen")
+        let elapsed = Date().timeIntervalSince(started)
+        #expect(frozen.count == 10 && frozen.allSatisfy { if case .unavailable = $0 { true } else { false } }, "\(frozen)")
+        // 300 ms each, waited together (one behind the other it took 1.3 s); slack for a
+        // busy machine.
+        #expect(elapsed < 1.0, "\(elapsed) s")
+        let slices = try waitAOFCalls()
+        #expect(slices <= 10, "\(slices) WAITAOF slices for 10 acknowledgements of 300 ms")
+        replica.resume()
+        #expect(client.isConnected)
+    }
 }

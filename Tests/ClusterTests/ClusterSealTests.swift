@@ -46,4 +46,20 @@ import Testing
         #expect(ClusterSeal.off.open(old, .progress, "x") == .intact(record))
         #expect(!ClusterSeal.off.isOn && rotating.isOn)
     }
+
+    /// The rotation README gives, done as a rolling restart: `OLD NEW` everywhere (seal with
+    /// OLD, accept NEW), then `NEW OLD`, then `NEW`. At every moment instances are at most one
+    /// step apart, and each opens what any of them seals. (Going straight to `NEW OLD`, an
+    /// instance still on `OLD` alone cannot open what one already on `NEW OLD` seals.)
+    @Test func aRollingRotationInThreeStepsNeverLeavesARecordUnopened() {
+        let (old, new) = (Self.previous, Self.key)
+        let steps = [[old], [old, new], [new, old], [new]].map { ClusterSeal(keys: $0) }
+        for index in 0..<(steps.count - 1) {
+            for (writer, reader) in [(steps[index], steps[index + 1]), (steps[index + 1], steps[index])] {
+                #expect(reader.open(writer.seal(record, .event, "evt-1"), .event, "evt-1") == .intact(record), "step \(index)")
+            }
+        }
+        #expect(steps[0].open(ClusterSeal(keys: [new, old]).seal(record, .event, "evt-1"), .event, "evt-1") == .forged,
+                "two steps apart: the two-step rotation's gap")
+    }
 }

@@ -11,7 +11,9 @@ import Testing
     /// its mutating methods.
     final class Probed {
         var state: ServerWatchState
-        init(silenceLimit: UInt64) { state = ServerWatchState(silenceLimit: silenceLimit) }
+        init(silenceLimit: UInt64, verdictLimit: UInt64 = .max) {
+            state = ServerWatchState(silenceLimit: silenceLimit, verdictLimit: verdictLimit)
+        }
     }
 
     @Test func silenceIsAProbeUnansweredForTheLimit() throws {
@@ -63,12 +65,29 @@ import Testing
 
     @Test func eachChangeOfDurabilityIsReportedOnce() {
         let watch = Probed(silenceLimit: 700 * ms)
-        #expect(watch.state.durabilityChecked(nil) == nil)
-        #expect(watch.state.durabilityChecked("appendfsync everysec") == .notDurable("appendfsync everysec"))
+        #expect(watch.state.durabilityChecked(nil, at: 0) == nil)
+        #expect(watch.state.durabilityChecked("appendfsync everysec", at: 0) == .notDurable("appendfsync everysec"))
         #expect(watch.state.durabilityRefusal == "appendfsync everysec")
-        #expect(watch.state.durabilityChecked("appendfsync everysec") == nil, "once")
-        #expect(watch.state.durabilityChecked("maxmemory-policy allkeys-lru") == .notDurable("maxmemory-policy allkeys-lru"))
-        #expect(watch.state.durabilityChecked(nil) == .durable)
+        #expect(watch.state.durabilityChecked("appendfsync everysec", at: 0) == nil, "once")
+        #expect(watch.state.durabilityChecked("maxmemory-policy allkeys-lru", at: 0) == .notDurable("maxmemory-policy allkeys-lru"))
+        #expect(watch.state.durabilityChecked(nil, at: 0) == .durable)
         #expect(watch.state.durabilityRefusal == nil)
+    }
+
+    /// A verdict vouches for the server only while it is recent: none yet, or none for the
+    /// limit (the watch cannot connect, its CONFIG GET fails), and nothing is acknowledged.
+    @Test func aVerdictVouchesOnlyWhileItIsRecent() {
+        let watch = Probed(silenceLimit: 700 * ms, verdictLimit: 6_000 * ms)
+        #expect(watch.state.acceptanceRefusal(at: 0)?.contains("not been checked yet") == true)
+        _ = watch.state.durabilityChecked(nil, at: 1_000 * ms)
+        #expect(watch.state.acceptanceRefusal(at: 1_000 * ms) == nil)
+        #expect(watch.state.acceptanceRefusal(at: 7_000 * ms) == nil)
+        #expect(watch.state.acceptanceRefusal(at: 7_001 * ms)?.contains("not been checked for 6 s") == true)
+        // A refusal counts however old; a verdict that passes makes the server good again.
+        _ = watch.state.durabilityChecked("appendfsync no", at: 8_000 * ms)
+        #expect(watch.state.acceptanceRefusal(at: 8_001 * ms) == "appendfsync no")
+        #expect(watch.state.acceptanceRefusal(at: 60_000 * ms) == "appendfsync no")
+        _ = watch.state.durabilityChecked(nil, at: 61_000 * ms)
+        #expect(watch.state.acceptanceRefusal(at: 62_000 * ms) == nil)
     }
 }

@@ -26,8 +26,9 @@ struct ServerWatchTests {
         let log = LogCapture()
         let watch = try watch(server, log: log)
         defer { watch.stop() }
-        #expect(pollUntil(timeout: 5) { watch.isAnswering })
-        #expect(watch.durabilityRefusal == nil && watch.problem == nil)
+        // Answering, and the first verdict in (until then nothing vouches for the server).
+        #expect(pollUntil(timeout: 5) { watch.isAnswering && watch.problem == nil })
+        #expect(watch.durabilityRefusal == nil)
 
         try server.command("CONFIG", "SET", change[0], change[1])
         #expect(pollUntil(timeout: 2) { watch.durabilityRefusal != nil })
@@ -51,6 +52,53 @@ struct ServerWatchTests {
         #expect(watch.durabilityRefusal == nil)
         try server.command("CONFIG", "SET", "appendfsync", "no")
         #expect(pollUntil(timeout: 2) { watch.durabilityRefusal?.contains("appendfsync no") == true })
+    }
+
+    /// Review point 3: the server at `maxclients` refuses the watch's connection, then is set
+    /// to `appendfsync no`. Acceptance went on on the watch's last verdict forever; now it
+    /// stops once no verdict came for 3 intervals, and resumes once one passes again.
+    @Test func noRecentVerdictStopsAcceptance() throws {
+        let server = try RedisServerProcess()
+        let log = LogCapture()
+        let watch = try watch(server, log: log)
+        defer { watch.stop() }
+        #expect(pollUntil(timeout: 5) { watch.isAnswering && watch.acceptanceRefusal == nil })
+        // The main connection keeps the server's one slot; the watch's is closed and refused.
+        let main = try clusterClient(server)
+        defer { main.shutdown() }
+        #expect(pollUntil(timeout: 5) { main.isConnected })
+        #expect(reply(main, "CONFIG", "SET", "maxclients", "1")?.string == "OK")
+        #expect(reply(main, "CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes")?.integer == 1)
+        #expect(reply(main, "CONFIG", "SET", "appendfsync", "no")?.string == "OK")
+        let changed = Date()
+        #expect(pollUntil(timeout: 5, interval: 0.02) { watch.acceptanceRefusal != nil })
+        // 3 intervals of 200 ms after the last verdict, plus slack for a busy machine.
+        #expect(Date().timeIntervalSince(changed) < 2, "refused after \(Date().timeIntervalSince(changed)) s")
+        #expect(watch.acceptanceRefusal?.contains("have not been checked for") == true, "\(String(describing: watch.acceptanceRefusal))")
+        #expect(watch.durabilityRefusal == nil, "no check saw the change")
+
+        #expect(reply(main, "CONFIG", "SET", "maxclients", "100")?.string == "OK")
+        #expect(pollUntil(timeout: 5) { watch.acceptanceRefusal?.contains("appendfsync no") == true })
+        #expect(reply(main, "CONFIG", "SET", "appendfsync", "always")?.string == "OK")
+        #expect(pollUntil(timeout: 5) { watch.acceptanceRefusal == nil })
+    }
+
+    /// Before the watch's first verdict nothing vouches for the server, unless the main
+    /// connection just passed its checks; that counts for as long as a verdict of the watch.
+    @Test func theMainConnectionsChecksVouchUntilTheWatchsVerdicts() throws {
+        let configuration = RedisConfiguration(url: try RedisURL.parse("redis://127.0.0.1:\(try RedisServerProcess.freePort())"))
+        let watch = ServerWatch(server: configuration, durability: ServerDurability(), logger: .disabled,
+                                durabilityInterval: .milliseconds(200))
+        watch.start()
+        defer { watch.stop() }
+        #expect(watch.acceptanceRefusal?.contains("not been checked yet") == true)
+        watch.connectionChecked()
+        #expect(watch.acceptanceRefusal == nil)
+        #expect(pollUntil(timeout: 3, interval: 0.02) { watch.acceptanceRefusal != nil }, "stale after 600 ms")
+        // Nothing required, nothing to wait for.
+        let unchecked = ServerWatch(server: configuration, durability: ServerDurability(requireAOF: false, requireNoEviction: false),
+                                    logger: .disabled)
+        #expect(unchecked.acceptanceRefusal == nil)
     }
 
     /// SIGSTOP: silent within a second, without waiting for a command timeout; SIGCONT:

@@ -108,8 +108,9 @@ struct AdminAPI: Sendable {
         case .unreadable:
             return .error(.conflict, message: "Dead letter \(id) cannot be replayed: its event could not be read from the journal.")
         case .tampered:
-            return .error(.conflict, message: "Dead letter \(id) is never replayed: a record on the cluster server failed its "
-                + "cluster-key check (written or changed by something other than an instance).")
+            return .error(.conflict, message: "Dead letter \(id) was not replayed: a record on the cluster server failed its "
+                + "cluster-key check (written or changed by something other than an instance, or sealed with a key this instance "
+                + "lacks); it is kept aside, and a replay delivers it once it checks out.")
         case .notUnderstood:
             return .error(.conflict, message: "Dead letter \(id) cannot be replayed: this StoreRelay still cannot read the notification "
                 + "(see its reason); replay it again after an upgrade that reads it.")

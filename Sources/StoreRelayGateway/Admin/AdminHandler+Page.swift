@@ -177,7 +177,7 @@ extension AdminHandler {
         case "busy": return "That dead letter is already being replayed."
         case "unreadable": return "That dead letter's event could not be read from the journal; it cannot be replayed."
         case "tampered": return "That dead letter failed its cluster-key check (written or changed on the server by something other "
-            + "than an instance); it is never replayed."
+            + "than an instance, or sealed with a key this instance lacks); it is kept aside, and replayed once it checks out."
         case "notunderstood": return "This StoreRelay still cannot read that notification (see its reason); replay it again after an upgrade that reads it."
         case "stale": return "That dead letter's notification is stale (signed before the dedupe-window): a destination could not tell "
             + "a replay from a first delivery. Replay it with storerelay dlq replay --force if it can."

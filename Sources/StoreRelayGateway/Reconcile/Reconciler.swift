@@ -96,11 +96,16 @@ final class Reconciler: Sendable {
     /// without a `reconcile` schedule (and so without an overlap of its own).
     static let defaultResetOverlap: Duration = .seconds(3600)
 
-    /// After the cluster server lost its data: one pass from `lostSince` minus the overlap,
-    /// so what Apple holds of what was acknowledged and lost is stored and delivered again.
-    func recover(lostSince: Timestamp, completion: @escaping @Sendable (ReconcileReport) -> Void) {
-        let overlap = schedule?.overlap ?? Self.defaultResetOverlap
-        reconcile(ReconcileRequest(from: lostSince.milliseconds - overlap.wholeMilliseconds), completion: completion)
+    /// Where a recovery after the cluster server lost its data starts: `lostSince` minus the
+    /// overlap (UNIX ms).
+    func recoveryStart(lostSince: Timestamp) -> Int64 {
+        lostSince.milliseconds - (schedule?.overlap ?? Self.defaultResetOverlap).wholeMilliseconds
+    }
+
+    /// After the cluster server lost its data: one pass from `from` (`recoveryStart`), so
+    /// what Apple holds of what was acknowledged and lost is stored and delivered again.
+    func recover(from: Int64, completion: @escaping @Sendable (ReconcileReport) -> Void) {
+        reconcile(ReconcileRequest(from: from), completion: completion)
     }
 
     // MARK: One pass

@@ -28,7 +28,7 @@ extension Gateway: AdminBackend {
         // What the watch saw last: whether the server answers in time, and why it is not
         // durable (nil when it is).
         status["answering"] = .bool(cluster.watch.isAnswering)
-        status["durabilityProblem"] = .string(cluster.watch.durabilityRefusal)
+        status["durabilityProblem"] = .string(cluster.watch.acceptanceRefusal)
         let seal = cluster.delivery.seal
         status["integrity"] = .string(!seal.isOn ? "off" : cluster.configuration.acceptsUnsealed ? "sealed, unsealed accepted" : "sealed")
         let epoch = cluster.epoch.current

@@ -112,8 +112,11 @@ extension Gateway {
         let claim = InstanceClaim(instanceId: instanceId)
         claim.guardConnections(of: &redis)
         let client = RedisClient(configuration: redis)
+        let watch = ServerWatch(server: redis, durability: requirements.durability, logger: logger)
         client.observeConnection { [weak client] connected, error in
             if connected {
+                // It passed its connection checks: a durability verdict until the watch's.
+                watch.connectionChecked()
                 let node = client?.connectedNode.map { [("cluster.node", $0.description)] } ?? []
                 logger.notice("cluster server connected", [("cluster.url", cluster.server)] + node)
             } else {
@@ -122,7 +125,6 @@ extension Gateway {
             }
         }
         client.start()
-        let watch = ServerWatch(server: redis, durability: requirements.durability, logger: logger)
         watch.start()
         let deadline = Date().addingTimeInterval(Double(redis.connectTimeout.wholeMilliseconds) / 1000 + 1)
         while !client.isConnected, client.lastError == nil, Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }

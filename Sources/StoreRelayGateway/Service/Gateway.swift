@@ -128,7 +128,15 @@ public final class Gateway: Sendable {
         // them to recover.
         cluster?.epoch.start { [weak self] reset in
             guard let self else { return }
-            serverResets.handle(reset, reconcilers: reconcilers.current, configuration: self.configuration)
+            serverResets.handle(reset, reconcilers: reconcilers.current, configuration: self.configuration) {
+                [reconcilers] app, environment, from, done in
+                // The reconciler of now: a retry after a reload asks the new one.
+                guard let reconciler = reconcilers.current.first(where: {
+                    $0.bundleId == app && $0.environment.rawValue == environment
+                }) else { return false }
+                reconciler.recover(from: from, completion: done)
+                return true
+            }
         }
         logger.info("started", [
             ("data", configuration.dataDirectory), ("routes", String(configuration.routes.rules.count)),
@@ -151,6 +159,7 @@ public final class Gateway: Sendable {
         logger.info("stopping", [("shutdown.grace", ConfigFormat.duration(grace))])
         adminServer.current?.shutdown()
         cluster?.epoch.stop()
+        serverResets.stop()
         reconcilers.stop()
         journalProbe?.stop()
         memoryTrimmer?.stop()

@@ -152,7 +152,7 @@ final class GatewayMetrics: Sendable {
             delivery.serverFigures.map { ([$0.destination], Double($0.figures.delayed)) }
         }
         registry.gauge("storerelay_cluster_connected", help: "Cluster mode: 1 while the server is connected and durable, else 0.") {
-            [([], client.isConnected && watch.durabilityRefusal == nil ? 1 : 0)]
+            [([], client.isConnected && watch.acceptanceRefusal == nil ? 1 : 0)]
         }
     }
 

@@ -82,7 +82,8 @@ struct JournalStore: NotificationStore {
 
 /// Cluster mode: the acknowledgement script on the shared server; this instance's consumers
 /// are told at once, the others find it at their next read. While the watch finds the server
-/// not durable (a live `CONFIG SET`), nothing is acknowledged.
+/// not durable (a live `CONFIG SET`), or has no recent verdict on it (its connection refused
+/// at `maxclients`, its `CONFIG GET` failing), nothing is acknowledged.
 struct ClusterStore: NotificationStore {
     let client: RedisClient
     let watch: ServerWatch
@@ -91,7 +92,7 @@ struct ClusterStore: NotificationStore {
     let dedupeWindow: Duration
 
     func store(_ notification: StoredNotification, completion: @escaping @Sendable (StoreOutcome) -> Void) {
-        if let refusal = watch.durabilityRefusal { return completion(.failed(refusal)) }
+        if let refusal = watch.acceptanceRefusal { return completion(.failed(refusal)) }
         acknowledgement.acknowledge(notification) { [delivery] outcome in
             switch outcome {
             case .stored:

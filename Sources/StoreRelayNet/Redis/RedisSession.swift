@@ -13,6 +13,10 @@ public struct RedisSession: Sendable {
         self.client = client
     }
 
+    /// Which connection the session is on: two sessions with the same id share it (and its
+    /// writes, which one WAITAOF covers for both).
+    public var connectionID: ObjectIdentifier { ObjectIdentifier(connection) }
+
     /// Sends one command on the session's connection; `completion` gets its reply (an error
     /// reply is a `.success`), or a failure once the connection is gone.
     public func send(_ command: RESPCommand, completion: @escaping @Sendable (Result<RESPValue, RedisError>) -> Void) {
