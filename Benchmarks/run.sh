@@ -5,7 +5,9 @@
 #   Benchmarks/run.sh --seconds 3 --only accept,verify
 #   Benchmarks/run.sh --perf                # also perf-profile the gateway at saturation
 # Other options: --connections N (64), --fanout-rounds N (2), --work DIR (/tmp/storerelay-bench),
-#   --scenarios "1 webhook,4 webhooks,file queue", --only dedupe [--dedupe-ids 1000000,10000000]. nginx is used as a baseline when installed
+#   --scenarios "1 webhook,4 webhooks,file queue", --only dedupe [--dedupe-ids 1000000,10000000],
+#   --only cluster [--cluster-servers redis-server,valkey-server] [--cluster-key both|yes|no]
+#   (cluster-mode acceptance as a ratio of single-node's). nginx is used as a baseline when installed
 #   (apt-get install -y nginx); perf when installed (apt-get install -y linux-perf).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)

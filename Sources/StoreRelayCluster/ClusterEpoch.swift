@@ -202,6 +202,11 @@ struct ClusterEpochFile: Sendable {
 
     func save(epoch: String, lastSeen: Timestamp) throws(SystemCallFailure) {
         let json = JSONValue.object(JSONObject([("epoch", .string(epoch)), ("lastSeen", .integer(lastSeen.milliseconds))]))
+        // In cluster mode nothing else may have created the data directory (an admin-token in
+        // the configuration, webhook destinations only): without this, no save ever succeeds.
+        if let slash = path.lastIndex(of: "/"), slash != path.startIndex {
+            try PrivateFiles.createDirectory(String(path[..<slash]))
+        }
         try PrivateFiles.replaceFileDurably(path, json.serializedBytes())
     }
 }

@@ -124,4 +124,16 @@ struct ClusterEpochTests {
         Thread.sleep(forTimeInterval: 0.3)
         #expect(fresh.resets.current.isEmpty)
     }
+
+    /// The state file is saved on a fresh deployment too, where nothing has created the data
+    /// directory yet (cluster mode with an `admin-token` and webhook destinations only).
+    @Test func theStateFileIsSavedWhenTheDataDirectoryIsMissing() throws {
+        let server = try RedisServerProcess()
+        let client = try connected(server)
+        defer { client.shutdown() }
+        let file = try TestPaths.makeTemporaryDirectory("storerelay-epoch").appendingPathComponent("data/cluster-epoch.json").path
+        let watch = Watch(client, stateFile: file)
+        _ = try #require(watch.waitForEpoch())
+        #expect(pollUntil(timeout: 5, interval: 0.01) { FileManager.default.fileExists(atPath: file) })
+    }
 }

@@ -5,7 +5,8 @@ import StoreRelaySimulator
 /// storerelay-bench: StoreRelay's on-demand benchmarks (see Benchmarks/README.md).
 /// Usage: storerelay-bench --binary PATH [--work DIR] [--seconds N] [--connections N] [--sweep 32,64,..]
 ///                         [--only crypto,verify,accept,fanout,cluster,dedupe,backlog] [--perf] [--dedupe-ids 1000000,10000000]
-///                         [--backlog 100000,1000000]
+///                         [--backlog 100000,1000000] [--cluster-servers redis-server,valkey-server]
+///                         [--cluster-key both|yes|no] [--cluster-server-args "--auto-aof-rewrite-min-size 1gb"]
 ///                         [--fanout-rounds N] [--scenarios "1 webhook,4 webhooks,file queue"]
 let arguments = Array(CommandLine.arguments.dropFirst())
 func option(_ name: String) -> String? {
@@ -70,7 +71,14 @@ do {
         try FanoutBenchmark(context: context).run()
     }
     if only.contains("cluster") {
-        try ClusterBenchmark(context: context).run()
+        let sealing: [Bool] = switch option("cluster-key") ?? "both" {
+        case "yes": [true]
+        case "no": [false]
+        default: [false, true]
+        }
+        let servers = (option("cluster-servers") ?? "redis-server,valkey-server").split(separator: ",").map(String.init)
+        let serverArguments = (option("cluster-server-args") ?? "").split(separator: " ").map(String.init)
+        try ClusterBenchmark(context: context, servers: servers, sealing: sealing, serverArguments: serverArguments).run()
     }
     if only.contains("backlog") {
         let counts = (option("backlog") ?? "100000,1000000").split(separator: ",").compactMap { Int($0) }
