@@ -8,6 +8,12 @@ import StoreRelayCore
 /// waits for its reply, and, with `waitReplicas`, for `WAITAOF` to report the write on that
 /// many replicas' append-only files; so does a duplicate's (`ReplicaWait`). Any failure,
 /// timeout or shortfall is `.unavailable`: 503, never 200.
+///
+/// Acknowledgements take turns over several connections (`lanes`). With `appendfsync
+/// always` the server fsyncs once per pass of its event loop, and in each pass it reads one
+/// buffer per connection: an acknowledgement carries its record (tens of KB), so one
+/// connection gives about two notifications per fsync, and on a disk whose fsync takes
+/// milliseconds that, not the CPU, bounds what an instance acknowledges (Benchmarks/README.md).
 public final class ClusterAcknowledgement: Sendable {
     public enum Outcome: Sendable, Equatable {
         case stored
@@ -46,22 +52,47 @@ public final class ClusterAcknowledgement: Sendable {
         """)
 
     private let client: RedisClient
+    private let lanes: [Lane]
+    private let turn = Locked(0)
     private let keys: ClusterKeys
     private let seal: ClusterSeal
     private let dedupeWindowSeconds: Int64
     private let recentEvents: Int
-    private let replicaWait: ReplicaWait
     private let clock: any TimeSource
 
-    public init(client: RedisClient, keys: ClusterKeys = ClusterKeys(), dedupeWindow: Duration, recentEvents: Int = 2_000,
-                waitReplicas: Int = 0, waitTimeout: Duration = .seconds(1), seal: ClusterSeal = .off, clock: any TimeSource = WallClock()) {
+    /// One connection acknowledgements take turns on, with its own replica wait (WAITAOF
+    /// waits for the writes of its own connection).
+    private struct Lane: Sendable {
+        let client: RedisClient
+        let replicaWait: ReplicaWait
+    }
+
+    /// `client` is the instance's shared client; `lanes`, more clients of the same server
+    /// (started and shut down by the caller) that acknowledgements spread over while connected.
+    public init(client: RedisClient, lanes: [RedisClient] = [], keys: ClusterKeys = ClusterKeys(), dedupeWindow: Duration,
+                recentEvents: Int = 2_000, waitReplicas: Int = 0, waitTimeout: Duration = .seconds(1), seal: ClusterSeal = .off,
+                clock: any TimeSource = WallClock()) {
         self.client = client
+        self.lanes = ([client] + lanes).map {
+            Lane(client: $0, replicaWait: ReplicaWait(client: $0, fence: keys.replicationFence, replicas: waitReplicas, timeout: waitTimeout))
+        }
         self.keys = keys
         self.seal = seal
         dedupeWindowSeconds = max(1, dedupeWindow.wholeMilliseconds / 1000)
         self.recentEvents = max(1, recentEvents)
-        replicaWait = ReplicaWait(client: client, fence: keys.replicationFence, replicas: waitReplicas, timeout: waitTimeout)
         self.clock = clock
+    }
+
+    /// The next connected lane in turn; the shared client's when none is (its error is the 503's).
+    private func nextLane() -> Lane {
+        let first = turn.withLock { turn in
+            defer { turn = (turn + 1) % lanes.count }
+            return turn
+        }
+        for offset in 0..<lanes.count where lanes[(first + offset) % lanes.count].client.isConnected {
+            return lanes[(first + offset) % lanes.count]
+        }
+        return lanes[0]
     }
 
     /// Acknowledges `notification`: enqueued on each of its destinations' streams, or, when
@@ -89,7 +120,7 @@ public final class ClusterAcknowledgement: Sendable {
             letter.map { DeadLetterEntry($0).json.serializedBytes() } ?? [],
         ]
         let scriptKeys = [keys.seen(id), keys.event(id), keys.state(id)] + streams
-        replicaWait.evaluate(Self.script, keys: scriptKeys, arguments: arguments) { result, shortfall in
+        nextLane().replicaWait.evaluate(Self.script, keys: scriptKeys, arguments: arguments) { result, shortfall in
             switch result {
             case .failure(let error):
                 completion(.unavailable("the cluster server did not acknowledge it: \(error.message)"))

@@ -100,6 +100,24 @@ struct ClusterAcknowledgementTests {
         #expect(reply(first, "XLEN", keys.queue("billing"))?.integer == 100)
     }
 
+    /// Acknowledgements take turns over every connected lane (each connection's last command
+    /// on the server is the script), and a lane that is not connected is passed over.
+    @Test func acknowledgementsSpreadOverConnectedLanes() throws {
+        let server = try RedisServerProcess()
+        let shared = try clusterClient(server), lanes = try (0..<2).map { _ in try clusterClient(server) }
+        let idle = RedisClient(configuration: RedisConfiguration(url: try RedisURL.parse("redis://127.0.0.1:1")))
+        let observer = try clusterClient(server)
+        defer { for client in [shared, observer] + lanes { client.shutdown() } }
+        #expect(pollUntil(timeout: 5, interval: 0.01) { ([shared, observer] + lanes).allSatisfy(\.isConnected) })
+        let acknowledgement = ClusterAcknowledgement(client: shared, lanes: lanes + [idle], dedupeWindow: .seconds(86_400))
+        for index in 0..<12 {
+            #expect(acknowledge(acknowledgement, "lane-\(index)", destinations: ["billing"]) == .stored)
+        }
+        #expect(reply(observer, "XLEN", keys.queue("billing"))?.integer == 12)
+        let scripts = (reply(observer, "CLIENT", "LIST")?.string ?? "").split(separator: "\n").filter { $0.contains("cmd=evalsha") }
+        #expect(scripts.count == 3, "every connected lane ran acknowledgements: \(scripts)")
+    }
+
     /// Without the server nothing is acknowledged; once it is back (its append-only file
     /// kept every acknowledged id), acceptance resumes and remembers.
     @Test func withoutTheServerNothingIsAcknowledged() throws {

@@ -21,8 +21,7 @@ struct GatewayBackend: Sendable {
     func close() {
         delivery.stop(grace: .zero) {}
         journal?.close()
-        cluster?.watch.stop()
-        cluster?.client.shutdown()
+        cluster?.shutdownConnections()
     }
 }
 
@@ -35,6 +34,14 @@ struct ClusterParts: Sendable {
     var configuration: ClusterConfiguration
     /// Notices a server that lost its data; started once the reconcilers are.
     var epoch: ClusterEpoch
+    /// The acknowledgements' extra connections (`ClusterAcknowledgement`).
+    var acknowledgementLanes: [RedisClient]
+
+    func shutdownConnections() {
+        watch.stop()
+        client.shutdown()
+        for lane in acknowledgementLanes { lane.shutdown() }
+    }
 }
 
 extension Gateway {
@@ -149,8 +156,14 @@ extension Gateway {
             throw GatewayError("cannot open the destinations: \(error)")
         }
         delivery.start()
+        let lanes = (1..<acknowledgementConnections).map { lane in
+            var named = redis
+            named.clientName = redis.clientName.map { $0 + "-ack-\(lane)" }
+            return RedisClient(configuration: named)
+        }
+        for lane in lanes { lane.start() }
         let acknowledgement = ClusterAcknowledgement(
-            client: client, dedupeWindow: cluster.dedupeWindow, recentEvents: configuration.recentEvents,
+            client: client, lanes: lanes, dedupeWindow: cluster.dedupeWindow, recentEvents: configuration.recentEvents,
             waitReplicas: cluster.waitReplicas, waitTimeout: cluster.waitTimeout, seal: delivery.seal, clock: clock)
         metrics.observe(cluster: delivery, client: client, watch: watch)
         let epoch = ClusterEpoch(client: client, clock: clock, stateFile: configuration.dataDirectory + "/cluster-epoch.json", logger: logger)
@@ -159,8 +172,13 @@ extension Gateway {
         return GatewayBackend(
             store: ClusterStore(client: client, watch: watch, acknowledgement: acknowledgement, delivery: delivery,
                                 dedupeWindow: cluster.dedupeWindow),
-            delivery: delivery, cluster: ClusterParts(client: client, watch: watch, delivery: delivery, configuration: cluster, epoch: epoch))
+            delivery: delivery, cluster: ClusterParts(client: client, watch: watch, delivery: delivery, configuration: cluster, epoch: epoch,
+                                                         acknowledgementLanes: lanes))
     }
+
+    /// Connections acknowledgements spread over in cluster mode, the shared client's included:
+    /// with `appendfsync always` each lets the server take one more record per fsync.
+    static let acknowledgementConnections = 8
 
     /// `hostname-pid`: unique per live instance on one host, and readable in status.
     static func defaultInstanceId() -> String {

@@ -169,8 +169,7 @@ public final class Gateway: Sendable {
                     logger.info("stopped")
                     completion()
                 }
-                cluster?.watch.stop()
-                cluster?.client.shutdown()
+                cluster?.shutdownConnections()
                 if let journal { journal.close(completion: stopped) } else { stopped() }
             }
         }
