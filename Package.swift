@@ -207,7 +207,10 @@ let package = Package(
         ),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["StoreRelayTestSupport", "StoreRelayCore", "StoreRelayNet", "StoreRelayVerification"],
+            dependencies: [
+                "StoreRelayTestSupport", "StoreRelayCore", "StoreRelayNet", "StoreRelayVerification", "StoreRelayGateway",
+                "StoreRelayConfig",
+            ],
             swiftSettings: swiftSettings
         ),
     ]

@@ -25,7 +25,7 @@ struct CheckpointCrashTests {
         }
         // Each checkpoint write pauses 1.5 s between writing the new file and renaming it.
         let first = try Gateway(config: config("http://127.0.0.1:1/down"), directory: directory,
-                                environment: ["STORERELAY_TEST_CHECKPOINT_PAUSE_MS": "1500"])
+                                environment: ["STORERELAY_TEST_CHECKPOINT_PAUSE_MS": "1500"], host: .childProcess)
         var acknowledged: [String] = []
         for _ in 0..<30 {
             let uuid = UUID().uuidString.lowercased()

@@ -53,9 +53,9 @@ struct ClusterModeTests {
             """)
     }
 
-    func start(_ server: RedisServerProcess, instance: String, body: String) throws -> Instance {
+    func start(_ server: RedisServerProcess, instance: String, body: String, host: Gateway.Host = .inProcess) throws -> Instance {
         let directory = try Gateway.directory(trusting: ca, "storerelay-cluster-\(instance)")
-        let gateway = try Gateway(config: configuration(server, instance: instance, body: body), directory: directory)
+        let gateway = try Gateway(config: configuration(server, instance: instance, body: body), directory: directory, host: host)
         let adminPort = try gateway.process.waitForPort(listener: "admin")
         let token = try String(contentsOf: directory.appendingPathComponent("data/admin.token"), encoding: .utf8)
             .trimmingCharacters(in: .whitespacesAndNewlines)
@@ -163,7 +163,7 @@ struct ClusterModeTests {
         let server = try RedisServerProcess()
         let sink = try WebhookSink(secret: testSigningSecret)
         let body = webhookDestination("hook", sink.url("/slow/2500"), options: "concurrency 8\ntimeout 10s") + "\nroute * * * -> hook"
-        let a = try start(server, instance: "a", body: body)
+        let a = try start(server, instance: "a", body: body, host: .childProcess)
         let uuids = (0..<6).map { _ in UUID().uuidString.lowercased() }
         for uuid in uuids { #expect(try post(a, uuid).status == 200) }
         #expect(sink.waitFor { $0.count == 6 }, "all six in flight on a")

@@ -10,7 +10,7 @@ struct CrashRecoveryTests {
     @Test func acknowledgedNotificationSurvivesKillNine() throws {
         let uuid = UUID().uuidString.lowercased()
         let body = try testSigner.body(uuid: uuid, type: "SUBSCRIBED", subtype: "RESUBSCRIBE")
-        let first = try Gateway(config: Gateway.trustingConfig(), directory: Gateway.trustingDirectory())
+        let first = try Gateway(config: Gateway.trustingConfig(), directory: Gateway.trustingDirectory(), host: .childProcess)
         let accepted = try first.post(json: body)
         #expect(accepted.json?["status"]?.stringValue == "accepted")
         first.process.send(SIGKILL)
@@ -33,7 +33,7 @@ struct CrashRecoveryTests {
             try testSigner.body(uuid: UUID().uuidString.lowercased(), type: index % 2 == 0 ? "DID_RENEW" : "SUBSCRIBED",
                                 subtype: index % 2 == 0 ? nil : "RESUBSCRIBE")
         }
-        let gateway = try Gateway(config: Gateway.trustingConfig(), directory: Gateway.trustingDirectory())
+        let gateway = try Gateway(config: Gateway.trustingConfig(), directory: Gateway.trustingDirectory(), host: .childProcess)
         let acknowledged = Locked<[String]>([])
         DispatchQueue.concurrentPerform(iterations: bodies.count) { index in
             guard let response = try? gateway.post(json: bodies[index]),

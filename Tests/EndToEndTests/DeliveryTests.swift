@@ -9,10 +9,11 @@ struct DeliveryEndToEndTests {
     let signer: NotificationSigner
     init() throws { signer = try NotificationSigner(authority: TestCertificateAuthority()) }
 
-    private func gateway(_ body: String, directory: URL? = nil, listen: String = "127.0.0.1:0") throws -> Gateway {
+    private func gateway(_ body: String, directory: URL? = nil, listen: String = "127.0.0.1:0",
+                         host: Gateway.Host = .inProcess) throws -> Gateway {
         let directory = try directory ?? TestPaths.makeTemporaryDirectory("storerelay-delivery")
         try signer.authority.rootPEM.write(to: directory.appendingPathComponent("test-root.pem"), atomically: true, encoding: .utf8)
-        return try Gateway(config: Gateway.bareConfig("trust-root ./test-root.pem\n" + body, listen: listen), directory: directory)
+        return try Gateway(config: Gateway.bareConfig("trust-root ./test-root.pem\n" + body, listen: listen), directory: directory, host: host)
     }
 
     @Test func signedWebhooksInEveryFormat() throws {
@@ -177,7 +178,7 @@ struct DeliveryEndToEndTests {
         let sink = try WebhookSink(secret: testSigningSecret)
         let destination = webhookDestination("flaky", sink.url("/flaky/3"),
                                              options: "backoff 400ms 400ms\nmax-attempts 10")
-        let first = try gateway("\(destination)\nroute * * * -> flaky")
+        let first = try gateway("\(destination)\nroute * * * -> flaky", host: .childProcess)
         let uuid = UUID().uuidString.lowercased()
         #expect(try first.post(json: try signer.body(uuid: uuid)).status == 200)
         #expect(sink.waitFor { $0.count >= 2 })

@@ -21,7 +21,7 @@ struct DurableReplayTests {
                 """)
         }
         // 1,000 notifications no route takes: 1,000 dead letters, `unrouted`.
-        let gateway = try Gateway(config: config(routed: false), directory: directory)
+        let gateway = try Gateway(config: config(routed: false), directory: directory, host: .childProcess)
         // Posted over 8 connections at once, so the journal's group commits take several each.
         let ids = (0..<1_000).map { _ in UUID().uuidString.lowercased() }
         let bodies = try ids.map { try signer.body(uuid: $0) }

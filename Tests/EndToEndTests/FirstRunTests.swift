@@ -20,7 +20,7 @@ struct FirstRunTests {
 
     @Test func serveThenSimulateReaches200() throws {
         let directory = try TestPaths.makeTemporaryDirectory("first-run")
-        let gateway = try Gateway(config: try Self.defaultOnEphemeralPorts(), directory: directory)
+        let gateway = try Gateway(config: try Self.defaultOnEphemeralPorts(), directory: directory, host: .childProcess)
         #expect(FileManager.default.fileExists(atPath: directory.appendingPathComponent("data/dev-ca/root.pem").path))
         let simulated = try CommandRunner.storerelay(
             ["simulate", "--type", "SUBSCRIBED", "--subtype", "INITIAL_BUY", "--url", gateway.notificationURL],

@@ -32,9 +32,17 @@ func tampered(_ jws: String) throws -> String {
     return parts[0] + "." + Base64.urlEncode(Array(forged.utf8)) + "." + parts[2]
 }
 
-/// A running gateway in a fresh directory, with helpers to post to it.
+/// A running gateway in a fresh directory, with helpers to post to it: assembled in the
+/// test process unless the test needs a process of its own (`.childProcess`).
 struct Gateway {
-    let process: GatewayProcess
+    enum Host {
+        case inProcess
+        /// `storerelay serve` as a child: for `kill -9`, `SIGSTOP`, resource limits and what
+        /// only the command line does.
+        case childProcess
+    }
+
+    let process: any GatewayHost
     let port: Int
     let directory: URL
 
@@ -87,17 +95,20 @@ struct Gateway {
 
     init(
         config: String = Gateway.config(), directory: URL? = nil, environment: [String: String] = [:],
-        shellPrefix: String? = nil
+        host: Host = .inProcess, shellPrefix: String? = nil
     ) throws {
         let directory = try directory ?? TestPaths.makeTemporaryDirectory("storerelay-e2e")
         self.directory = directory
-        process = try GatewayProcess(
-            config: config, directory: directory, environment: environment, shellPrefix: shellPrefix)
+        if host == .childProcess || shellPrefix != nil {
+            process = try GatewayProcess(config: config, directory: directory, environment: environment, shellPrefix: shellPrefix)
+        } else {
+            process = try InProcessGateway(config: config, directory: directory, environment: environment)
+        }
         port = try process.waitForPort()
     }
 
-    /// Wraps a gateway process the test manages itself.
-    init(process: GatewayProcess, port: Int, directory: URL) {
+    /// Wraps a gateway the test manages itself.
+    init(process: any GatewayHost, port: Int, directory: URL) {
         self.process = process
         self.port = port
         self.directory = directory

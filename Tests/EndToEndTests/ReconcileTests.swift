@@ -192,7 +192,7 @@ struct ReconcileTests {
         let fake = try FakeAppStoreAPI(bundleId: Self.bundleId)
         try fake.control(["history": [], "pageSize": 2])
         let directory = try Gateway.directory(trusting: ca, "storerelay-reconcile-kill")
-        var gateway = try Gateway(config: config(fake), directory: directory)
+        var gateway = try Gateway(config: config(fake), directory: directory, host: .childProcess)
         #expect(gateway.process.waitForLog { $0["message"]?.stringValue == "reconciliation finished" } != nil)
         let saved = try #require(checkpoint(gateway))
 

@@ -122,5 +122,6 @@ public final class GatewayProcess: @unchecked Sendable {
 
 public struct GatewayProcessError: Error, CustomStringConvertible {
     public let message: String
+    public init(message: String) { self.message = message }
     public var description: String { message }
 }
