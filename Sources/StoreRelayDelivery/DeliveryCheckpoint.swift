@@ -173,8 +173,8 @@ extension ParkedJob {
 struct CheckpointFile: Sendable {
     let path: String
     let directory: String
-    /// Test seam for crash tests: a pause between writing the new checkpoint and renaming
-    /// it into place, so a `kill -9` can land in the middle of a checkpoint write.
+    /// Test seam for crash tests (`GatewayTestHooks`): a pause between writing the new
+    /// checkpoint and renaming it into place, the moment a `kill -9` must not harm.
     let pauseBeforeRename: Duration?
 
     init(directory: String, pauseBeforeRename: Duration? = nil) {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import StoreRelayCore
+import StoreRelayGateway
 import StoreRelayTestSupport
 
 /// The signer of the end-to-end tests that need "some valid notification": the process's
@@ -95,14 +96,14 @@ struct Gateway {
 
     init(
         config: String = Gateway.config(), directory: URL? = nil, environment: [String: String] = [:],
-        host: Host = .inProcess, shellPrefix: String? = nil
+        host: Host = .inProcess, hooks: GatewayTestHooks = GatewayTestHooks(), shellPrefix: String? = nil
     ) throws {
         let directory = try directory ?? TestPaths.makeTemporaryDirectory("storerelay-e2e")
         self.directory = directory
         if host == .childProcess || shellPrefix != nil {
             process = try GatewayProcess(config: config, directory: directory, environment: environment, shellPrefix: shellPrefix)
         } else {
-            process = try InProcessGateway(config: config, directory: directory, environment: environment)
+            process = try InProcessGateway(config: config, directory: directory, environment: environment, hooks: hooks)
         }
         port = try process.waitForPort()
     }

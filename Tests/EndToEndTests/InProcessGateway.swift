@@ -55,7 +55,7 @@ final class InProcessGateway: GatewayHost, @unchecked Sendable {
     }
     private let state = Locked(State())
 
-    init(config: String, directory: URL, environment: [String: String] = [:]) throws {
+    init(config: String, directory: URL, environment: [String: String] = [:], hooks: GatewayTestHooks = GatewayTestHooks()) throws {
         self.directory = directory
         configPath = directory.appendingPathComponent("routes.conf")
         try config.write(to: configPath, atomically: true, encoding: .utf8)
@@ -64,7 +64,7 @@ final class InProcessGateway: GatewayHost, @unchecked Sendable {
         var started: StoreRelayGateway.Gateway?
         do {
             started = try StoreRelayGateway.Gateway(configuration: try Self.parse(config, directory: directory, environment: self.environment),
-                                                    logger: logger)
+                                                    logger: logger, hooks: hooks)
         } catch {
             logger.critical("cannot start", [("error", "\(error)")])
             state.withLock { $0.exitStatus = 1 }

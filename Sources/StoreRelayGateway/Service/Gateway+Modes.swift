@@ -47,7 +47,7 @@ struct ClusterParts: Sendable {
 extension Gateway {
     /// Opens the journal under the data directory and resumes its deliveries.
     static func openJournal(_ configuration: GatewayConfiguration, clock: any TimeSource, logger: Logger,
-                            metrics: GatewayMetrics) throws(GatewayError) -> GatewayBackend {
+                            metrics: GatewayMetrics, hooks: GatewayTestHooks) throws(GatewayError) -> GatewayBackend {
         let journalDirectory = configuration.dataDirectory + "/journal"
         let journal: Journal
         do {
@@ -64,11 +64,9 @@ extension Gateway {
         let delivery: DeliveryEngine
         do {
             let deadLetters = try DeadLetterStore.open(directory: configuration.dataDirectory + "/dead-letters", logger: logger)
-            // Crash tests set this to land a kill -9 in the middle of a checkpoint write.
-            let pause = ProcessInfo.processInfo.environment["STORERELAY_TEST_CHECKPOINT_PAUSE_MS"].flatMap(Int64.init)
             delivery = try DeliveryEngine(configuration: configuration, journal: journal, deadLetters: deadLetters,
                                           clock: clock, logger: logger, observer: metrics,
-                                          checkpointPause: pause.map { .milliseconds($0) },
+                                          checkpointPause: hooks.checkpointPause,
                                           replayDirectory: configuration.dataDirectory + "/replays")
         } catch {
             journal.close()

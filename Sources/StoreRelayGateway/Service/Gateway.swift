@@ -43,7 +43,8 @@ public final class Gateway: Sendable {
 
     /// Loads the TLS files (when `tls` is set), opens the journal under the data directory,
     /// loads the trust roots and starts listening.
-    public init(configuration: GatewayConfiguration, logger: Logger, clock: any TimeSource = WallClock()) throws(GatewayError) {
+    public init(configuration: GatewayConfiguration, logger: Logger, clock: any TimeSource = WallClock(),
+                hooks: GatewayTestHooks = GatewayTestHooks()) throws(GatewayError) {
         current = Locked(configuration)
         self.logger = logger
         self.clock = clock
@@ -53,7 +54,7 @@ public final class Gateway: Sendable {
         let backend = if let cluster = configuration.cluster {
             try Self.openCluster(configuration, cluster, clock: clock, logger: logger, metrics: metrics)
         } else {
-            try Self.openJournal(configuration, clock: clock, logger: logger, metrics: metrics)
+            try Self.openJournal(configuration, clock: clock, logger: logger, metrics: metrics, hooks: hooks)
         }
         journal = backend.journal
         delivery = backend.delivery
