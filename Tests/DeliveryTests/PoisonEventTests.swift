@@ -30,7 +30,10 @@ final class RecordingObserver: DeliveryObserver {
         defer { harness.stop() }
         _ = try harness.accept(6, destinations: ["hook"], typeJSON: #"DID_RENEW\r\nX-Injected: 1"#, prefix: "poison-")
         let genuine = try harness.accept(1, destinations: ["hook"], prefix: "genuine-")
-        #expect(pollUntil(timeout: 10) { sink.requests.count == 1 && harness.engine.deadLetters.count == 6 })
+        // The sink has the request before the engine has its answer: wait for the outcome too.
+        #expect(pollUntil(timeout: 10) {
+            sink.requests.count == 1 && harness.engine.deadLetters.count == 6 && observer.outcomes.current["delivered"] == 1
+        })
         #expect(sink.requests.first?["headers"]?["webhook-id"]?.stringValue == genuine[0].id)
         let letters = harness.engine.deadLetters.list().items
         #expect(letters.allSatisfy { $0.reason == .rejected && $0.attempts.count == 1 })
