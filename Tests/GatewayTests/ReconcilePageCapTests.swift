@@ -5,6 +5,7 @@ import StoreRelayAppStoreAPI
 import StoreRelayConfig
 import StoreRelayDelivery
 import StoreRelayVerification
+import StoreRelayCrypto
 import StoreRelayNet
 import StoreRelayCore
 import StoreRelayTestSupport
