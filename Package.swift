@@ -13,6 +13,7 @@ let package = Package(
         // Libraries for the on-demand packages beside this one (Fuzz/, Benchmarks/).
         .library(name: "StoreRelayCore", targets: ["StoreRelayCore"]),
         .library(name: "StoreRelayNet", targets: ["StoreRelayNet"]),
+        .library(name: "StoreRelayCrypto", targets: ["StoreRelayCrypto"]),
         .library(name: "StoreRelayVerification", targets: ["StoreRelayVerification"]),
         .library(name: "StoreRelayConfig", targets: ["StoreRelayConfig"]),
         .library(name: "StoreRelayStorage", targets: ["StoreRelayStorage"]),
@@ -46,16 +47,23 @@ let package = Package(
             dependencies: ["StoreRelayCore", "COpenSSL", "CStoreRelayShims"],
             swiftSettings: swiftSettings
         ),
-        // OpenSSL glue, App Store JWS and certificate chains, the normalized event.
+        // Hashes, HMAC, random bytes, constant-time comparison and P-256 keys on OpenSSL: what
+        // the journal, the webhook signatures and the admin tokens need without trusting anyone.
+        .target(
+            name: "StoreRelayCrypto",
+            dependencies: ["StoreRelayCore", "COpenSSL"],
+            swiftSettings: swiftSettings
+        ),
+        // The trust boundary: certificate chains, App Store JWS, the normalized event.
         .target(
             name: "StoreRelayVerification",
-            dependencies: ["StoreRelayCore", "COpenSSL", "CStoreRelayShims"],
+            dependencies: ["StoreRelayCore", "StoreRelayCrypto", "COpenSSL", "CStoreRelayShims"],
             swiftSettings: swiftSettings
         ),
         // The journal and the file queues: group-committed, checksummed, recoverable.
         .target(
             name: "StoreRelayStorage",
-            dependencies: ["StoreRelayCore", "StoreRelayVerification", "CZlib"],
+            dependencies: ["StoreRelayCore", "StoreRelayCrypto", "CZlib"],
             swiftSettings: swiftSettings
         ),
         // routes.conf and the configuration model.
@@ -67,35 +75,38 @@ let package = Package(
         // Routing, destination queues, retries, circuit breakers, dead letters.
         .target(
             name: "StoreRelayDelivery",
-            dependencies: ["StoreRelayCore", "StoreRelayNet", "StoreRelayVerification", "StoreRelayStorage", "StoreRelayConfig"],
+            dependencies: [
+                "StoreRelayCore", "StoreRelayNet", "StoreRelayCrypto", "StoreRelayVerification", "StoreRelayStorage",
+                "StoreRelayConfig",
+            ],
             swiftSettings: swiftSettings
         ),
         // Cluster mode on a Redis or Valkey server: acknowledgement, shared delivery queues,
         // dead letters, recent events and heartbeats.
         .target(
             name: "StoreRelayCluster",
-            dependencies: ["StoreRelayCore", "StoreRelayNet", "StoreRelayVerification", "StoreRelayConfig", "StoreRelayDelivery"],
+            dependencies: ["StoreRelayCore", "StoreRelayNet", "StoreRelayCrypto", "StoreRelayConfig", "StoreRelayDelivery"],
             swiftSettings: swiftSettings
         ),
         // The App Store Server API client: tokens, Notification History, test notifications.
         .target(
             name: "StoreRelayAppStoreAPI",
-            dependencies: ["StoreRelayCore", "StoreRelayNet", "StoreRelayVerification"],
+            dependencies: ["StoreRelayCore", "StoreRelayNet", "StoreRelayCrypto"],
             swiftSettings: swiftSettings
         ),
         // The running gateway: acceptance pipeline, admin API and page, reload, shutdown.
         .target(
             name: "StoreRelayGateway",
             dependencies: [
-                "StoreRelayCore", "StoreRelayNet", "StoreRelayVerification", "StoreRelayStorage", "StoreRelayConfig",
-                "StoreRelayDelivery", "StoreRelayAppStoreAPI", "StoreRelayCluster", "CStoreRelayShims",
+                "StoreRelayCore", "StoreRelayNet", "StoreRelayCrypto", "StoreRelayVerification", "StoreRelayStorage",
+                "StoreRelayConfig", "StoreRelayDelivery", "StoreRelayAppStoreAPI", "StoreRelayCluster", "CStoreRelayShims",
             ],
             swiftSettings: swiftSettings
         ),
         // The dev CA and realistic notifications for `storerelay simulate`.
         .target(
             name: "StoreRelaySimulator",
-            dependencies: ["StoreRelayCore", "StoreRelayNet", "StoreRelayVerification", "COpenSSL"],
+            dependencies: ["StoreRelayCore", "StoreRelayNet", "StoreRelayCrypto", "StoreRelayVerification", "COpenSSL"],
             swiftSettings: swiftSettings
         ),
         // The command line.
@@ -111,7 +122,7 @@ let package = Package(
         // MARK: Tests (one target per concern, on the layer that holds it)
         .target(
             name: "StoreRelayTestSupport",
-            dependencies: ["StoreRelayCore", "StoreRelayVerification"],
+            dependencies: ["StoreRelayCore", "StoreRelayCrypto", "StoreRelayVerification"],
             path: "Tests/StoreRelayTestSupport",
             swiftSettings: swiftSettings
         ),
@@ -137,12 +148,12 @@ let package = Package(
         ),
         .testTarget(
             name: "CryptoTests",
-            dependencies: ["StoreRelayVerification", "StoreRelayCore", "StoreRelayTestSupport", "COpenSSL"],
+            dependencies: ["StoreRelayCrypto", "StoreRelayVerification", "StoreRelayCore", "StoreRelayTestSupport", "COpenSSL"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "AppStoreTests",
-            dependencies: ["StoreRelayVerification", "StoreRelayCore", "StoreRelayTestSupport"],
+            dependencies: ["StoreRelayVerification", "StoreRelayCrypto", "StoreRelayCore", "StoreRelayTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -180,7 +191,7 @@ let package = Package(
         .testTarget(
             name: "SimulatorTests",
             dependencies: [
-                "StoreRelaySimulator", "StoreRelayVerification", "StoreRelayCore", "StoreRelayTestSupport",
+                "StoreRelaySimulator", "StoreRelayVerification", "StoreRelayCrypto", "StoreRelayCore", "StoreRelayTestSupport",
             ],
             swiftSettings: swiftSettings
         ),
@@ -188,7 +199,7 @@ let package = Package(
             name: "GatewayTests",
             dependencies: [
                 "StoreRelayGateway", "StoreRelayCluster", "StoreRelayConfig", "StoreRelayDelivery", "StoreRelayAppStoreAPI",
-                "StoreRelayVerification", "StoreRelayNet", "StoreRelayCore", "StoreRelayTestSupport",
+                "StoreRelayVerification", "StoreRelayCrypto", "StoreRelayNet", "StoreRelayCore", "StoreRelayTestSupport",
             ],
             swiftSettings: swiftSettings
         ),
@@ -202,14 +213,14 @@ let package = Package(
         ),
         .testTarget(
             name: "AppStoreAPITests",
-            dependencies: ["StoreRelayAppStoreAPI", "StoreRelayVerification", "StoreRelayNet", "StoreRelayCore", "StoreRelayTestSupport"],
+            dependencies: ["StoreRelayAppStoreAPI", "StoreRelayCrypto", "StoreRelayNet", "StoreRelayCore", "StoreRelayTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "EndToEndTests",
             dependencies: [
-                "StoreRelayTestSupport", "StoreRelayCore", "StoreRelayNet", "StoreRelayVerification", "StoreRelayGateway",
-                "StoreRelayConfig",
+                "StoreRelayTestSupport", "StoreRelayCore", "StoreRelayNet", "StoreRelayCrypto", "StoreRelayVerification",
+                "StoreRelayGateway", "StoreRelayConfig",
             ],
             swiftSettings: swiftSettings
         ),

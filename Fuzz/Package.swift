@@ -41,7 +41,7 @@ let package = Package(
             name: "FuzzES256Verdict",
             dependencies: [
                 "FuzzSupport", "CFuzzOpenSSL",
-                .product(name: "StoreRelayVerification", package: "StoreRelay"),
+                .product(name: "StoreRelayCrypto", package: "StoreRelay"),
             ]
         ),
         .executableTarget(

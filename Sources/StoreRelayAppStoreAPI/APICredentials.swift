@@ -1,4 +1,4 @@
-public import StoreRelayVerification
+public import StoreRelayCrypto
 import StoreRelayCore
 
 /// What signs one app's App Store Server API tokens: an In-App Purchase key from App Store

@@ -5,8 +5,8 @@ import Dispatch
 /// The App Store Server API calls StoreRelay makes for one app and environment: Notification
 /// History, and test notifications for probes.
 ///
-/// Calls block their caller until Apple answers, retries included, so they run on the
-/// reconciler's own queue, never on a request path. Retries follow Apple's documentation:
+/// Each call answers through its completion once Apple has answered, retries included; no
+/// thread waits meanwhile (a retry's wait is a timer). Retries follow Apple's documentation:
 /// 429 waits until `Retry-After` (a UNIX time in milliseconds); network errors, 5xx and the
 /// codes Apple marks retryable back off exponentially with jitter; anything else is returned.
 public final class AppStoreServerAPI: Sendable {
@@ -36,9 +36,16 @@ public final class AppStoreServerAPI: Sendable {
     private let clock: any TimeSource
     private let retries: Retries
     private let timeout: Duration
-    /// Signalled to cut a wait short when the gateway stops.
-    private let cancelled = Locked(false)
-    private let wakeUp = DispatchSemaphore(value: 0)
+    /// Set once the gateway stops; with the retries waiting then, each a timer and the call
+    /// to resume (false: cancelled), so `cancel()` can end them all at once.
+    private struct Waits {
+        var cancelled = false
+        var lastID = 0
+        var pending: [Int: (timer: DispatchWorkItem, resume: @Sendable (Bool) -> Void)] = [:]
+    }
+    private let waits = Locked(Waits())
+    /// Where retry timers fire: they only start the next attempt.
+    private let timerQueue = DispatchQueue(label: "storerelay.appstore-api.retries")
 
     /// `baseURL` overrides Apple's host for `environment` (`apple-api-url`); `caFile` is
     /// trusted besides the system store for it.
@@ -67,8 +74,15 @@ public final class AppStoreServerAPI: Sendable {
     /// Ends every wait for a retry at once: a call in progress returns `.cancelled` instead of
     /// asking Apple again (an exchange already under way still completes).
     public func cancel() {
-        cancelled.withLock { $0 = true }
-        wakeUp.signal()
+        let waiting = waits.withLock { waits in
+            waits.cancelled = true
+            defer { waits.pending = [:] }
+            return Array(waits.pending.values)
+        }
+        for wait in waiting {
+            wait.timer.cancel()
+            wait.resume(false)
+        }
     }
 
     // MARK: The calls
@@ -76,57 +90,88 @@ public final class AppStoreServerAPI: Sendable {
     /// One page of `POST /inApps/v1/notifications/history`. Retries stop at `deadline` (UNIX
     /// milliseconds), when given.
     public func notificationHistory(
-        _ query: NotificationHistoryQuery, paginationToken: String?, deadline: Int64? = nil
-    ) throws(AppStoreAPIError) -> NotificationHistoryPage {
+        _ query: NotificationHistoryQuery, paginationToken: String?, deadline: Int64? = nil,
+        completion: @escaping @Sendable (Result<NotificationHistoryPage, AppStoreAPIError>) -> Void
+    ) {
         var path = "/inApps/v1/notifications/history"
         if let paginationToken { path += "?paginationToken=" + Self.percentEncoded(paginationToken) }
-        return try NotificationHistoryPage(json: call("POST", path, body: query.body, deadline: deadline))
+        perform(Call(method: "POST", path: path, body: query.body, deadline: deadline)) { result in
+            completion(result.flatMap { json in
+                do throws(AppStoreAPIError) {
+                    return .success(try NotificationHistoryPage(json: json))
+                } catch {
+                    return .failure(error)
+                }
+            })
+        }
     }
 
     /// `POST /inApps/v1/notifications/test`: asks Apple to send a TEST notification to the
-    /// app's configured URL; returns its `testNotificationToken`. Retries stop at `deadline`
+    /// app's configured URL; gives its `testNotificationToken`. Retries stop at `deadline`
     /// (UNIX milliseconds).
-    public func requestTestNotification(deadline: Int64? = nil) throws(AppStoreAPIError) -> String {
-        let json = try call("POST", "/inApps/v1/notifications/test", body: [], deadline: deadline)
-        guard let token = json["testNotificationToken"]?.stringValue, !token.isEmpty else {
-            throw AppStoreAPIError(.malformedResponse, "the test notification response has no testNotificationToken")
+    public func requestTestNotification(
+        deadline: Int64? = nil, completion: @escaping @Sendable (Result<String, AppStoreAPIError>) -> Void
+    ) {
+        perform(Call(method: "POST", path: "/inApps/v1/notifications/test", body: [], deadline: deadline)) { result in
+            completion(result.flatMap { json in
+                guard let token = json["testNotificationToken"]?.stringValue, !token.isEmpty else {
+                    return .failure(AppStoreAPIError(.malformedResponse, "the test notification response has no testNotificationToken"))
+                }
+                return .success(token)
+            })
         }
-        return token
     }
 
     /// `GET /inApps/v1/notifications/test/{token}`: what Apple sent and how its attempts went.
     /// A 404 TestNotificationNotFoundError (not sent yet) is returned, not retried.
-    public func testNotificationStatus(token: String, deadline: Int64? = nil) throws(AppStoreAPIError) -> TestNotificationStatus {
-        let json = try call("GET", "/inApps/v1/notifications/test/" + Self.percentEncoded(token), body: nil, deadline: deadline)
-        return TestNotificationStatus(signedPayload: json["signedPayload"]?.stringValue,
-                                      sendAttempts: SendAttempt.list(json["sendAttempts"]))
+    public func testNotificationStatus(
+        token: String, deadline: Int64? = nil, completion: @escaping @Sendable (Result<TestNotificationStatus, AppStoreAPIError>) -> Void
+    ) {
+        let path = "/inApps/v1/notifications/test/" + Self.percentEncoded(token)
+        perform(Call(method: "GET", path: path, body: nil, deadline: deadline)) { result in
+            completion(result.map { json in
+                TestNotificationStatus(signedPayload: json["signedPayload"]?.stringValue, sendAttempts: SendAttempt.list(json["sendAttempts"]))
+            })
+        }
     }
 
     // MARK: Requests and retries
 
-    private func call(_ method: String, _ path: String, body: [UInt8]?, deadline: Int64?) throws(AppStoreAPIError) -> JSONValue {
-        var failures = 0, rateLimited = 0
-        var generator = SystemRandomNumberGenerator()
-        while true {
-            if cancelled.current { throw AppStoreAPIError(.cancelled, "stopped before asking Apple") }
-            let now = clock.now().milliseconds
-            var timeout = timeout
-            if let deadline { timeout = min(timeout, .milliseconds(max(1_000, deadline - now))) }
-            do {
-                return try send(method, path, body: body, timeout: timeout)
-            } catch {
-                let wait: Duration
-                if error.kind == .rateLimited {
-                    rateLimited += 1
-                    wait = Self.rateLimitWait(retryAt: error.retryAt, now: clock.now().milliseconds)
-                    guard rateLimited <= retries.rateLimitWaits, wait <= retries.longestRateLimitWait else { throw error }
-                } else {
-                    failures += 1
-                    guard error.isRetryable, failures < retries.attempts else { throw error }
-                    wait = backoff(afterFailures: failures, random: &generator)
-                }
-                if let deadline, clock.now().milliseconds + wait.wholeMilliseconds > deadline { throw error }
-                try pause(wait)
+    /// One call to Apple and how many of its attempts failed so far.
+    private struct Call: Sendable {
+        let method: String
+        let path: String
+        let body: [UInt8]?
+        /// UNIX milliseconds after which no retry starts.
+        let deadline: Int64?
+        var failures = 0
+        var rateLimited = 0
+    }
+
+    /// Sends `call`, and again after each retryable failure's wait, until an answer, an
+    /// error not worth retrying, the attempts or the deadline run out, or `cancel()`.
+    private func perform(_ call: Call, completion: @escaping @Sendable (Result<JSONValue, AppStoreAPIError>) -> Void) {
+        if waits.withLock({ $0.cancelled }) { return completion(.failure(AppStoreAPIError(.cancelled, "stopped before asking Apple"))) }
+        var timeout = timeout
+        if let deadline = call.deadline { timeout = min(timeout, .milliseconds(max(1_000, deadline - clock.now().milliseconds))) }
+        send(call.method, call.path, body: call.body, timeout: timeout) { [self] result in
+            guard case .failure(let error) = result else { return completion(result) }
+            var again = call
+            let wait: Duration
+            if error.kind == .rateLimited {
+                again.rateLimited += 1
+                wait = Self.rateLimitWait(retryAt: error.retryAt, now: clock.now().milliseconds)
+                guard again.rateLimited <= retries.rateLimitWaits, wait <= retries.longestRateLimitWait else { return completion(result) }
+            } else {
+                again.failures += 1
+                guard error.isRetryable, again.failures < retries.attempts else { return completion(result) }
+                var generator = SystemRandomNumberGenerator()
+                wait = backoff(afterFailures: again.failures, random: &generator)
+            }
+            if let deadline = again.deadline, clock.now().milliseconds + wait.wholeMilliseconds > deadline { return completion(result) }
+            pause(wait) { [self, again] resumed in
+                guard resumed else { return completion(.failure(AppStoreAPIError(.cancelled, "stopped while waiting to retry"))) }
+                perform(again, completion: completion)
             }
         }
     }
@@ -150,37 +195,66 @@ public final class AppStoreServerAPI: Sendable {
         return .milliseconds(min(maximum, ceiling + Int64.random(in: 0...max(0, ceiling / 2), using: &random)))
     }
 
-    private func pause(_ duration: Duration) throws(AppStoreAPIError) {
-        if cancelled.current { throw AppStoreAPIError(.cancelled, "stopped while waiting to retry") }
-        let nanoseconds = Int(clamping: duration.wholeMilliseconds) * 1_000_000
-        if wakeUp.wait(timeout: .now() + .nanoseconds(nanoseconds)) == .success {
-            wakeUp.signal()  // let every other waiter see it too
-            throw AppStoreAPIError(.cancelled, "stopped while waiting to retry")
+    /// Calls `resume(true)` after `duration`, or `resume(false)` at once if `cancel()` comes
+    /// first (or came already).
+    private func pause(_ duration: Duration, then resume: @escaping @Sendable (Bool) -> Void) {
+        let waits = waits
+        let timer = waits.withLock { state -> DispatchWorkItem? in
+            guard !state.cancelled else { return nil }
+            state.lastID += 1
+            let id = state.lastID
+            let timer = DispatchWorkItem {
+                // Whoever removes the wait resumes it: this timer, or `cancel()`.
+                guard waits.withLock({ $0.pending.removeValue(forKey: id) }) != nil else { return }
+                resume(true)
+            }
+            state.pending[id] = (timer, resume)
+            return timer
         }
+        guard let timer else { return resume(false) }
+        timerQueue.asyncAfter(deadline: .now() + .milliseconds(Int(clamping: duration.wholeMilliseconds)), execute: timer)
     }
 
     /// One HTTP exchange, its answer classified.
-    private func send(_ method: String, _ path: String, body: [UInt8]?, timeout: Duration) throws(AppStoreAPIError) -> JSONValue {
+    private func send(
+        _ method: String, _ path: String, body: [UInt8]?, timeout: Duration,
+        completion: @escaping @Sendable (Result<JSONValue, AppStoreAPIError>) -> Void
+    ) {
+        let token: String
+        do {
+            token = try tokens.token()
+        } catch {
+            return completion(.failure(error))
+        }
         var headers = HTTPHeaders([
-            ("Authorization", "Bearer " + (try tokens.token())), ("Accept", "application/json"),
+            ("Authorization", "Bearer " + token), ("Accept", "application/json"),
             ("User-Agent", "StoreRelay/\(StoreRelayVersion.current)"),
         ])
         if body != nil { headers.add(name: "Content-Type", value: "application/json") }
         let url = Self.url(base, path)
         let request = HTTPClientRequest(method: method, url: url, headers: headers, body: body ?? [], extraCAFile: caFile)
+        http.execute(request, timeout: timeout) { result in
+            completion(Self.classify(result, method: method, path: path))
+        }
+    }
+
+    /// An exchange's outcome as the call sees it: a JSON object from a 2xx, or why not.
+    static func classify(
+        _ result: Result<HTTPClientResponse, HTTPClientError>, method: String, path: String
+    ) -> Result<JSONValue, AppStoreAPIError> {
         let response: HTTPClientResponse
-        switch http.executeAndWait(request, timeout: timeout) {
+        switch result {
         case .success(let answer): response = answer
-        case .failure(let error): throw AppStoreAPIError(.transport, "\(method) \(path): \(error)")
+        case .failure(let error): return .failure(AppStoreAPIError(.transport, "\(method) \(path): \(error)"))
         }
         let json = try? JSONValue.parse(response.body)
         guard (200..<300).contains(response.status) else {
-            throw Self.error(status: response.status, json: json, headers: response.headers, what: "\(method) \(path.prefix(40))")
+            return .failure(Self.error(status: response.status, json: json, headers: response.headers, what: "\(method) \(path.prefix(40))"))
         }
         guard let json, json.objectValue != nil else {
-            throw AppStoreAPIError(.malformedResponse, "\(method) \(path.prefix(40)) answered \(response.status) without a JSON object")
+            return .failure(AppStoreAPIError(.malformedResponse, "\(method) \(path.prefix(40)) answered \(response.status) without a JSON object"))
         }
-        return json
+        return .success(json)
     }
 
     /// Apple's error answer: `{"errorCode":4000017,"errorMessage":"..."}` when it has a body.

@@ -345,11 +345,14 @@ public final class ClusterDelivery: DeliveryService {
 }
 
 extension ClusterDelivery {
-    /// `SET lease:<name> <instance> NX PX`: true when this instance now holds the lease
-    /// (waits for the server; false when it cannot be reached).
-    public func takeLease(_ name: String, for duration: Duration) -> Bool {
+    /// `SET lease:<name> <instance> NX PX`: `completion` gets true when this instance now
+    /// holds the lease (false when another does, or the server cannot be reached).
+    public func takeLease(_ name: String, for duration: Duration, completion: @escaping @Sendable (Bool) -> Void) {
         let command = RESPCommand("SET", keys.lease(name), instanceId, "NX", "PX", String(max(1, duration.wholeMilliseconds)))
-        return client.waitForReply(command)?.string == "OK"
+        client.send(command) { result in
+            guard case .success(let reply) = result, reply.errorKind == nil else { return completion(false) }
+            completion(reply.string == "OK")
+        }
     }
 
     /// What `/api/status` shows of cluster mode: this instance, the live ones, the server and

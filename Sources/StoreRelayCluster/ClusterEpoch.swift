@@ -1,6 +1,6 @@
 import Dispatch
 import StoreRelayNet
-import StoreRelayVerification
+import StoreRelayCrypto
 import StoreRelayCore
 
 /// "A server that lost its data is noticed" (docs/SPEC.md "Cluster mode", Server resets).

@@ -1,4 +1,4 @@
-import StoreRelayVerification
+import StoreRelayCrypto
 import StoreRelayCore
 
 /// `cluster-key` at work (docs/SPEC.md "Cluster mode", Integrity): every record an instance

@@ -1,4 +1,5 @@
 import StoreRelayVerification
+import StoreRelayCrypto
 import StoreRelayCore
 
 /// One event for one destination that could not be delivered (SPEC "Dead letters"):

@@ -3,7 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import StoreRelayVerification
+import StoreRelayCrypto
 import StoreRelayCore
 
 /// Bulk replays, recorded before they start: `DATA/replays/<id>.json` (0600) lists the dead

@@ -1,5 +1,6 @@
 import StoreRelayConfig
 import StoreRelayVerification
+import StoreRelayCrypto
 import StoreRelayNet
 import StoreRelayCore
 

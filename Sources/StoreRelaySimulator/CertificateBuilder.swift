@@ -1,5 +1,6 @@
 internal import COpenSSL
 import StoreRelayVerification
+import StoreRelayCrypto
 import StoreRelayCore
 
 /// Builds one X.509 v3 certificate with OpenSSL's X509 API: the one Swift owner of an

@@ -1,5 +1,5 @@
 internal import COpenSSL
-import StoreRelayVerification
+import StoreRelayCrypto
 
 /// A CA's P-256 private key as OpenSSL's certificate API needs it: the one Swift owner of an
 /// `EVP_PKEY*` inside this module, freed in `deinit`.

@@ -1,4 +1,5 @@
 public import StoreRelayVerification
+public import StoreRelayCrypto
 public import StoreRelayCore
 #if canImport(Glibc)
 import Glibc

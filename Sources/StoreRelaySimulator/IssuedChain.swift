@@ -1,4 +1,5 @@
 import StoreRelayVerification
+import StoreRelayCrypto
 import StoreRelayCore
 
 /// A freshly issued dev chain (root → intermediate → leaf) and the leaf's key, built with

@@ -1,5 +1,5 @@
 import StoreRelayCore
-import StoreRelayVerification
+import StoreRelayCrypto
 
 /// The payload objects that replace `data` for some types: `summary` (RENEWAL_EXTENSION /
 /// SUMMARY), `externalPurchaseToken` (EXTERNAL_PURCHASE_TOKEN) and the app transaction of

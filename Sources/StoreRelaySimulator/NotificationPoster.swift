@@ -4,7 +4,8 @@ import StoreRelayNet
 /// and returns the answer, through the gateway's own HTTP client (the one transport and codec
 /// every socket uses), so `simulate` speaks `https://` as well as `http://`.
 ///
-/// `post` blocks its caller until the answer: `storerelay simulate` is a one-shot command.
+/// `post` answers through its completion, on the client's queue; `storerelay simulate`, a
+/// one-shot command, waits for it at its top level.
 public struct NotificationPoster: Sendable {
     /// Bounds everything: resolving, connecting, sending and reading the answer.
     public var timeout: Duration
@@ -24,21 +25,26 @@ public struct NotificationPoster: Sendable {
         }
     }
 
-    public func post(_ body: String, to url: HTTPURL) throws(SimulatorError) -> HTTPAnswer {
+    /// Posts `body` to `url`; `completion` gets the answer, or why there is none.
+    public func post(_ body: String, to url: HTTPURL, completion: @escaping @Sendable (Result<HTTPAnswer, SimulatorError>) -> Void) {
         var configuration = HTTPClientConfiguration()
         configuration.connectTimeout = timeout
         configuration.maxResponseBodySize = maxAnswerBytes
         let client = HTTPClient(configuration: configuration)
-        defer { client.shutdown() }
         let request = HTTPClientRequest(
             method: "POST", url: url,
             headers: ["User-Agent": "StoreRelay-Simulator", "Content-Type": "application/json", "Connection": "close"],
             body: Array(body.utf8))
-        switch client.executeAndWait(request, timeout: timeout) {
-        case .success(let response):
-            return HTTPAnswer(status: response.status, reason: response.reason, body: String(decoding: response.body, as: UTF8.self))
-        case .failure(let error):
-            throw SimulatorError(.delivery, "cannot post the notification to \(url.hostHeader): \(error.message)")
+        client.execute(request, timeout: timeout) { result in
+            // One request per client: done with it once answered.
+            client.shutdown()
+            switch result {
+            case .success(let response):
+                completion(.success(HTTPAnswer(status: response.status, reason: response.reason,
+                                               body: String(decoding: response.body, as: UTF8.self))))
+            case .failure(let error):
+                completion(.failure(SimulatorError(.delivery, "cannot post the notification to \(url.hostHeader): \(error.message)")))
+            }
         }
     }
 }

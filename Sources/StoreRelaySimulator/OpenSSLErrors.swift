@@ -1,4 +1,4 @@
-import StoreRelayVerification
+import StoreRelayCrypto
 
 /// Failures of the simulator's own OpenSSL calls, with the reason taken from (and emptied out
 /// of) the per-thread error queue, so a stale entry never surfaces in a later, unrelated call.

@@ -1,4 +1,4 @@
-import StoreRelayVerification
+import StoreRelayCrypto
 
 /// Identifiers shaped like Apple's, from the CSPRNG so repeated runs never collide (the
 /// gateway deduplicates on `notificationUUID`).

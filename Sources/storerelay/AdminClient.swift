@@ -14,7 +14,7 @@ struct AdminCommandFailure: Error {
 }
 
 /// Talks to a running gateway's admin listener, one blocking request at a time: the CLI's
-/// main thread waits on a semaphore while `HTTPClient` does the I/O on its own queues.
+/// main thread waits (`Blocking`) while `HTTPClient` does the I/O on its own queues.
 struct AdminClient {
     struct Answer {
         var status: Int
@@ -55,7 +55,7 @@ struct AdminClient {
         } catch {
             throw .usage("\(baseURL) is not a usable admin URL (\(error.message))")
         }
-        switch client.executeAndWait(request, timeout: timeout) {
+        switch Blocking.wait(for: { client.execute(request, timeout: timeout, completion: $0) }) {
         case .success(let response):
             let json = response.body.isEmpty ? nil : try? JSONValue.parse(response.body)
             if response.status == 401 {

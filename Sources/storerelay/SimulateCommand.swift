@@ -127,7 +127,7 @@ enum SimulateCommand: CommandDescribing {
     private static func deliver(_ notification: SimulatedNotification, target: HTTPURL?, out: String?) -> Int32 {
         if let target {
             do {
-                let answer = try NotificationPoster().post(notification.httpBody, to: target)
+                let answer = try Blocking.wait(for: { NotificationPoster().post(notification.httpBody, to: target, completion: $0) }).get()
                 writeStandardOutput("HTTP \(answer.status) \(answer.reason)")
                 if !answer.body.isEmpty { writeStandardOutput(answer.body) }
                 return answer.isSuccess ? ExitCode.ok : ExitCode.failure

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 @testable import StoreRelayAppStoreAPI
-import StoreRelayVerification
+import StoreRelayCrypto
 import StoreRelayNet
 import StoreRelayCore
 import StoreRelayTestSupport

@@ -1,5 +1,6 @@
 import Testing
 import StoreRelayVerification
+import StoreRelayCrypto
 import StoreRelayCore
 
 /// Real Apple-signed notifications and signed data, verified with the built-in Apple root.

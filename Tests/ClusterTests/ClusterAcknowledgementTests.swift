@@ -155,6 +155,11 @@ struct ClusterAcknowledgementTests {
         #expect(why.contains("WAITAOF"), "\(why)")
     }
 
+    /// Whether `delivery` took the lease, waited for.
+    func takeLease(_ delivery: ClusterDelivery, _ name: String, for duration: Duration) -> Bool {
+        (try? waitForResult { completion in delivery.takeLease(name, for: duration) { completion(.success($0)) } }) ?? false
+    }
+
     /// A lease (reconciliation's, in cluster mode) is held by one instance at a time, until it
     /// expires.
     @Test func oneInstanceAtATimeHoldsALease() throws {
@@ -165,10 +170,10 @@ struct ClusterAcknowledgementTests {
         let cluster = ClusterConfiguration(url: try RedisURL.parse("redis://127.0.0.1:\(server.port)"))
         let (a, b) = try (ClusterDelivery(configuration: GatewayConfiguration(), cluster: cluster, client: redis, instanceId: "a", logger: .disabled),
                           ClusterDelivery(configuration: GatewayConfiguration(), cluster: cluster, client: redis, instanceId: "b", logger: .disabled))
-        #expect(a.takeLease("reconcile:com.acme.journal:production", for: .milliseconds(300)))
-        #expect(!b.takeLease("reconcile:com.acme.journal:production", for: .milliseconds(300)))
-        #expect(b.takeLease("reconcile:com.acme.journal:sandbox", for: .milliseconds(300)), "another lease is free")
-        #expect(pollUntil(timeout: 5) { b.takeLease("reconcile:com.acme.journal:production", for: .seconds(10)) })
-        #expect(!a.takeLease("reconcile:com.acme.journal:production", for: .seconds(10)))
+        #expect(takeLease(a, "reconcile:com.acme.journal:production", for: .milliseconds(300)))
+        #expect(!takeLease(b, "reconcile:com.acme.journal:production", for: .milliseconds(300)))
+        #expect(takeLease(b, "reconcile:com.acme.journal:sandbox", for: .milliseconds(300)), "another lease is free")
+        #expect(pollUntil(timeout: 5) { takeLease(b, "reconcile:com.acme.journal:production", for: .seconds(10)) })
+        #expect(!takeLease(a, "reconcile:com.acme.journal:production", for: .seconds(10)))
     }
 }

@@ -1,5 +1,6 @@
 import Testing
 import StoreRelayVerification
+import StoreRelayCrypto
 import StoreRelayCore
 import StoreRelayTestSupport
 

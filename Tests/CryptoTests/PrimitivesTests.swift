@@ -1,6 +1,6 @@
 import Testing
 import StoreRelayTestSupport
-import StoreRelayVerification
+import StoreRelayCrypto
 import StoreRelayCore
 
 @Suite struct PrimitivesTests {

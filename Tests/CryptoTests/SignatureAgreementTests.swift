@@ -2,6 +2,7 @@ import COpenSSL
 import Foundation
 import Testing
 import StoreRelayVerification
+import StoreRelayCrypto
 import StoreRelayCore
 import StoreRelayTestSupport
 

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import StoreRelayVerification
+import StoreRelayCrypto
 import StoreRelayCore
 import StoreRelayTestSupport
 

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 import StoreRelayCore
-import StoreRelayVerification
+import StoreRelayCrypto
 import StoreRelayTestSupport
 
 /// A bulk replay is recorded before it starts and resumes after a crash (issue 13, point 3):

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import StoreRelayCore
 import StoreRelayVerification
+import StoreRelayCrypto
 import StoreRelayTestSupport
 
 /// The gateway forwards only what it verified (security review, finding 1): a body that JSON

@@ -5,6 +5,7 @@ import StoreRelayAppStoreAPI
 import StoreRelayConfig
 import StoreRelayDelivery
 import StoreRelayVerification
+import StoreRelayCrypto
 import StoreRelayNet
 import StoreRelayCore
 import StoreRelayTestSupport
@@ -48,7 +49,7 @@ import StoreRelayTestSupport
         var notWritableMessage: String { "" }
         var unavailableReason: String { "" }
         var dedupeWindow: Duration { .seconds(30 * 86_400) }
-        func takeLease(_ name: String, for duration: Duration) -> Bool { true }
+        func takeLease(_ name: String, for duration: Duration, completion: @escaping @Sendable (Bool) -> Void) { completion(true) }
     }
 
     func reconciler(_ fake: EndlessHistory, clock: ManualClock, limits: ReconcileLimits) throws -> (Reconciler, String) {

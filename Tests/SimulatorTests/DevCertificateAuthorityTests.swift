@@ -1,5 +1,6 @@
 import Foundation
 import StoreRelayVerification
+import StoreRelayCrypto
 import StoreRelaySimulator
 import StoreRelayCore
 import StoreRelayTestSupport

@@ -1,4 +1,6 @@
+import Dispatch
 import Foundation
+import StoreRelayCore
 import StoreRelaySimulator
 import Testing
 #if canImport(Glibc)
@@ -6,6 +8,18 @@ import Glibc
 #endif
 
 @Suite struct PostingTests {
+    /// What `start` passes to its completion, waited for.
+    func waitFor<Answer: Sendable>(_ start: (@escaping @Sendable (Answer) -> Void) -> Void) -> Answer {
+        let answer = Locked<Answer?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        start { value in
+            answer.withLock { $0 = value }
+            done.signal()
+        }
+        done.wait()
+        return answer.current!
+    }
+
     @Test func parsesTargets() throws {
         let plain = try NotificationPoster.target("http://127.0.0.1:8080/appstore/notifications")
         #expect(plain.host == "127.0.0.1" && plain.port == 8080 && plain.pathAndQuery == "/appstore/notifications")
@@ -27,7 +41,7 @@ import Glibc
             let server = try OneShotServer(
                 answer: "HTTP/1.1 \(status) \(reason)\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)")
             let target = try NotificationPoster.target("http://127.0.0.1:\(server.port)/appstore/notifications")
-            let answer = try NotificationPoster(timeout: .seconds(10)).post("{\"signedPayload\":\"a.b.c\"}", to: target)
+            let answer = try waitFor { NotificationPoster(timeout: .seconds(10)).post("{\"signedPayload\":\"a.b.c\"}", to: target, completion: $0) }.get()
             let request = try server.request()
             #expect(answer.status == status)
             #expect(answer.isSuccess == (status == 200))
@@ -44,7 +58,9 @@ import Glibc
         // Bind a port, then close it: nothing listens there any more.
         let port = try OneShotServer.unusedPort()
         let target = try NotificationPoster.target("http://127.0.0.1:\(port)/")
-        let error = #expect(throws: SimulatorError.self) { try NotificationPoster(timeout: .seconds(5)).post("{}", to: target) }
+        let error = #expect(throws: SimulatorError.self) {
+            try waitFor { NotificationPoster(timeout: .seconds(5)).post("{}", to: target, completion: $0) }.get()
+        }
         #expect(error?.code == .delivery)
         #expect(error?.isUsageError == false)
     }

@@ -1,5 +1,6 @@
 import Foundation
 import StoreRelayVerification
+import StoreRelayCrypto
 import StoreRelayCore
 
 /// Signs many distinct V2 notifications quickly with a `TestCertificateAuthority` chain,

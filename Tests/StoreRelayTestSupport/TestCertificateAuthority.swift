@@ -149,7 +149,7 @@ public final class TestCertificateAuthority: Sendable {
     }
 
     /// Converts a DER `ECDSA-Sig-Value` (SEQUENCE of two INTEGERs) to JWS raw `R‖S`, written
-    /// here independently of the verifier's converter (StoreRelayVerification/Crypto).
+    /// here independently of the verifier's converter (StoreRelayCrypto).
     public static func rawSignature(fromDER der: [UInt8]) -> [UInt8]? {
         var index = 0
         func length() -> Int? {

@@ -1,6 +1,7 @@
 import BenchKit
 import Dispatch
 import StoreRelayVerification
+import StoreRelayCrypto
 import StoreRelayCore
 import StoreRelayDelivery
 

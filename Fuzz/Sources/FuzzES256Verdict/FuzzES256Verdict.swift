@@ -1,6 +1,6 @@
 import CFuzzOpenSSL
 import FuzzSupport
-import StoreRelayVerification
+import StoreRelayCrypto
 
 /// libFuzzer target: `PublicKey.isValidES256Signature` must give OpenSSL's own verdict
 /// (`EVP_DigestVerify` with a fresh context, the signature DER-encoded here, independently

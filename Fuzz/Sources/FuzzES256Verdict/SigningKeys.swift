@@ -1,5 +1,5 @@
 import CFuzzOpenSSL
-import StoreRelayVerification
+import StoreRelayCrypto
 
 /// Three P-256 keys made once per process: each as StoreRelay's types and as an `EVP_PKEY`
 /// that OpenSSL parsed from the public key's PEM (the reference shares no object with ours).

@@ -1,4 +1,4 @@
-import StoreRelayVerification
+import StoreRelayCrypto
 import StoreRelayNet
 
 /// Who is asking: the bearer token (API and page) or a page session cookie.

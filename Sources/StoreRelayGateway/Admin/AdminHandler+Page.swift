@@ -1,4 +1,4 @@
-import StoreRelayVerification
+import StoreRelayCrypto
 import StoreRelayDelivery
 import StoreRelayNet
 import StoreRelayCore

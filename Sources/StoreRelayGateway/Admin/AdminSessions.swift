@@ -1,4 +1,4 @@
-import StoreRelayVerification
+import StoreRelayCrypto
 import StoreRelayCore
 
 /// Web page sessions: a random id (the cookie) mapped server-side to its CSRF token and

@@ -1,4 +1,4 @@
-import StoreRelayVerification
+import StoreRelayCrypto
 import StoreRelayCore
 
 /// The admin listener's bearer token (SPEC "routes.conf": `admin-token`, else generated at

@@ -9,10 +9,11 @@ import StoreRelayCore
 /// already has is a duplicate, what it missed is stored and fanned out, marked
 /// `recoveredBy: "history"`.
 ///
-/// Passes run one at a time on the app and environment's own queue (`ReconcileRecord`, kept
+/// Passes run one at a time in the app and environment's own line (`ReconcileRecord`, kept
 /// across reloads) — the scheduled ones every `reconcile every`, and those `storerelay
-/// reconcile` asks for — and block only that queue while Apple answers. The checkpoint
-/// advances only once a window reaching back to it has had its last page stored.
+/// reconcile` asks for. A pass is a chain of callbacks: no thread waits while Apple or the
+/// intake answers. The checkpoint advances only once a window reaching back to it has had its
+/// last page stored.
 final class Reconciler: Sendable {
     let bundleId: String
     let environment: AppStoreEnvironment
@@ -30,6 +31,8 @@ final class Reconciler: Sendable {
     let record: ReconcileRecord
     private let limits: ReconcileLimits
     private let timer = Locked<(any DispatchSourceTimer)?>(nil)
+    /// Whether a scheduled pass waits in line behind a pass still running.
+    private let scheduledPassWaiting = Locked(false)
 
     /// Apple keeps 180 days of production history and 30 of sandbox; an hour's margin keeps
     /// a slow clock from asking for a day Apple no longer has.
@@ -64,13 +67,26 @@ final class Reconciler: Sendable {
         let source = DispatchSource.makeTimerSource(queue: record.queue)
         source.schedule(deadline: .now() + .milliseconds(passNow ? 200 : every), repeating: .milliseconds(every))
         source.setEventHandler { [self] in
-            // Cluster mode: the instance that takes this period's lease reconciles; the others
-            // skip it (what they would fetch is in the shared dedupe already).
-            let lease = "reconcile:\(bundleId):\(environment.rawValue)"
-            guard store.takeLease(lease, for: .milliseconds(Int64(Double(every) * 0.9))) else {
-                return logger.info("reconciliation skipped: another instance holds this period's lease", tagged([]))
+            // A pass that outlasts the interval delays the next rather than piling them up: one
+            // scheduled pass at most waits behind it.
+            let alreadyWaiting = scheduledPassWaiting.withLock { waiting -> Bool in
+                defer { waiting = true }
+                return waiting
             }
-            _ = runPass(ReconcileRequest())
+            guard !alreadyWaiting else { return }
+            record.passes.enqueue { [self] done in
+                scheduledPassWaiting.withLock { $0 = false }
+                // Cluster mode: the instance that takes this period's lease reconciles; the
+                // others skip it (what they would fetch is in the shared dedupe already).
+                let lease = "reconcile:\(bundleId):\(environment.rawValue)"
+                store.takeLease(lease, for: .milliseconds(Int64(Double(every) * 0.9))) { [self] taken in
+                    guard taken else {
+                        logger.info("reconciliation skipped: another instance holds this period's lease", tagged([]))
+                        return done()
+                    }
+                    runPass(ReconcileRequest()) { _ in done() }
+                }
+            }
         }
         timer.withLock { $0 = source }
         source.resume()
@@ -78,7 +94,7 @@ final class Reconciler: Sendable {
 
     /// Stops the schedule and cuts short any wait for Apple: a pass in progress ends at its
     /// next call to Apple (the exchange under way completes; if that was the last page, the
-    /// pass completes too). Later passes of this app wait on the same queue for it.
+    /// pass completes too). Later passes of this app wait in the same line for it.
     func stop() {
         timer.withLock { timer in
             timer?.cancel()
@@ -89,7 +105,12 @@ final class Reconciler: Sendable {
 
     /// Runs one pass after any pass in progress, then calls `completion` with its report.
     func reconcile(_ request: ReconcileRequest, completion: @escaping @Sendable (ReconcileReport) -> Void) {
-        record.queue.async { [self] in completion(runPass(request)) }
+        record.passes.enqueue { [self] done in
+            runPass(request) { report in
+                completion(report)
+                done()
+            }
+        }
     }
 
     /// How far before a loss of the cluster server's data a recovery looks, for an app
@@ -110,126 +131,167 @@ final class Reconciler: Sendable {
 
     // MARK: One pass
 
-    private func runPass(_ request: ReconcileRequest) -> ReconcileReport {
+    private func runPass(_ request: ReconcileRequest, completion: @escaping @Sendable (ReconcileReport) -> Void) {
         let now = clock.now().milliseconds
         var report = ReconcileReport(startedAt: Timestamp(milliseconds: now))
         report.dryRun = request.dryRun
         report.windowEnd = now
+        let window: (stored: Int64?, planned: Int64)
         do throws(ReconcileFailure) {
-            let stored: Int64?
-            switch checkpoint.load() {
-            case .missing: stored = nil
-            case .saved(let value): stored = value
-            case .unreadable(let why):
-                throw ReconcileFailure("the checkpoint \(checkpoint.path) cannot be read (\(why)); fix or remove it")
-            }
-            let overlap = schedule?.overlap.wholeMilliseconds ?? 0
-            guard request.since != nil || request.from != nil || stored != nil || schedule != nil else {
-                throw ReconcileFailure("this app has no checkpoint and no reconcile schedule: give --since")
-            }
-            // What a scheduled pass asks for; a checkpoint moves only after a window reaching it.
-            let planned = (stored ?? now) - overlap
-            var start = request.from ?? request.since.map { now - $0.wholeMilliseconds } ?? planned
-            // Apple has no older history; and a notification signed before the dedupe window
-            // cannot be told from one already delivered, so the policy would only quarantine it
-            // (ten minutes' margin: the pass takes time, the policy judges at its own now).
-            let kept = now - Self.historyKept(environment)
-            let remembered = now - dedupeWindow.wholeMilliseconds + 600_000
-            if start < max(kept, remembered) {
-                report.clamped = kept >= remembered
-                    ? "Apple keeps \(environment == .production ? 180 : 30) days of \(environment.rawValue) history"
-                    : "notifications signed before the \(ConfigFormat.duration(dedupeWindow)) dedupe-window cannot be told from ones already delivered"
-                start = max(kept, remembered)
-            }
-            report.windowStart = min(start, now - 1)
-            logger.info("reconciliation started", tagged([
-                ("window.start", Timestamp(milliseconds: report.windowStart).iso8601), ("dry.run", request.dryRun ? "yes" : "no"),
-            ]))
-            try fetchWindow(NotificationHistoryQuery(startDate: report.windowStart, endDate: now, onlyFailures: request.onlyFailures),
-                            dryRun: request.dryRun, into: &report)
+            window = try plan(request, now: now, into: &report)
+        } catch {
+            return finish(report, failure: error, completion: completion)
+        }
+        let query = NotificationHistoryQuery(startDate: report.windowStart, endDate: now, onlyFailures: request.onlyFailures)
+        let fetch = WindowFetch(query: query, dryRun: request.dryRun,
+                                deadline: report.startedAt.milliseconds + limits.maximumDuration.wholeMilliseconds,
+                                report: report, counted: request.dryRun ? [] : nil)
+        fetchWindow(fetch) { [self] fetched, failure in
+            var failure = failure
             // The checkpoint says "everything before it was asked for": only a whole window
             // from it (or from as far back as can be asked) moves it, never backwards.
-            let coversCheckpoint = report.windowStart <= planned || report.clamped != nil
-            if !request.dryRun, !request.onlyFailures, coversCheckpoint, (stored ?? .min) < now { try saveCheckpoint(now) }
-        } catch {
-            report.outcome = .failed
-            report.error = error.message
+            let coversCheckpoint = fetched.report.windowStart <= window.planned || fetched.report.clamped != nil
+            if failure == nil, !request.dryRun, !request.onlyFailures, coversCheckpoint, (window.stored ?? .min) < now {
+                do throws(ReconcileFailure) {
+                    try saveCheckpoint(now)
+                } catch {
+                    failure = error
+                }
+            }
+            finish(fetched.report, failure: failure, completion: completion)
         }
-        report.finishedAt = clock.now()
-        finish(report)
-        return report
     }
 
-    /// Every page of `query`, each stored before the next is asked for. An expired
+    /// The window a pass asks for, into `report`; the checkpoint it read and where a scheduled
+    /// pass would start.
+    private func plan(
+        _ request: ReconcileRequest, now: Int64, into report: inout ReconcileReport
+    ) throws(ReconcileFailure) -> (stored: Int64?, planned: Int64) {
+        let stored: Int64?
+        switch checkpoint.load() {
+        case .missing: stored = nil
+        case .saved(let value): stored = value
+        case .unreadable(let why):
+            throw ReconcileFailure("the checkpoint \(checkpoint.path) cannot be read (\(why)); fix or remove it")
+        }
+        let overlap = schedule?.overlap.wholeMilliseconds ?? 0
+        guard request.since != nil || request.from != nil || stored != nil || schedule != nil else {
+            throw ReconcileFailure("this app has no checkpoint and no reconcile schedule: give --since")
+        }
+        // What a scheduled pass asks for; a checkpoint moves only after a window reaching it.
+        let planned = (stored ?? now) - overlap
+        var start = request.from ?? request.since.map { now - $0.wholeMilliseconds } ?? planned
+        // Apple has no older history; and a notification signed before the dedupe window
+        // cannot be told from one already delivered, so the policy would only quarantine it
+        // (ten minutes' margin: the pass takes time, the policy judges at its own now).
+        let kept = now - Self.historyKept(environment)
+        let remembered = now - dedupeWindow.wholeMilliseconds + 600_000
+        if start < max(kept, remembered) {
+            report.clamped = kept >= remembered
+                ? "Apple keeps \(environment == .production ? 180 : 30) days of \(environment.rawValue) history"
+                : "notifications signed before the \(ConfigFormat.duration(dedupeWindow)) dedupe-window cannot be told from ones already delivered"
+            start = max(kept, remembered)
+        }
+        report.windowStart = min(start, now - 1)
+        logger.info("reconciliation started", tagged([
+            ("window.start", Timestamp(milliseconds: report.windowStart).iso8601), ("dry.run", request.dryRun ? "yes" : "no"),
+        ]))
+        return (stored, planned)
+    }
+
+    /// A window's pages so far: what they added to the report, the next page's token, and
+    /// (a dry run) the ids already counted.
+    private struct WindowFetch: Sendable {
+        let query: NotificationHistoryQuery
+        let dryRun: Bool
+        /// UNIX milliseconds: no retry of a call to Apple starts after it.
+        let deadline: Int64
+        var report: ReconcileReport
+        var token: String?
+        /// A dry run stores nothing, so a window fetched again would count its first pages
+        /// as recovered twice: it remembers what it counted.
+        var counted: Set<String>?
+    }
+
+    /// Every page of the window, each stored before the next is asked for. An expired
     /// pagination token starts the window again: what was stored comes back as duplicates.
     /// A pass that reaches `limits` first fails, its checkpoint where it was.
-    private func fetchWindow(_ query: NotificationHistoryQuery, dryRun: Bool, into report: inout ReconcileReport) throws(ReconcileFailure) {
-        let deadline = report.startedAt.milliseconds + limits.maximumDuration.wholeMilliseconds
-        var token: String?
-        // A dry run stores nothing, so a window fetched again would count its first pages
-        // as recovered twice: it remembers what it counted.
-        var counted: Set<String>? = dryRun ? [] : nil
-        while true {
-            let page: NotificationHistoryPage
-            do {
-                page = try api.notificationHistory(query, paginationToken: token, deadline: deadline)
-            } catch {
-                if error.isPaginationTokenExpired, report.restarts < 3 {
-                    report.restarts += 1
-                    logger.warning("pagination token expired; fetching the window again", tagged([("page", String(report.pages))]))
-                    token = nil
-                    continue
+    private func fetchWindow(_ fetch: WindowFetch, completion: @escaping @Sendable (WindowFetch, ReconcileFailure?) -> Void) {
+        api.notificationHistory(fetch.query, paginationToken: fetch.token, deadline: fetch.deadline) { [self] result in
+            record.queue.async { [self] in
+                var fetch = fetch
+                let page: NotificationHistoryPage
+                switch result {
+                case .success(let answer):
+                    page = answer
+                case .failure(let error):
+                    if error.isPaginationTokenExpired, fetch.report.restarts < 3 {
+                        fetch.report.restarts += 1
+                        logger.warning("pagination token expired; fetching the window again", tagged([("page", String(fetch.report.pages))]))
+                        fetch.token = nil
+                        return fetchWindow(fetch, completion: completion)
+                    }
+                    return completion(fetch, ReconcileFailure("App Store Server API: \(error.message)"))
                 }
-                throw ReconcileFailure("App Store Server API: \(error.message)")
+                fetch.report.pages += 1
+                take(page.items, fetch) { [self] taken, failure in
+                    if let failure { return completion(taken, failure) }
+                    guard page.hasMore, let next = page.paginationToken else { return completion(taken, nil) }
+                    let pages = taken.report.pages
+                    let elapsed = clock.now().milliseconds - taken.report.startedAt.milliseconds
+                    if pages >= limits.maximumPages || elapsed >= limits.maximumDuration.wholeMilliseconds {
+                        return completion(taken, ReconcileFailure("Apple kept answering hasMore: stopped after \(pages) pages in "
+                            + "\(ConfigFormat.duration(.milliseconds(elapsed / 1000 * 1000))) (at most \(limits.maximumPages) pages or "
+                            + "\(ConfigFormat.duration(limits.maximumDuration)) a pass); the checkpoint stays, so the next pass asks again"))
+                    }
+                    var following = taken
+                    following.token = next
+                    fetchWindow(following, completion: completion)
+                }
             }
-            report.pages += 1
-            try take(page.items, dryRun: dryRun, counted: &counted, into: &report)
-            guard page.hasMore, let next = page.paginationToken else { return }
-            let elapsed = clock.now().milliseconds - report.startedAt.milliseconds
-            if report.pages >= limits.maximumPages || elapsed >= limits.maximumDuration.wholeMilliseconds {
-                throw ReconcileFailure("Apple kept answering hasMore: stopped after \(report.pages) pages in "
-                    + "\(ConfigFormat.duration(.milliseconds(elapsed / 1000 * 1000))) (at most \(limits.maximumPages) pages or "
-                    + "\(ConfigFormat.duration(limits.maximumDuration)) a pass); the checkpoint stays, so the next pass asks again")
-            }
-            token = next
         }
     }
 
-    /// Feeds one page to the intake and waits for every answer. A notification the journal
-    /// could not store fails the pass, so the checkpoint stays and the next pass asks again.
+    /// Feeds one page to the intake and counts every answer once all are in. A notification
+    /// the journal could not store fails the pass, so the checkpoint stays and the next pass
+    /// asks again.
     private func take(
-        _ items: [NotificationHistoryPage.Item], dryRun: Bool, counted: inout Set<String>?, into report: inout ReconcileReport
-    ) throws(ReconcileFailure) {
+        _ items: [NotificationHistoryPage.Item], _ fetch: WindowFetch,
+        completion: @escaping @Sendable (WindowFetch, ReconcileFailure?) -> Void
+    ) {
         let outcomes = Locked<[IntakeOutcome]>([])
         let group = DispatchGroup()
         for item in items {
             group.enter()
-            intake.recover(signedPayload: item.signedPayload, dryRun: dryRun) { outcome in
+            intake.recover(signedPayload: item.signedPayload, dryRun: fetch.dryRun) { outcome in
                 outcomes.withLock { $0.append(outcome) }
                 group.leave()
             }
         }
-        group.wait()
-        report.found += items.count
-        var unavailable: String?
-        for outcome in outcomes.current {
-            if case .accepted(let id) = outcome, counted?.insert(id).inserted == false {
-                report.alreadyHad += 1
-                continue
+        group.notify(queue: record.queue) {
+            var fetch = fetch
+            fetch.report.found += items.count
+            var unavailable: String?
+            for outcome in outcomes.current {
+                if case .accepted(let id) = outcome, fetch.counted?.insert(id).inserted == false {
+                    fetch.report.alreadyHad += 1
+                    continue
+                }
+                if case .quarantined(let id) = outcome, fetch.counted?.insert(id).inserted == false {
+                    fetch.report.alreadyHad += 1
+                    continue
+                }
+                switch outcome {
+                case .accepted: fetch.report.recovered += 1
+                case .duplicate: fetch.report.alreadyHad += 1
+                case .quarantined: fetch.report.quarantined += 1
+                case .rejected(.unavailable(let message)): unavailable = message
+                case .rejected: fetch.report.failed += 1
+                }
             }
-            if case .quarantined(let id) = outcome, counted?.insert(id).inserted == false {
-                report.alreadyHad += 1
-                continue
-            }
-            switch outcome {
-            case .accepted: report.recovered += 1
-            case .duplicate: report.alreadyHad += 1
-            case .quarantined: report.quarantined += 1
-            case .rejected(.unavailable(let message)): unavailable = message
-            case .rejected: report.failed += 1
-            }
+            if let unavailable { return completion(fetch, ReconcileFailure("a recovered notification could not be stored: \(unavailable)")) }
+            completion(fetch, nil)
         }
-        if let unavailable { throw ReconcileFailure("a recovered notification could not be stored: \(unavailable)") }
     }
 
     private func saveCheckpoint(_ value: Int64) throws(ReconcileFailure) {
@@ -240,7 +302,16 @@ final class Reconciler: Sendable {
         }
     }
 
-    private func finish(_ report: ReconcileReport) {
+    /// Records and logs the pass, failed when `failure` says why, then hands it over.
+    private func finish(
+        _ report: ReconcileReport, failure: ReconcileFailure?, completion: @escaping @Sendable (ReconcileReport) -> Void
+    ) {
+        var report = report
+        if let failure {
+            report.outcome = .failed
+            report.error = failure.message
+        }
+        report.finishedAt = clock.now()
         record.lastPass.withLock { $0 = report }
         if report.outcome == .success, !report.dryRun { record.lastSuccess.withLock { $0 = report.finishedAt } }
         metrics.reconciliationFinished(app: bundleId, environment: environment.rawValue, outcome: report.outcome.rawValue,
@@ -257,6 +328,7 @@ final class Reconciler: Sendable {
         } else {
             logger.info("reconciliation finished", tagged(fields))
         }
+        completion(report)
     }
 
     /// `fields` after the app and environment every reconciliation line carries.

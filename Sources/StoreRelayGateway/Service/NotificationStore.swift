@@ -1,4 +1,3 @@
-import Dispatch
 import StoreRelayCluster
 import StoreRelayDelivery
 import StoreRelayNet
@@ -22,29 +21,15 @@ protocol NotificationStore: Sendable {
     /// How long ids are remembered: what the acceptance policy calls stale.
     var dedupeWindow: Duration { get }
     /// Takes the lease `name` for `duration` unless another instance holds it: in cluster
-    /// mode one instance at a time reconciles an app (SPEC). Waits for the server: call it
-    /// on a queue that may block.
-    func takeLease(_ name: String, for duration: Duration) -> Bool
+    /// mode one instance at a time reconciles an app (SPEC). `completion` says whether this
+    /// instance holds it now (false too when the server cannot be asked).
+    func takeLease(_ name: String, for duration: Duration, completion: @escaping @Sendable (Bool) -> Void)
 }
 
 enum StoreOutcome: Sendable {
     case stored
     case duplicate
     case failed(String)
-}
-
-extension NotificationStore {
-    /// `contains`, waited for: for queues that may block (a reconciler's).
-    func containsNow(id: String) -> Bool {
-        let answer = Locked<Bool?>(nil)
-        let done = DispatchSemaphore(value: 0)
-        contains(id: id) { found in
-            answer.withLock { $0 = found }
-            done.signal()
-        }
-        done.wait()
-        return answer.current ?? false
-    }
 }
 
 /// Single-node mode: the journal, then the delivery engine.
@@ -77,7 +62,7 @@ struct JournalStore: NotificationStore {
     var dedupeWindow: Duration { journal.options.dedupeRetention }
 
     /// One instance: nobody to share with.
-    func takeLease(_ name: String, for duration: Duration) -> Bool { true }
+    func takeLease(_ name: String, for duration: Duration, completion: @escaping @Sendable (Bool) -> Void) { completion(true) }
 }
 
 /// Cluster mode: the acknowledgement script on the shared server; this instance's consumers
@@ -110,8 +95,8 @@ struct ClusterStore: NotificationStore {
         acknowledgement.contains(id: id) { result in completion(try? result.get()) }
     }
 
-    func takeLease(_ name: String, for duration: Duration) -> Bool {
-        delivery.takeLease(name, for: duration)
+    func takeLease(_ name: String, for duration: Duration, completion: @escaping @Sendable (Bool) -> Void) {
+        delivery.takeLease(name, for: duration, completion: completion)
     }
 
     /// Connected, answering within the watch's silence limit, and durable.

@@ -1,4 +1,4 @@
-import StoreRelayVerification
+import StoreRelayCrypto
 
 /// What the journal remembers of an event id once its segment is retired: the first 128 bits
 /// of the id's SHA-256.

@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import StoreRelayCore
+import StoreRelayCrypto
 
 /// What a verified `x5c` chain proved, kept so the next JWS with the same chain costs one
 /// ES256 verification instead of a chain build and two more signature checks.

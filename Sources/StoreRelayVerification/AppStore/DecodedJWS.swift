@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 public import StoreRelayCore
+import StoreRelayCrypto
 
 /// A JWS in compact serialization (RFC 7515 §7.1), split and decoded but not yet trusted.
 ///

@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import StoreRelayCore
+import StoreRelayCrypto
 
 /// The last few JWS headers decoded, by the exact bytes of their base64url segment.
 ///

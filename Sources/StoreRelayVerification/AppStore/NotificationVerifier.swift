@@ -1,4 +1,5 @@
 import StoreRelayCore
+public import StoreRelayCrypto
 
 /// Verifies the `signedPayload` of an App Store Server Notification V2 and the signed data
 /// nested in it, following StoreRelay's SPEC ("Verification (V2)").

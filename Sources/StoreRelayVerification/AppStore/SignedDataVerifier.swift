@@ -1,4 +1,5 @@
 public import StoreRelayCore
+public import StoreRelayCrypto
 
 /// Verifies App Store JWS the way Apple's App Store Server Library does (offline mode):
 /// ES256 only; `x5c` of exactly three certificates; leaf ← `x5c[1]` ← a trusted root, where

@@ -1,3 +1,4 @@
+import StoreRelayCrypto
 
 /// V1 notifications are unsigned; Apple proves them by echoing the app's shared secret in the
 /// `password` field.

@@ -1,4 +1,5 @@
 import StoreRelayCore
+import StoreRelayCrypto
 
 /// A legacy App Store Server Notification (V1): an unsigned JSON object with
 /// `notification_type` and the app's shared secret in `password`.

@@ -1,6 +1,7 @@
 internal import COpenSSL
 internal import CStoreRelayShims
 public import StoreRelayCore
+public import StoreRelayCrypto
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)

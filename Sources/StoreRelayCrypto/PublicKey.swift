@@ -17,8 +17,9 @@ public final class PublicKey: @unchecked Sendable {
     /// once: every signature check asks, and asking OpenSSL means a name lookup and a string.
     public let isP256: Bool
 
-    /// Takes ownership of one reference to `pointer`.
-    init(taking pointer: OpaquePointer) {
+    /// Takes ownership of one reference to `pointer` (`package`: a certificate in
+    /// StoreRelayVerification hands over the key it reads).
+    package init(taking pointer: OpaquePointer) {
         self.pointer = pointer
         isP256 = PublicKey.isP256(pointer)
     }

@@ -2,7 +2,7 @@ internal import COpenSSL
 
 /// Converts ECDSA P-256 signatures between the JWS form (raw `R‖S`, 32 bytes each,
 /// RFC 7518 §3.4) and the DER `ECDSA-Sig-Value` that OpenSSL signs and verifies.
-enum ECDSASignature {
+package enum ECDSASignature {
     static let componentSize = 32
     /// The order n of P-256, big-endian: R and S must lie in [1, n − 1] (SEC 1 §4.1.4 step 1).
     private static let order: [UInt8] = [
@@ -13,7 +13,7 @@ enum ECDSASignature {
     /// Whether `raw` has the shape of a P-256 signature: 64 bytes, R and S each in [1, n − 1].
     /// A cheap filter before costlier work (a chain build, a DER conversion); it decides no
     /// signature valid: OpenSSL still does, and rejects the same out-of-range values.
-    static func isWellFormedRaw(_ raw: [UInt8]) -> Bool {
+    package static func isWellFormedRaw(_ raw: [UInt8]) -> Bool {
         guard raw.count == 2 * componentSize else { return false }
         func inRange(_ component: ArraySlice<UInt8>) -> Bool {
             component.contains { $0 != 0 } && component.lexicographicallyPrecedes(order)

@@ -47,7 +47,7 @@ public struct CryptoError: Error, Hashable, CustomStringConvertible {
 
     /// Builds an error from the OpenSSL error queue (and empties it), so a stale entry never
     /// surfaces in a later, unrelated call on this thread.
-    static func fromQueue(_ code: Code, _ what: String) -> CryptoError {
+    package static func fromQueue(_ code: Code, _ what: String) -> CryptoError {
         let detail = OpenSSLErrorQueue.drain()
         return CryptoError(code, detail.isEmpty ? what : "\(what): \(detail)")
     }

@@ -1,5 +1,6 @@
 internal import COpenSSL
 public import StoreRelayCore
+public import StoreRelayCrypto
 
 /// Verifies `leaf ← intermediates ← trusted root` chains at a given time.
 ///
