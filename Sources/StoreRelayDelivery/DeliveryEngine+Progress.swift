@@ -16,11 +16,6 @@ extension DeliveryEngine {
             $0.attempts = job.attempts
             $0.nextAttempt = job.due
         } }
-        logger.info("delivery attempt failed", [
-            ("event.id", job.eventId), ("destination", job.destination), ("attempt", String(job.attempts.count)),
-            ("status", attempt.status.map(String.init) ?? ""), ("error", attempt.error ?? ""),
-            ("next", job.due.iso8601),
-        ])
         // Replays are not in the journal's bookkeeping: their dead letter stays until they succeed.
         guard job.replayOf == nil, let position = job.position else { return }
         books.withLock { books in

@@ -45,7 +45,8 @@ extension DeliveryEngine {
         for definition in configuration.destinations where queues[definition.name] == nil {
             queues[definition.name] = try Self.makeQueue(definition, client: client, wholeJobLimit: wholeJobsPerDestination,
                                                          window: windowPerDestination, clock: clock, logger: logger,
-                                                         events: reference.events, readBackRetryDelay: readBackRetryDelay)
+                                                         observer: observer, events: reference.events,
+                                                         readBackRetryDelay: readBackRetryDelay)
         }
         // New and redefined destinations read on from their cursor: a new one from the
         // journal's end before the new routes apply (no event before it names it); events

@@ -104,7 +104,7 @@ public final class DeliveryEngine: Sendable {
         for destination in configuration.destinations {
             queues[destination.name] = try Self.makeQueue(
                 destination, client: client, wholeJobLimit: wholeJobsPerDestination, window: self.windowPerDestination,
-                clock: clock, logger: logger, events: reference.events, readBackRetryDelay: readBackRetryDelay)
+                clock: clock, logger: logger, observer: observer, events: reference.events, readBackRetryDelay: readBackRetryDelay)
         }
         topology = Locked(Topology(queues: queues, order: configuration.destinations.map(\.name), routes: configuration.routes))
         reference.engine = self
@@ -195,12 +195,11 @@ public final class DeliveryEngine: Sendable {
 
     static func makeQueue(
         _ destination: DestinationConfiguration, client: HTTPClient, wholeJobLimit: Int, window: Int, clock: any TimeSource,
-        logger: Logger, events: DestinationQueue.Events, readBackRetryDelay: Duration
+        logger: Logger, observer: any DeliveryObserver, events: DestinationQueue.Events, readBackRetryDelay: Duration
     ) throws -> DestinationQueue {
         let setup = try DestinationSetup(destination, client: client, clock: clock, logger: logger)
-        return DestinationQueue(definition: destination, kind: setup.kind, driver: setup.driver, limits: setup.limits,
-                                wholeJobLimit: wholeJobLimit, window: window, clock: clock, events: events,
-                                readBackRetryDelay: readBackRetryDelay)
+        return DestinationQueue(definition: destination, setup: setup, wholeJobLimit: wholeJobLimit, window: window, clock: clock,
+                                observer: observer, logger: logger, events: events, readBackRetryDelay: readBackRetryDelay)
     }
 }
 
@@ -213,10 +212,6 @@ final class EngineReference: @unchecked Sendable {
     var events: DestinationQueue.Events {
         DestinationQueue.Events(
             attempted: { [self] job, attempt in engine?.recordAttempt(job, attempt) },
-            attemptEnded: { [self] destination, outcome, attempt in
-                engine?.observer.attemptFinished(destination: destination, outcome: outcome,
-                                                 seconds: Double(attempt.durationMs) / 1000)
-            },
             delivered: { [self] job in engine?.recordDelivery(job) },
             deadLettered: { [self] job, reason, detail in engine?.deadLetter(job, reason: reason, detail: detail) },
             readBack: { [self] parked, completion in

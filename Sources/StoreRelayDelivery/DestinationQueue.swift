@@ -3,40 +3,6 @@ import StoreRelayConfig
 import StoreRelayStorage
 import StoreRelayCore
 
-/// How long and how often a destination keeps trying (from its `routes.conf` options).
-package struct DeliveryLimits: Sendable {
-    package var maxAttempts: Int
-    package var maxAge: Duration
-    package var schedule: RetrySchedule
-}
-
-/// A point-in-time view of one destination, for status pages and metrics.
-public struct DestinationStatus: Sendable {
-    public var name: String
-    public var kind: String
-    public var queueDepth: Int
-    /// Of `queueDepth`, the events waiting in the journal rather than in memory.
-    public var parked: Int
-    public var inFlight: Int
-    public var breaker: CircuitBreaker.State
-    public var lastSuccess: Timestamp?
-    public var lastError: String?
-    public var lastErrorAt: Timestamp?
-
-    public init(name: String, kind: String, queueDepth: Int, parked: Int, inFlight: Int, breaker: CircuitBreaker.State,
-                lastSuccess: Timestamp?, lastError: String?, lastErrorAt: Timestamp?) {
-        self.name = name
-        self.kind = kind
-        self.queueDepth = queueDepth
-        self.parked = parked
-        self.inFlight = inFlight
-        self.breaker = breaker
-        self.lastSuccess = lastSuccess
-        self.lastError = lastError
-        self.lastErrorAt = lastErrorAt
-    }
-}
-
 /// One destination's own queue: events wait here until due, at most `concurrency` attempts
 /// are in flight, and its circuit breaker decides when a failing destination is tried again.
 /// A slow, dead or hanging destination only ever delays its own events.
@@ -48,8 +14,6 @@ final class DestinationQueue: @unchecked Sendable {
     /// What the queue tells the engine; called on the queue's own serial queue.
     struct Events: Sendable {
         var attempted: @Sendable (DeliveryJob, DeliveryAttempt) -> Void
-        /// Every attempt as it ends, with its `storerelay_deliveries_total` outcome.
-        var attemptEnded: @Sendable (String, String, DeliveryAttempt) -> Void
         var delivered: @Sendable (DeliveryJob) -> Void
         var deadLettered: @Sendable (DeliveryJob, DeadLetter.Reason, String) -> Void
         /// Reads a parked job's event back from the journal; nil when it cannot.
@@ -82,11 +46,10 @@ final class DestinationQueue: @unchecked Sendable {
     let readBackRetryDelay: Duration
 
     let name: String
-    let kind: String
     /// The definition this queue was built from; a reload keeps the queue when it is unchanged.
     let definition: DestinationConfiguration
-    private let driver: any DeliveryDriver
-    private let limits: DeliveryLimits
+    /// Sends, and judges every outcome; confined to `queue` like the rest.
+    private let runner: AttemptRunner
     private let clock: any TimeSource
     private let events: Events
     private let queue: DispatchQueue
@@ -107,37 +70,34 @@ final class DestinationQueue: @unchecked Sendable {
     private var failedBacklogReads = 0
     /// After a failed read of the backlog, the next waits until then.
     private var backlogPausedUntil: Timestamp?
-    private var inFlight = 0
-    private var breaker: CircuitBreaker
     private var timer: (any DispatchSourceTimer)?
     private var stopped = false
     /// Set by `stop`: nothing new starts, attempts in flight may finish until the grace ends,
     /// then this runs (once) and the queue is stopped.
     private var stopCompletion: (@Sendable () -> Void)?
-    private var lastSuccess: Timestamp?
-    private var lastError: (message: String, at: Timestamp)?
     /// Set when a reload removed or redefined this destination: nothing new starts, and every
     /// job that would wait here goes to the hand-off instead.
     private var handOff: (@Sendable (WaitingJob) -> Void)?
     private var retiredCompletion: (@Sendable () -> Void)?
 
-    init(definition: DestinationConfiguration, kind: String, driver: any DeliveryDriver, limits: DeliveryLimits,
-         wholeJobLimit: Int, window: Int, clock: any TimeSource, events: Events, readBackRetryDelay: Duration = .seconds(5)) {
+    init(definition: DestinationConfiguration, setup: DestinationSetup, wholeJobLimit: Int, window: Int, clock: any TimeSource,
+         observer: any DeliveryObserver, logger: Logger, events: Events, readBackRetryDelay: Duration = .seconds(5)) {
         self.window = window
         self.readBackRetryDelay = readBackRetryDelay
         self.definition = definition
         self.name = definition.name
-        self.kind = kind
-        self.driver = driver
-        self.limits = limits
         waiting = WaitingRoom(wholeLimit: wholeJobLimit)
         self.clock = clock
         self.events = events
         queue = DispatchQueue(label: "storerelay.destination.\(definition.name)", target: .deliveryWork)
-        breaker = CircuitBreaker(threshold: 5, cooldown: limits.schedule)
+        runner = AttemptRunner(destination: definition.name, setup: setup, queue: queue, clock: clock, observer: observer,
+                               logger: logger)
     }
 
-    func body(for notification: StoredNotification) -> [UInt8] { driver.body(for: notification) }
+    /// `webhook` or `file`.
+    var kind: String { runner.kindName }
+
+    func body(for notification: StoredNotification) -> [UInt8] { runner.prepare(notification) }
 
     /// Adds `job` (a replay); it goes out when due and the destination has room.
     func enqueue(_ job: DeliveryJob) { receive(.whole(job)) }
@@ -159,7 +119,7 @@ final class DestinationQueue: @unchecked Sendable {
             guard let cursor, !stopped, !isDraining, handOff == nil else { return }
             if feed == .live && position >= cursor && roomToTake > 0 && waiting.wholeRoom > 0 {
                 let job = DeliveryJob(notification: notification, destination: name, position: position,
-                                      body: driver.body(for: notification), attempts: [], due: clock.now(),
+                                      body: runner.prepare(notification), attempts: [], due: clock.now(),
                                       budgetStart: notification.receivedAt)
                 self.cursor = end
                 events.took(name, [job], end)
@@ -176,7 +136,7 @@ final class DestinationQueue: @unchecked Sendable {
     }
 
     /// Taken events the window can still hold.
-    private var roomToTake: Int { window - waiting.count - inFlight }
+    private var roomToTake: Int { window - waiting.count - runner.inFlight }
     /// Adds a job handed over from the queue a reload replaced (a whole one gets the body
     /// this definition sends).
     func takeOver(_ job: WaitingJob) {
@@ -199,7 +159,7 @@ final class DestinationQueue: @unchecked Sendable {
 
     /// Retires the queue after a reload: waiting jobs, and every in-flight job that still needs
     /// another attempt, go to `handOff`; `completion` runs once nothing is in flight and the
-    /// driver is closed.
+    /// destination's kind is closed.
     func retire(handOff: @escaping @Sendable (WaitingJob) -> Void, completion: @escaping @Sendable () -> Void) {
         queue.async { [self] in
             self.handOff = handOff
@@ -212,13 +172,13 @@ final class DestinationQueue: @unchecked Sendable {
     }
 
     private func closeIfRetiredAndIdle() {
-        guard inFlight == 0, waiting.reading == 0, !readingBacklog, let completion = retiredCompletion else { return }
+        guard runner.inFlight == 0, waiting.reading == 0, !readingBacklog, let completion = retiredCompletion else { return }
         retiredCompletion = nil
-        driver.close(completion: completion)
+        runner.close(completion: completion)
     }
 
     /// Starts no further attempt; those in flight may finish (and their outcome is recorded)
-    /// for up to `grace`, then the driver closes and `completion` runs. Waiting events, and
+    /// for up to `grace`, then the destination's kind closes and `completion` runs. Waiting events, and
     /// attempts still in flight at the end, resume from the journal on the next start.
     func stop(grace: Duration = .zero, completion: @escaping @Sendable () -> Void) {
         queue.async { [self] in
@@ -227,7 +187,7 @@ final class DestinationQueue: @unchecked Sendable {
             timer?.cancel()
             timer = nil
             _ = waiting.drain()
-            if inFlight == 0 { return finishStopping() }
+            if runner.inFlight == 0 { return finishStopping() }
             queue.asyncAfter(deadline: .now() + .milliseconds(Int(min(grace.wholeMilliseconds, Int64(Int32.max))))) { [self] in
                 finishStopping()
             }
@@ -238,7 +198,7 @@ final class DestinationQueue: @unchecked Sendable {
         guard !stopped, let completion = stopCompletion else { return }
         stopped = true
         stopCompletion = nil
-        driver.close(completion: completion)
+        runner.close(completion: completion)
     }
 
     /// Stopping, in its grace period: outcomes are still recorded, nothing new starts.
@@ -246,9 +206,7 @@ final class DestinationQueue: @unchecked Sendable {
 
     var status: DestinationStatus {
         queue.sync {
-            DestinationStatus(name: name, kind: kind, queueDepth: waiting.count, parked: waiting.parkedCount, inFlight: inFlight,
-                              breaker: breaker.state, lastSuccess: lastSuccess,
-                              lastError: lastError?.message, lastErrorAt: lastError?.at)
+            runner.status(queueDepth: waiting.count, parked: waiting.parkedCount)
         }
     }
 
@@ -260,13 +218,16 @@ final class DestinationQueue: @unchecked Sendable {
         dispatchPrecondition(condition: .onQueue(queue))
         guard !stopped, !isDraining, handOff == nil else { return closeIfRetiredAndIdle() }
         let now = clock.now()
-        while inFlight < driver.concurrency, let job = waiting.popDue(now: now) {
-            let expired = now >= expiry(budgetStart: job.budgetStart)
-            if !expired && !breaker.allowsAttempt(at: now) {
+        while runner.room > 0, let job = waiting.popDue(now: now) {
+            if let expired = runner.expired(job, now: now) {
+                handle(expired)
+                continue
+            }
+            guard runner.allowsAttempt(at: now) else {
                 waiting.putBack(job)
                 break
             }
-            begin(job, expired: expired, now: now)
+            start(job)
         }
         // The backlog's events have been due since they were accepted: they go before parked
         // retries due later than that, as they would in one queue ordered by due time.
@@ -314,7 +275,7 @@ final class DestinationQueue: @unchecked Sendable {
         let now = clock.now()
         let jobs = read.jobs.map { job in
             var job = job
-            job.body = driver.body(for: job.notification)
+            job.body = runner.prepare(job.notification)
             return job
         }
         cursor = read.next
@@ -333,14 +294,6 @@ final class DestinationQueue: @unchecked Sendable {
         pump()
     }
 
-    /// Attempts `job`, or dead-letters it when its `max-age` has passed.
-    private func begin(_ job: DeliveryJob, expired: Bool, now: Timestamp) {
-        guard expired else { return start(job) }
-        var job = job
-        job.due = now
-        events.deadLettered(job, .exhausted, "max-age \(ConfigFormat.duration(limits.maxAge)) passed before the event could be delivered")
-    }
-
     private func readBack(_ parked: ParkedJob) {
         events.readBack(parked) { [self] event in
             queue.async { self.readBackFinished(parked, event) }
@@ -352,7 +305,7 @@ final class DestinationQueue: @unchecked Sendable {
         guard !stopped else { return }
         waiting.readFinished()
         if let event {
-            let job = parked.restored(event, body: driver.body(for: event))
+            let job = parked.restored(event, body: runner.prepare(event))
             if let handOff { handOff(.whole(job)) } else { waiting.putBack(job) }
         } else {
             var later = parked
@@ -372,11 +325,11 @@ final class DestinationQueue: @unchecked Sendable {
     private func armTimer(now: Timestamp) {
         timer?.cancel()
         timer = nil
-        var canStart = inFlight < driver.concurrency
+        var canStart = runner.room > 0
         var notBefore: Timestamp?
-        switch breaker.state {
+        switch runner.breaker {
         case .closed: break
-        case .open: notBefore = breaker.openUntil
+        case .open: notBefore = runner.openUntil
         case .halfOpen: canStart = false  // the probe's outcome pumps again
         }
         guard var wake = waiting.nextWake(canStart: canStart) else { return }
@@ -390,65 +343,31 @@ final class DestinationQueue: @unchecked Sendable {
     }
 
     private func start(_ job: DeliveryJob) {
-        inFlight += 1
-        driver.attempt(job, number: job.attempts.count + 1) { [self] outcome in
-            queue.async { self.finish(job, outcome) }
-        }
+        runner.take()
+        runner.attempt(job) { [self] outcome in finish(job, outcome) }
     }
 
     private func finish(_ job: DeliveryJob, _ outcome: AttemptOutcome) {
         dispatchPrecondition(condition: .onQueue(queue))
-        inFlight -= 1
+        runner.release()
         guard !stopped else { return }
-        defer { if isDraining && inFlight == 0 { finishStopping() } }
-        var job = job
-        job.attempts.append(outcome.attempt)
-        let now = clock.now()
-        switch outcome {
-        case .delivered(let attempt):
-            events.attemptEnded(name, outcome.metricLabel, attempt)
-            breaker.recordSuccess()
-            lastSuccess = now
-            events.delivered(job)
-        case .reject(let attempt):
-            events.attemptEnded(name, outcome.metricLabel, attempt)
-            breaker.recordAnswer()
-            lastError = (attempt.error ?? "rejected", now)
-            events.deadLettered(job, .rejected, "the destination answered HTTP \(attempt.status ?? 0), which is not retried")
-        case .unsendable(let attempt):
-            events.attemptEnded(name, outcome.metricLabel, attempt)
-            lastError = (attempt.error ?? "unsendable", now)
-            events.deadLettered(job, .rejected, attempt.error ?? "the event cannot be sent to this destination")
-        case .retry(let attempt, let retryAfter):
-            breaker.recordFailure(at: now)
-            lastError = (attempt.error ?? "failed", now)
-            scheduleRetry(job, attempt, after: retryAfter, now: now)
-        }
+        defer { if isDraining && runner.inFlight == 0 { finishStopping() } }
+        handle(runner.settle(job, outcome))
         pump()
     }
 
-    private func scheduleRetry(_ job: DeliveryJob, _ attempt: DeliveryAttempt, after retryAfter: Duration?, now: Timestamp) {
-        var job = job
-        guard job.attemptsInBudget < limits.maxAttempts else {
-            events.attemptEnded(name, "exhausted", attempt)
-            events.deadLettered(job, .exhausted, "gave up after \(job.attemptsInBudget) attempts (max-attempts \(limits.maxAttempts))")
-            return
+    /// Writes the verdict down through the engine; a retry waits here again (or goes to the
+    /// queue that replaces this one).
+    private func handle(_ verdict: AttemptVerdict) {
+        switch verdict {
+        case .delivered(let job):
+            events.delivered(job)
+        case .deadLetter(let job, let reason, let detail):
+            events.deadLettered(job, reason, detail)
+        case .retry(let job, let attempt):
+            events.attempted(job, attempt)
+            if let handOff { return handOff(.whole(job)) }
+            waiting.add(job, now: clock.now())
         }
-        let backoff = limits.schedule.delay(afterFailures: job.attemptsInBudget)
-        let delay = max(backoff, retryAfter ?? .zero)
-        job.due = now.advanced(by: delay)
-        if job.due >= expiry(budgetStart: job.budgetStart) {
-            events.attemptEnded(name, "exhausted", attempt)
-            events.deadLettered(job, .exhausted, "max-age \(ConfigFormat.duration(limits.maxAge)) would pass before the next attempt")
-            return
-        }
-        events.attemptEnded(name, "retry", attempt)
-        events.attempted(job, attempt)
-        if let handOff { return handOff(.whole(job)) }
-        waiting.add(job, now: now)
-    }
-
-    private func expiry(budgetStart: Timestamp) -> Timestamp {
-        budgetStart.advanced(by: limits.maxAge)
     }
 }
