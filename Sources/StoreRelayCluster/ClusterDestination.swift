@@ -25,6 +25,19 @@ final class ClusterDestination: @unchecked Sendable {
         var maintenanceInterval: Duration = .seconds(1)
     }
 
+    /// Where the consumer is in its life; every entry point asks this first.
+    enum Lifecycle {
+        /// The consumer group is being joined (again, after the server lost it): nothing is read.
+        case preparing
+        /// Reading and attempting as the runner allows.
+        case running
+        /// `stop` was called: nothing new is read or started; attempts in flight may finish
+        /// and settle until the grace ends, then the kind closes and `completion` runs, once.
+        case stopping(completion: @Sendable () -> Void)
+        /// Closed; what is still pending stays on the server for a claim.
+        case stopped
+    }
+
     let name: String
     let definition: DestinationConfiguration
     private let queue: ClusterQueue
@@ -41,11 +54,9 @@ final class ClusterDestination: @unchecked Sendable {
     /// Entries read and not yet settled on the server, by stream id.
     private var inFlight: [String: ClusterQueue.Entry] = [:]
     private var reading = false
-    private var prepared = false
+    private var lifecycle = Lifecycle.preparing
     private var pollTimer: (any DispatchSourceTimer)?
     private var maintenanceTimer: (any DispatchSourceTimer)?
-    private var stopped = false
-    private var stopCompletion: (@Sendable () -> Void)?
     private var figures = ClusterQueue.Figures()
     private var lastConsumerCleanup: ContinuousClock.Instant?
 
@@ -95,23 +106,31 @@ final class ClusterDestination: @unchecked Sendable {
     /// `claim-after`, or this one when it comes back with the same instance id.
     func stop(grace: Duration, completion: @escaping @Sendable () -> Void) {
         work.async { [self] in
-            guard !stopped, stopCompletion == nil else { return completion() }
-            stopCompletion = completion
+            switch lifecycle {
+            case .preparing, .running: lifecycle = .stopping(completion: completion)
+            case .stopping, .stopped: return completion()
+            }
             pollTimer?.cancel()
             maintenanceTimer?.cancel()
             pollTimer = nil
             maintenanceTimer = nil
             if inFlight.isEmpty { return finishStopping() }
-            work.asyncAfter(deadline: .now() + grace.dispatchInterval) { [self] in finishStopping() }
+            work.asyncAfter(deadline: .now() + grace.dispatchInterval) { [self] in finishStopping(force: true) }
         }
     }
 
-    private var isStopping: Bool { stopped || stopCompletion != nil }
+    /// Stopping or stopped: nothing new is read, claimed or started.
+    private var isStopping: Bool {
+        switch lifecycle {
+        case .preparing, .running: false
+        case .stopping, .stopped: true
+        }
+    }
 
-    private func finishStopping() {
-        guard !stopped, let completion = stopCompletion else { return }
-        stopped = true
-        stopCompletion = nil
+    /// Closes once stopping and nothing is left in flight (or the grace ended: `force`).
+    private func finishStopping(force: Bool = false) {
+        guard case .stopping(let completion) = lifecycle, force || inFlight.isEmpty else { return }
+        lifecycle = .stopped
         runner.close(completion: completion)
     }
 
@@ -120,12 +139,12 @@ final class ClusterDestination: @unchecked Sendable {
     private func maintain() {
         dispatchPrecondition(condition: .onQueue(work))
         guard !isStopping else { return }
-        guard prepared else {
+        guard case .running = lifecycle else {
             queue.prepare { [self] result in
                 work.async { [self] in
                     switch result {
                     case .success:
-                        prepared = true
+                        if case .preparing = lifecycle { lifecycle = .running }
                         pump()
                     case .failure(let error):
                         logger.warning("cluster queue not ready", [("destination", name), ("error", error.message)])
@@ -184,7 +203,7 @@ final class ClusterDestination: @unchecked Sendable {
     /// Reads as many new entries as the concurrency limit and the breaker allow.
     private func pump() {
         dispatchPrecondition(condition: .onQueue(work))
-        guard prepared, !isStopping, !reading else { return }
+        guard case .running = lifecycle, !reading else { return }
         let free = runner.room
         guard free > 0 else { return }
         let now = clock.now()
@@ -205,7 +224,7 @@ final class ClusterDestination: @unchecked Sendable {
                 case .failure(let error):
                     if runner.breaker == .halfOpen { runner.cancelProbe() }
                     logger.warning("cluster queue read failed", [("destination", name), ("error", error.message)])
-                    if error.message.contains("NOGROUP") { prepared = false }
+                    if error.message.contains("NOGROUP"), case .running = lifecycle { lifecycle = .preparing }
                     schedulePoll(at: clock.now().advanced(by: .seconds(1)))
                 }
             }
@@ -250,8 +269,7 @@ final class ClusterDestination: @unchecked Sendable {
         guard !isStopping else {
             // Stopping: left pending on the server, for another instance (or this one, back).
             letGo(entry)
-            if stopCompletion != nil, inFlight.isEmpty { finishStopping() }
-            return
+            return finishStopping()
         }
         let now = clock.now()
         guard !entry.eventId.isEmpty else { return tampered(entry, .event, "the stream entry names no event", now: now) }
@@ -385,7 +403,7 @@ final class ClusterDestination: @unchecked Sendable {
                            [("event.id", entry.eventId), ("destination", name), ("error", error.message)])
         }
         letGo(entry)
-        if stopCompletion != nil, inFlight.isEmpty { return finishStopping() }
+        guard !isStopping else { return finishStopping() }
         pump()
     }
 

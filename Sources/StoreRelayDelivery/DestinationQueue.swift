@@ -7,6 +7,10 @@ import StoreRelayCore
 /// are in flight, and its circuit breaker decides when a failing destination is tried again.
 /// A slow, dead or hanging destination only ever delays its own events.
 ///
+/// Its `Lifecycle` is the one answer to whether it may start, take or hand over a job: live
+/// or behind (its feed) while it runs, then stopping, retiring or stopped. Attempts go through
+/// an `AttemptRunner`, as in cluster mode.
+///
 /// All state is confined to `queue`. Waiting events sit in a `WaitingRoom` with one timer
 /// armed for the earliest, so a backlog for a dead destination costs no CPU while it waits,
 /// and only a bounded number of them keep their event in memory.
@@ -33,9 +37,26 @@ final class DestinationQueue: @unchecked Sendable {
         var readBacklog: @Sendable (String, RecordPosition, Int, @escaping @Sendable (BacklogRead) -> Void) -> Void
     }
 
-    /// Where new events come from: handed over as they are accepted (`live`), or read from
-    /// the journal at `cursor` while the destination has a backlog there (`behind`).
-    enum Feed { case live, behind }
+    /// Where the queue is in its life, and while it runs, where its new events come from.
+    /// Every entry point asks this first; nothing else says whether the queue may start,
+    /// take or hand over a job.
+    enum Lifecycle {
+        /// Caught up: each event is handed over as the journal stores it.
+        case live
+        /// A backlog waits in the journal: the queue reads it at `cursor` as its window frees.
+        /// (Also the state before `start`, with no cursor yet: nothing is read or taken.)
+        case behind
+        /// `stop` was called: nothing new starts; attempts in flight may finish, and their
+        /// outcome is recorded, until the grace ends; then the kind closes and `completion`
+        /// runs, once.
+        case stopping(completion: @Sendable () -> Void)
+        /// A reload removed or redefined the destination: nothing new starts, and every job
+        /// that would wait here goes to `handOff`. `completion` runs once nothing is in flight
+        /// or being read and the kind is closed (nil once it ran).
+        case retiring(handOff: @Sendable (WaitingJob) -> Void, completion: (@Sendable () -> Void)?)
+        /// Closed: outcomes arriving now are not recorded (the journal resumes them).
+        case stopped
+    }
 
     /// A parked event the journal could not give back is tried again `readBackRetryDelay`
     /// later, without spending an attempt (the failure is logged each time); after this many
@@ -58,9 +79,9 @@ final class DestinationQueue: @unchecked Sendable {
     private var waiting: WaitingRoom
     /// Taken, unfinished events at most (whole, parked, in flight).
     private let window: Int
+    private var lifecycle = Lifecycle.behind
     /// Nil until `start`: nothing is read or taken before the engine resumed.
     private var cursor: RecordPosition?
-    private var feed = Feed.behind
     private var readingBacklog = false
     /// The last event offered while `behind`: the backlog reaches at least that far.
     private var offeredWhileBehind: RecordPosition?
@@ -71,14 +92,6 @@ final class DestinationQueue: @unchecked Sendable {
     /// After a failed read of the backlog, the next waits until then.
     private var backlogPausedUntil: Timestamp?
     private var timer: (any DispatchSourceTimer)?
-    private var stopped = false
-    /// Set by `stop`: nothing new starts, attempts in flight may finish until the grace ends,
-    /// then this runs (once) and the queue is stopped.
-    private var stopCompletion: (@Sendable () -> Void)?
-    /// Set when a reload removed or redefined this destination: nothing new starts, and every
-    /// job that would wait here goes to the hand-off instead.
-    private var handOff: (@Sendable (WaitingJob) -> Void)?
-    private var retiredCompletion: (@Sendable () -> Void)?
 
     init(definition: DestinationConfiguration, setup: DestinationSetup, wholeJobLimit: Int, window: Int, clock: any TimeSource,
          observer: any DeliveryObserver, logger: Logger, events: Events, readBackRetryDelay: Duration = .seconds(5)) {
@@ -116,8 +129,8 @@ final class DestinationQueue: @unchecked Sendable {
     /// the destination reads it when its turn comes.
     func offer(_ notification: StoredNotification, at position: RecordPosition, end: RecordPosition) {
         queue.async { [self] in
-            guard let cursor, !stopped, !isDraining, handOff == nil else { return }
-            if feed == .live && position >= cursor && roomToTake > 0 && waiting.wholeRoom > 0 {
+            guard let cursor, isRunning else { return }
+            if case .live = lifecycle, position >= cursor && roomToTake > 0 && waiting.wholeRoom > 0 {
                 let job = DeliveryJob(notification: notification, destination: name, position: position,
                                       body: runner.prepare(notification), attempts: [], due: clock.now(),
                                       budgetStart: notification.receivedAt)
@@ -127,7 +140,7 @@ final class DestinationQueue: @unchecked Sendable {
                 return pump()
             }
             if position >= cursor {
-                feed = .behind
+                lifecycle = .behind
                 offeredWhileBehind = max(offeredWhileBehind ?? position, position)
                 events.passed(name)
                 pump()
@@ -147,8 +160,11 @@ final class DestinationQueue: @unchecked Sendable {
 
     private func receive(_ job: WaitingJob) {
         queue.async { [self] in
-            guard !stopped, !isDraining else { return }
-            if let handOff { return handOff(job) }
+            switch lifecycle {
+            case .live, .behind: break
+            case .retiring(let handOff, _): return handOff(job)
+            case .stopping, .stopped: return
+            }
             switch job {
             case .whole(let whole): waiting.add(whole, now: clock.now())
             case .parked(let parked): waiting.add(parked)
@@ -160,10 +176,12 @@ final class DestinationQueue: @unchecked Sendable {
     /// Retires the queue after a reload: waiting jobs, and every in-flight job that still needs
     /// another attempt, go to `handOff`; `completion` runs once nothing is in flight and the
     /// destination's kind is closed.
+    /// Already stopping or stopped, nothing is handed over: what it held resumes from the
+    /// journal, and `completion` runs at once.
     func retire(handOff: @escaping @Sendable (WaitingJob) -> Void, completion: @escaping @Sendable () -> Void) {
         queue.async { [self] in
-            self.handOff = handOff
-            retiredCompletion = completion
+            guard isRunning else { return completion() }
+            lifecycle = .retiring(handOff: handOff, completion: completion)
             timer?.cancel()
             timer = nil
             for job in waiting.drain() { handOff(job) }
@@ -172,8 +190,9 @@ final class DestinationQueue: @unchecked Sendable {
     }
 
     private func closeIfRetiredAndIdle() {
-        guard runner.inFlight == 0, waiting.reading == 0, !readingBacklog, let completion = retiredCompletion else { return }
-        retiredCompletion = nil
+        guard case .retiring(let handOff, let completion?) = lifecycle, runner.inFlight == 0, waiting.reading == 0,
+              !readingBacklog else { return }
+        lifecycle = .retiring(handOff: handOff, completion: nil)
         runner.close(completion: completion)
     }
 
@@ -182,8 +201,15 @@ final class DestinationQueue: @unchecked Sendable {
     /// attempts still in flight at the end, resume from the journal on the next start.
     func stop(grace: Duration = .zero, completion: @escaping @Sendable () -> Void) {
         queue.async { [self] in
-            guard !stopped, stopCompletion == nil else { return completion() }
-            stopCompletion = completion
+            switch lifecycle {
+            case .live, .behind:
+                lifecycle = .stopping(completion: completion)
+            case .retiring(_, let retired?):
+                // Stopped while a reload retires it: the reload is told too, once closed.
+                lifecycle = .stopping(completion: { retired(); completion() })
+            case .retiring(_, nil), .stopping, .stopped:
+                return completion()
+            }
             timer?.cancel()
             timer = nil
             _ = waiting.drain()
@@ -195,14 +221,22 @@ final class DestinationQueue: @unchecked Sendable {
     }
 
     private func finishStopping() {
-        guard !stopped, let completion = stopCompletion else { return }
-        stopped = true
-        stopCompletion = nil
+        guard case .stopping(let completion) = lifecycle else { return }
+        lifecycle = .stopped
         runner.close(completion: completion)
     }
 
-    /// Stopping, in its grace period: outcomes are still recorded, nothing new starts.
-    private var isDraining: Bool { stopCompletion != nil }
+    /// Live or behind: new jobs may start.
+    private var isRunning: Bool {
+        switch lifecycle {
+        case .live, .behind: true
+        case .stopping, .retiring, .stopped: false
+        }
+    }
+
+    private var isStopped: Bool {
+        if case .stopped = lifecycle { true } else { false }
+    }
 
     var status: DestinationStatus {
         queue.sync {
@@ -216,7 +250,7 @@ final class DestinationQueue: @unchecked Sendable {
     /// events coming due, then arms the timer for the next moment something needs doing.
     private func pump() {
         dispatchPrecondition(condition: .onQueue(queue))
-        guard !stopped, !isDraining, handOff == nil else { return closeIfRetiredAndIdle() }
+        guard isRunning else { return closeIfRetiredAndIdle() }
         let now = clock.now()
         while runner.room > 0, let job = waiting.popDue(now: now) {
             if let expired = runner.expired(job, now: now) {
@@ -241,7 +275,7 @@ final class DestinationQueue: @unchecked Sendable {
     /// Behind: reads the next events from the journal while the window has room for whole
     /// ones (fresh events are due at once; reading more would only park them again).
     private func readBacklogIfRoom() {
-        guard feed == .behind, !readingBacklog, let cursor else { return }
+        guard case .behind = lifecycle, !readingBacklog, let cursor else { return }
         if let paused = backlogPausedUntil, clock.now() < paused { return }
         let room = min(roomToTake, waiting.wholeRoom)
         guard room > 0 else { return }
@@ -256,7 +290,7 @@ final class DestinationQueue: @unchecked Sendable {
         dispatchPrecondition(condition: .onQueue(queue))
         readingBacklog = false
         waiting.release(reserved)
-        guard !stopped else { return }
+        guard !isStopped else { return }
         if read.failed, let cursor {
             // The journal could not be read: try again shortly, without losing the place;
             // after many failures in a row, go on at the next segment (logged as lost).
@@ -281,13 +315,13 @@ final class DestinationQueue: @unchecked Sendable {
         cursor = read.next
         if let last = jobs.last { backlogAcceptedUpTo = last.notification.receivedAt }
         events.took(name, jobs, read.next)
-        if let handOff {
+        if case .retiring(let handOff, _) = lifecycle {
             for job in jobs { handOff(.whole(job)) }
             return closeIfRetiredAndIdle()
         }
         for job in jobs { waiting.add(job, now: now) }
         if read.atEnd && (offeredWhileBehind.map { $0 < read.next } ?? true) {
-            feed = .live
+            if case .behind = lifecycle { lifecycle = .live }
             offeredWhileBehind = nil
             events.caughtUp(name)
         }
@@ -302,18 +336,18 @@ final class DestinationQueue: @unchecked Sendable {
 
     private func readBackFinished(_ parked: ParkedJob, _ event: StoredNotification?) {
         dispatchPrecondition(condition: .onQueue(queue))
-        guard !stopped else { return }
+        guard !isStopped else { return }
         waiting.readFinished()
         if let event {
             let job = parked.restored(event, body: runner.prepare(event))
-            if let handOff { handOff(.whole(job)) } else { waiting.putBack(job) }
+            if case .retiring(let handOff, _) = lifecycle { handOff(.whole(job)) } else { waiting.putBack(job) }
         } else {
             var later = parked
             later.failedReads += 1
             later.due = clock.now().advanced(by: readBackRetryDelay)
             if later.failedReads >= Self.maxFailedReadBacks {
                 events.unreadable(later)
-            } else if let handOff {
+            } else if case .retiring(let handOff, _) = lifecycle {
                 handOff(.parked(later))
             } else {
                 waiting.add(later)
@@ -350,8 +384,8 @@ final class DestinationQueue: @unchecked Sendable {
     private func finish(_ job: DeliveryJob, _ outcome: AttemptOutcome) {
         dispatchPrecondition(condition: .onQueue(queue))
         runner.release()
-        guard !stopped else { return }
-        defer { if isDraining && runner.inFlight == 0 { finishStopping() } }
+        guard !isStopped else { return }
+        defer { if case .stopping = lifecycle, runner.inFlight == 0 { finishStopping() } }
         handle(runner.settle(job, outcome))
         pump()
     }
@@ -366,7 +400,7 @@ final class DestinationQueue: @unchecked Sendable {
             events.deadLettered(job, reason, detail)
         case .retry(let job, let attempt):
             events.attempted(job, attempt)
-            if let handOff { return handOff(.whole(job)) }
+            if case .retiring(let handOff, _) = lifecycle { return handOff(.whole(job)) }
             waiting.add(job, now: clock.now())
         }
     }
