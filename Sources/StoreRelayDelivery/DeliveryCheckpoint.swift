@@ -196,7 +196,7 @@ struct CheckpointFile: Sendable {
         }
     }
 
-    func save(_ checkpoint: DeliveryCheckpoint) throws(SystemCallFailure) {
+    func save(_ checkpoint: DeliveryCheckpoint) throws(DeliveryError) {
         let temporary = path + ".tmp"
         try Files.writeFile(temporary, checkpoint.encoded())
         if let pauseBeforeRename { usleep(UInt32(pauseBeforeRename.wholeMilliseconds * 1000)) }

@@ -10,7 +10,7 @@ extension DeliveryEngine {
     ///
     /// Blocks until retired queues are closed (a redefined file queue must close before it
     /// reopens the same directory): call it off every request path.
-    public func reconfigure(_ configuration: GatewayConfiguration) throws {
+    public func reconfigure(_ configuration: GatewayConfiguration) throws(DeliveryError) {
         let current = topology.current
         var queues: [String: DestinationQueue] = [:]
         var retiring: [(old: DestinationQueue, replacement: DestinationConfiguration?)] = []

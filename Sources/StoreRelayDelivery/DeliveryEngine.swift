@@ -81,7 +81,7 @@ public final class DeliveryEngine: Sendable {
         clock: any TimeSource = WallClock(), logger: Logger, observer: any DeliveryObserver = NoDeliveryObserver(),
         wholeJobsPerDestination: Int = 256, windowPerDestination: Int = 4096, readBackRetryDelay: Duration = .seconds(5),
         checkpointInterval: Duration = .seconds(1), checkpointPause: Duration? = nil, replayDirectory: String? = nil
-    ) throws {
+    ) throws(DeliveryError) {
         checkpointIntervalMilliseconds = max(1, Int(checkpointInterval.wholeMilliseconds))
         intents = try ReplayIntentStore(directory: replayDirectory, logger: logger)
         self.readBackRetryDelay = readBackRetryDelay
@@ -196,7 +196,7 @@ public final class DeliveryEngine: Sendable {
     static func makeQueue(
         _ destination: DestinationConfiguration, client: HTTPClient, wholeJobLimit: Int, window: Int, clock: any TimeSource,
         logger: Logger, observer: any DeliveryObserver, events: DestinationQueue.Events, readBackRetryDelay: Duration
-    ) throws -> DestinationQueue {
+    ) throws(DeliveryError) -> DestinationQueue {
         let setup = try DestinationSetup(destination, client: client, clock: clock, logger: logger)
         return DestinationQueue(definition: destination, setup: setup, wholeJobLimit: wholeJobLimit, window: window, clock: clock,
                                 observer: observer, logger: logger, events: events, readBackRetryDelay: readBackRetryDelay)

@@ -25,7 +25,7 @@ package struct DestinationSetup: Sendable {
     ///   each instance writes under `DIR/<instance-id>/`, so instances sharing a volume never
     ///   write the same segment.
     package init(_ destination: DestinationConfiguration, client: HTTPClient, clock: any TimeSource, logger: Logger,
-                 fileSubdirectory: String? = nil) throws {
+                 fileSubdirectory: String? = nil) throws(DeliveryError) {
         switch destination.kind {
         case .webhook(let options):
             kind = WebhookKind(request: WebhookRequest(options: options), client: client)
@@ -38,8 +38,11 @@ package struct DestinationSetup: Sendable {
                 compression: options.compression == .gzip ? .gzip : .none)
             queueOptions.clock = clock
             let directory = fileSubdirectory.map { options.directory + "/" + $0 } ?? options.directory
-            let fileQueue = try FileQueue.open(directory: directory, options: queueOptions, logger: logger)
-            kind = FileQueueKind(queue: fileQueue)
+            do throws(StorageError) {
+                kind = FileQueueKind(queue: try FileQueue.open(directory: directory, options: queueOptions, logger: logger))
+            } catch {
+                throw DeliveryError(destination: destination.name, error)
+            }
             // A local file queue fails only when the disk does: keep trying, briefly at first.
             limits = DeliveryLimits(
                 maxAttempts: Int.max, maxAge: .seconds(365 * 86400),
