@@ -15,7 +15,9 @@ import StoreRelayCore
 /// armed for the earliest, so a backlog for a dead destination costs no CPU while it waits,
 /// and only a bounded number of them keep their event in memory.
 final class DestinationQueue: @unchecked Sendable {
-    /// What the queue tells the engine; called on the queue's own serial queue.
+    /// What the queue asks of the engine (progress records, dead letters, journal reads);
+    /// called on the queue's own serial queue. Its place in the journal it writes itself, in
+    /// `keeper`, before it calls any of these.
     struct Events: Sendable {
         var attempted: @Sendable (DeliveryJob, DeliveryAttempt) -> Void
         var delivered: @Sendable (DeliveryJob) -> Void
@@ -24,15 +26,6 @@ final class DestinationQueue: @unchecked Sendable {
         var readBack: @Sendable (ParkedJob, @escaping @Sendable (StoredNotification?) -> Void) -> Void
         /// A parked job whose event could not be read `maxFailedReadBacks` times.
         var unreadable: @Sendable (ParkedJob) -> Void
-        /// Jobs taken into the window (destination, jobs, the cursor after them).
-        var took: @Sendable (String, [DeliveryJob], RecordPosition) -> Void
-        /// An event offered while the destination is behind: it waits in the journal.
-        var passed: @Sendable (String) -> Void
-        /// The destination read its backlog to the journal's end and takes new events directly.
-        var caughtUp: @Sendable (String) -> Void
-        /// The backlog could not be read at a cursor, again and again: reading goes on from the
-        /// second position (what lay between is lost, and said so).
-        var skipped: @Sendable (String, RecordPosition, RecordPosition) -> Void
         /// Reads up to `room` of the destination's next events from the journal, from a cursor.
         var readBacklog: @Sendable (String, RecordPosition, Int, @escaping @Sendable (BacklogRead) -> Void) -> Void
     }
@@ -72,8 +65,12 @@ final class DestinationQueue: @unchecked Sendable {
     /// Sends, and judges every outcome; confined to `queue` like the rest.
     private let runner: AttemptRunner
     private let clock: any TimeSource
+    private let logger: Logger
     private let events: Events
     private let queue: DispatchQueue
+    /// This destination's place in the journal: written here as it changes, read by the
+    /// engine's checkpoint.
+    let keeper: BookKeeper
 
     // Confined to `queue`.
     private var waiting: WaitingRoom
@@ -94,13 +91,16 @@ final class DestinationQueue: @unchecked Sendable {
     private var timer: (any DispatchSourceTimer)?
 
     init(definition: DestinationConfiguration, setup: DestinationSetup, wholeJobLimit: Int, window: Int, clock: any TimeSource,
-         observer: any DeliveryObserver, logger: Logger, events: Events, readBackRetryDelay: Duration = .seconds(5)) {
+         observer: any DeliveryObserver, logger: Logger, keeper: BookKeeper, events: Events,
+         readBackRetryDelay: Duration = .seconds(5)) {
         self.window = window
         self.readBackRetryDelay = readBackRetryDelay
         self.definition = definition
         self.name = definition.name
         waiting = WaitingRoom(wholeLimit: wholeJobLimit)
         self.clock = clock
+        self.logger = logger
+        self.keeper = keeper
         self.events = events
         queue = DispatchQueue(label: "storerelay.destination.\(definition.name)", target: .deliveryWork)
         runner = AttemptRunner(destination: definition.name, setup: setup, queue: queue, clock: clock, observer: observer,
@@ -135,14 +135,14 @@ final class DestinationQueue: @unchecked Sendable {
                                       body: runner.prepare(notification), attempts: [], due: clock.now(),
                                       budgetStart: notification.receivedAt)
                 self.cursor = end
-                events.took(name, [job], end)
+                keeper.took([job], cursor: end)
                 waiting.add(job, now: clock.now())
                 return pump()
             }
             if position >= cursor {
                 lifecycle = .behind
                 offeredWhileBehind = max(offeredWhileBehind ?? position, position)
-                events.passed(name)
+                keeper.passed()
                 pump()
             }
         }
@@ -297,8 +297,12 @@ final class DestinationQueue: @unchecked Sendable {
             failedBacklogReads += 1
             if failedBacklogReads >= Self.maxFailedReadBacks {
                 failedBacklogReads = 0
-                self.cursor = RecordPosition(segment: cursor.segment + 1, offset: 0)
-                events.skipped(name, cursor, self.cursor!)
+                let next = RecordPosition(segment: cursor.segment + 1, offset: 0)
+                self.cursor = next
+                keeper.took([], cursor: next)
+                logger.error("destination backlog unreadable; skipped to the next segment, the events between are lost", [
+                    ("destination", name), ("from", cursor.description), ("to", next.description),
+                ])
                 return pump()
             }
             backlogPausedUntil = clock.now().advanced(by: readBackRetryDelay)
@@ -314,7 +318,7 @@ final class DestinationQueue: @unchecked Sendable {
         }
         cursor = read.next
         if let last = jobs.last { backlogAcceptedUpTo = last.notification.receivedAt }
-        events.took(name, jobs, read.next)
+        keeper.took(jobs, cursor: read.next)
         if case .retiring(let handOff, _) = lifecycle {
             for job in jobs { handOff(.whole(job)) }
             return closeIfRetiredAndIdle()
@@ -323,7 +327,7 @@ final class DestinationQueue: @unchecked Sendable {
         if read.atEnd && (offeredWhileBehind.map { $0 < read.next } ?? true) {
             if case .behind = lifecycle { lifecycle = .live }
             offeredWhileBehind = nil
-            events.caughtUp(name)
+            keeper.caughtUp()
         }
         pump()
     }
@@ -395,10 +399,14 @@ final class DestinationQueue: @unchecked Sendable {
     private func handle(_ verdict: AttemptVerdict) {
         switch verdict {
         case .delivered(let job):
+            // The book first: a checkpoint taken from now on says it is done (it is, even if
+            // the progress record the engine appends is never stored).
+            keeper.finished(at: job.position)
             events.delivered(job)
         case .deadLetter(let job, let reason, let detail):
             events.deadLettered(job, reason, detail)
         case .retry(let job, let attempt):
+            keeper.attempted(job)
             events.attempted(job, attempt)
             if case .retiring(let handOff, _) = lifecycle { return handOff(.whole(job)) }
             waiting.add(job, now: clock.now())

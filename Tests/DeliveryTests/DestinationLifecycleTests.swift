@@ -3,6 +3,7 @@ import Testing
 @testable import StoreRelayDelivery
 import StoreRelayConfig
 import StoreRelayNet
+import StoreRelayStorage
 import StoreRelayCore
 import StoreRelayTestSupport
 
@@ -50,10 +51,6 @@ private final class Told: Sendable {
             deadLettered: { job, reason, _ in self.add("dead-lettered \(job.eventId) \(reason.rawValue)") },
             readBack: { _, completion in completion(nil) },
             unreadable: { _ in },
-            took: { _, _, _ in },
-            passed: { _ in },
-            caughtUp: { _ in },
-            skipped: { _, _, _ in },
             readBacklog: { _, cursor, _, completion in completion(BacklogRead(jobs: [], next: cursor, atEnd: true)) })
     }
 }
@@ -70,7 +67,8 @@ private final class Told: Sendable {
         let setup = DestinationSetup(kind: kind, limits: DeliveryLimits(
             maxAttempts: 5, maxAge: .seconds(3600), schedule: RetrySchedule(initial: .seconds(60), maximum: .seconds(60))))
         return DestinationQueue(definition: definition, setup: setup, wholeJobLimit: 8, window: 16, clock: clock,
-                                observer: NoDeliveryObserver(), logger: .disabled, events: told.events)
+                                observer: NoDeliveryObserver(), logger: .disabled,
+                                keeper: BookKeeper(DestinationBook(cursor: RecordPosition(segment: 1, offset: 0))), events: told.events)
     }
 
     private func job(_ id: String, dueIn delay: Duration = .zero) throws -> DeliveryJob {
