@@ -88,7 +88,7 @@ public final class ClusterDelivery: DeliveryService {
     ///   connections: renewed by the heartbeat, released once delivery has stopped.
     public init(configuration: GatewayConfiguration, cluster: ClusterConfiguration, client: RedisClient, instanceId: String,
                 clock: any TimeSource = WallClock(), logger: Logger, observer: any DeliveryObserver = NoDeliveryObserver(),
-                pollInterval: Duration = .milliseconds(100), claim: InstanceClaim? = nil) throws {
+                pollInterval: Duration = .milliseconds(100), claim: InstanceClaim? = nil) throws(DeliveryError) {
         self.instanceId = instanceId
         self.client = client
         self.clock = clock
@@ -114,7 +114,7 @@ public final class ClusterDelivery: DeliveryService {
         topology.withLock { $0.destinations = destinations }
     }
 
-    private func makeDestination(_ definition: DestinationConfiguration) throws -> ClusterDestination {
+    private func makeDestination(_ definition: DestinationConfiguration) throws(DeliveryError) -> ClusterDestination {
         // File queues: each instance writes its own subdirectory (SPEC), so instances sharing
         // a volume never write the same segment.
         let setup = try DestinationSetup(definition, client: httpClient, clock: clock, logger: logger, fileSubdirectory: instanceId)
@@ -309,7 +309,7 @@ public final class ClusterDelivery: DeliveryService {
     /// Destinations whose definition changed are replaced (the old consumer stops; what it
     /// had pending is claimed after `claim-after`), new ones start, removed ones stop. Their
     /// queues stay on the server for instances that still deliver them.
-    public func reconfigure(_ configuration: GatewayConfiguration) throws {
+    public func reconfigure(_ configuration: GatewayConfiguration) throws(DeliveryError) {
         let current = topology.current
         var next: [String: ClusterDestination] = [:]
         var started: [ClusterDestination] = []

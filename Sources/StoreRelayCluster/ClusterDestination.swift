@@ -11,8 +11,9 @@ import StoreRelayCore
 ///
 /// Between reads it moves due retries back into the stream, keeps the claim on attempts
 /// still running, takes over entries another instance left idle for `claim-after`, and
-/// refreshes the queue's figures. The circuit breaker is this instance's own, as in
-/// single-node mode. All state is confined to `work`.
+/// refreshes the queue's figures. Attempts go through an `AttemptRunner`, as in single-node
+/// mode: the same breaker (this instance's own), budget and verdicts; an entry holds one of
+/// its slots from the read until the server has its outcome. All state is confined to `work`.
 final class ClusterDestination: @unchecked Sendable {
     struct Settings: Sendable {
         var claimAfter: Duration
@@ -24,11 +25,21 @@ final class ClusterDestination: @unchecked Sendable {
         var maintenanceInterval: Duration = .seconds(1)
     }
 
+    /// Where the consumer is in its life; every entry point asks this first.
+    enum Lifecycle {
+        /// The consumer group is being joined (again, after the server lost it): nothing is read.
+        case preparing
+        /// Reading and attempting as the runner allows.
+        case running
+        /// `stop` was called: nothing new is read or started; attempts in flight may finish
+        /// and settle until the grace ends, then the kind closes and `completion` runs, once.
+        case stopping(completion: @Sendable () -> Void)
+        /// Closed; what is still pending stays on the server for a claim.
+        case stopped
+    }
+
     let name: String
     let definition: DestinationConfiguration
-    let kind: String
-    private let driver: any DeliveryDriver
-    private let limits: DeliveryLimits
     private let queue: ClusterQueue
     private let seal: ClusterSeal
     private let settings: Settings
@@ -36,19 +47,16 @@ final class ClusterDestination: @unchecked Sendable {
     private let logger: Logger
     private let observer: any DeliveryObserver
     private let work: DispatchQueue
+    /// Sends, and judges every outcome; confined to `work` like the rest.
+    private let runner: AttemptRunner
 
     // Confined to `work`.
     /// Entries read and not yet settled on the server, by stream id.
     private var inFlight: [String: ClusterQueue.Entry] = [:]
     private var reading = false
-    private var prepared = false
-    private var breaker: CircuitBreaker
+    private var lifecycle = Lifecycle.preparing
     private var pollTimer: (any DispatchSourceTimer)?
     private var maintenanceTimer: (any DispatchSourceTimer)?
-    private var stopped = false
-    private var stopCompletion: (@Sendable () -> Void)?
-    private var lastSuccess: Timestamp?
-    private var lastError: (message: String, at: Timestamp)?
     private var figures = ClusterQueue.Figures()
     private var lastConsumerCleanup: ContinuousClock.Instant?
 
@@ -57,16 +65,14 @@ final class ClusterDestination: @unchecked Sendable {
         self.seal = seal
         self.definition = definition
         name = definition.name
-        kind = setup.kind
-        driver = setup.driver
-        limits = setup.limits
         queue = ClusterQueue(client: client, destination: definition.name, consumer: consumer)
         self.settings = settings
         self.clock = clock
         self.logger = logger
         self.observer = observer
         work = DispatchQueue(label: "storerelay.cluster.\(definition.name)", target: .deliveryWork)
-        breaker = CircuitBreaker(threshold: 5, cooldown: limits.schedule)
+        runner = AttemptRunner(destination: definition.name, setup: setup, queue: work, clock: clock, observer: observer,
+                               logger: logger)
     }
 
     /// Joins the destination's consumer group and starts reading.
@@ -86,14 +92,10 @@ final class ClusterDestination: @unchecked Sendable {
     }
 
     /// `max-age`: how long a delivery (or a replay's, from the replay) may last.
-    var maxAge: Duration { limits.maxAge }
+    var maxAge: Duration { runner.limits.maxAge }
 
     var status: DestinationStatus {
-        work.sync {
-            DestinationStatus(name: name, kind: kind, queueDepth: figures.length + figures.delayed, parked: 0, inFlight: inFlight.count,
-                              breaker: breaker.state, lastSuccess: lastSuccess, lastError: lastError?.message,
-                              lastErrorAt: lastError?.at)
-        }
+        work.sync { runner.status(queueDepth: figures.length + figures.delayed, parked: 0) }
     }
 
     /// The queue's figures on the server, as last refreshed (every maintenance tick).
@@ -104,24 +106,32 @@ final class ClusterDestination: @unchecked Sendable {
     /// `claim-after`, or this one when it comes back with the same instance id.
     func stop(grace: Duration, completion: @escaping @Sendable () -> Void) {
         work.async { [self] in
-            guard !stopped, stopCompletion == nil else { return completion() }
-            stopCompletion = completion
+            switch lifecycle {
+            case .preparing, .running: lifecycle = .stopping(completion: completion)
+            case .stopping, .stopped: return completion()
+            }
             pollTimer?.cancel()
             maintenanceTimer?.cancel()
             pollTimer = nil
             maintenanceTimer = nil
             if inFlight.isEmpty { return finishStopping() }
-            work.asyncAfter(deadline: .now() + grace.dispatchInterval) { [self] in finishStopping() }
+            work.asyncAfter(deadline: .now() + grace.dispatchInterval) { [self] in finishStopping(force: true) }
         }
     }
 
-    private var isStopping: Bool { stopped || stopCompletion != nil }
+    /// Stopping or stopped: nothing new is read, claimed or started.
+    private var isStopping: Bool {
+        switch lifecycle {
+        case .preparing, .running: false
+        case .stopping, .stopped: true
+        }
+    }
 
-    private func finishStopping() {
-        guard !stopped, let completion = stopCompletion else { return }
-        stopped = true
-        stopCompletion = nil
-        driver.close(completion: completion)
+    /// Closes once stopping and nothing is left in flight (or the grace ended: `force`).
+    private func finishStopping(force: Bool = false) {
+        guard case .stopping(let completion) = lifecycle, force || inFlight.isEmpty else { return }
+        lifecycle = .stopped
+        runner.close(completion: completion)
     }
 
     // MARK: Reading
@@ -129,12 +139,12 @@ final class ClusterDestination: @unchecked Sendable {
     private func maintain() {
         dispatchPrecondition(condition: .onQueue(work))
         guard !isStopping else { return }
-        guard prepared else {
+        guard case .running = lifecycle else {
             queue.prepare { [self] result in
                 work.async { [self] in
                     switch result {
                     case .success:
-                        prepared = true
+                        if case .preparing = lifecycle { lifecycle = .running }
                         pump()
                     case .failure(let error):
                         logger.warning("cluster queue not ready", [("destination", name), ("error", error.message)])
@@ -186,35 +196,35 @@ final class ClusterDestination: @unchecked Sendable {
         guard !taken.isEmpty else { return }
         observer.entriesClaimed(destination: name, count: taken.count)
         logger.warning("cluster entries claimed from an idle instance", [("destination", name), ("entries", String(taken.count))])
-        for entry in taken { inFlight[entry.streamId] = entry }
+        hold(taken)
         load(taken)
     }
 
     /// Reads as many new entries as the concurrency limit and the breaker allow.
     private func pump() {
         dispatchPrecondition(condition: .onQueue(work))
-        guard prepared, !isStopping, !reading else { return }
-        let free = driver.concurrency - inFlight.count
+        guard case .running = lifecycle, !reading else { return }
+        let free = runner.room
         guard free > 0 else { return }
         let now = clock.now()
-        guard breaker.allowsAttempt(at: now) else { return schedulePoll(at: breaker.openUntil) }
-        let count = breaker.state == .closed ? min(free, 100) : 1
+        guard runner.allowsAttempt(at: now) else { return schedulePoll(at: runner.openUntil) }
+        let count = runner.breaker == .closed ? min(free, 100) : 1
         reading = true
         queue.read(count: count) { [self] result in
             work.async { [self] in
                 reading = false
                 switch result {
                 case .success(let entries) where !entries.isEmpty:
-                    for entry in entries { inFlight[entry.streamId] = entry }
+                    hold(entries)
                     load(entries)
                     pump()
                 case .success:
-                    if breaker.state == .halfOpen { breaker.cancelProbe() }
+                    if runner.breaker == .halfOpen { runner.cancelProbe() }
                     schedulePoll(at: nil)
                 case .failure(let error):
-                    if breaker.state == .halfOpen { breaker.cancelProbe() }
+                    if runner.breaker == .halfOpen { runner.cancelProbe() }
                     logger.warning("cluster queue read failed", [("destination", name), ("error", error.message)])
-                    if error.message.contains("NOGROUP") { prepared = false }
+                    if error.message.contains("NOGROUP"), case .running = lifecycle { lifecycle = .preparing }
                     schedulePoll(at: clock.now().advanced(by: .seconds(1)))
                 }
             }
@@ -248,7 +258,7 @@ final class ClusterDestination: @unchecked Sendable {
                 case .failure(let error):
                     // Left pending on the server: claimed again after claim-after.
                     logger.warning("cluster events not loaded", [("destination", name), ("error", error.message)])
-                    for entry in entries { inFlight[entry.streamId] = nil }
+                    for entry in entries { letGo(entry) }
                 }
             }
         }
@@ -258,9 +268,8 @@ final class ClusterDestination: @unchecked Sendable {
         dispatchPrecondition(condition: .onQueue(work))
         guard !isStopping else {
             // Stopping: left pending on the server, for another instance (or this one, back).
-            inFlight[entry.streamId] = nil
-            if stopCompletion != nil, inFlight.isEmpty { finishStopping() }
-            return
+            letGo(entry)
+            return finishStopping()
         }
         let now = clock.now()
         guard !entry.eventId.isEmpty else { return tampered(entry, .event, "the stream entry names no event", now: now) }
@@ -300,73 +309,35 @@ final class ClusterDestination: @unchecked Sendable {
                 return tampered(entry, .progress, "the delivery's progress " + (failed.failure ?? ""), now: now, read: read)
             }
         }
-        let job = DeliveryJob(notification: notification, destination: name, body: driver.body(for: notification),
+        let job = DeliveryJob(notification: notification, destination: name, body: runner.prepare(notification),
                               attempts: saved.attempts, due: now, attemptsBeforeBudget: saved.attemptsBefore,
                               budgetStart: saved.budgetStart, replayOf: saved.replayOf)
-        guard now < expiry(job) else {
-            return deadLetter(entry, job, saved, .exhausted,
-                              "max-age \(ConfigFormat.duration(limits.maxAge)) passed before the event could be delivered", now: now)
-        }
-        driver.attempt(job, number: job.attempts.count + 1) { [self, saved] outcome in
-            work.async { [self] in finish(entry, job, saved, outcome) }
+        if let expired = runner.expired(job, now: now) { return handle(entry, saved, expired, now: now) }
+        runner.attempt(job) { [self, saved] outcome in
+            handle(entry, saved, runner.settle(job, outcome), now: clock.now())
         }
     }
 
-    private func finish(_ entry: ClusterQueue.Entry, _ job: DeliveryJob, _ saved: ClusterProgress, _ outcome: AttemptOutcome) {
+    /// Settles `entry` on the server as the runner's verdict says.
+    private func handle(_ entry: ClusterQueue.Entry, _ saved: ClusterProgress, _ verdict: AttemptVerdict, now: Timestamp) {
         dispatchPrecondition(condition: .onQueue(work))
-        var job = job
-        job.attempts.append(outcome.attempt)
-        let now = clock.now()
-        switch outcome {
-        case .delivered(let attempt):
-            observe(outcome.metricLabel, attempt)
-            breaker.recordSuccess()
-            lastSuccess = now
+        switch verdict {
+        case .delivered(let job):
             settle(entry, job: job, letter: nil, phase: .delivered, now: now)
-        case .reject(let attempt):
-            observe(outcome.metricLabel, attempt)
-            breaker.recordAnswer()
-            lastError = (attempt.error ?? "rejected", now)
-            deadLetter(entry, job, saved, .rejected, "the destination answered HTTP \(attempt.status ?? 0), which is not retried", now: now)
-        case .unsendable(let attempt):
-            observe(outcome.metricLabel, attempt)
-            lastError = (attempt.error ?? "unsendable", now)
-            deadLetter(entry, job, saved, .rejected, attempt.error ?? "the event cannot be sent to this destination", now: now)
-        case .retry(let attempt, let retryAfter):
-            breaker.recordFailure(at: now)
-            lastError = (attempt.error ?? "failed", now)
-            retry(entry, job, saved, attempt, after: retryAfter, now: now)
+        case .deadLetter(let job, let reason, let detail):
+            deadLetter(entry, job, saved, reason, detail, now: now)
+        case .retry(let job, _):
+            retry(entry, job, saved)
         }
     }
 
-    private func observe(_ outcome: String, _ attempt: DeliveryAttempt) {
-        observer.attemptFinished(destination: name, outcome: outcome, seconds: Double(attempt.durationMs) / 1000)
-    }
-
-    private func retry(_ entry: ClusterQueue.Entry, _ job: DeliveryJob, _ saved: ClusterProgress, _ attempt: DeliveryAttempt,
-                       after retryAfter: Duration?, now: Timestamp) {
-        guard job.attemptsInBudget < limits.maxAttempts else {
-            observe("exhausted", attempt)
-            return deadLetter(entry, job, saved, .exhausted,
-                              "gave up after \(job.attemptsInBudget) attempts (max-attempts \(limits.maxAttempts))", now: now)
-        }
-        let due = now.advanced(by: max(limits.schedule.delay(afterFailures: job.attemptsInBudget), retryAfter ?? .zero))
-        guard due < expiry(job) else {
-            observe("exhausted", attempt)
-            return deadLetter(entry, job, saved, .exhausted,
-                              "max-age \(ConfigFormat.duration(limits.maxAge)) would pass before the next attempt", now: now)
-        }
-        observe("retry", attempt)
+    /// Puts the entry in the delayed set until `job.due`, with its progress so far.
+    private func retry(_ entry: ClusterQueue.Entry, _ job: DeliveryJob, _ saved: ClusterProgress) {
         var progress = saved
         progress.attempts = job.attempts
-        let state = EventDeliveryState.Delivery(destination: name, phase: .pending, attempts: job.attempts, nextAttempt: due,
+        let state = EventDeliveryState.Delivery(destination: name, phase: .pending, attempts: job.attempts, nextAttempt: job.due,
                                                 deadLetterId: nil)
-        let last = job.attempts.last
-        logger.info("delivery attempt failed", [
-            ("event.id", job.eventId), ("destination", name), ("attempt", String(job.attempts.count)),
-            ("status", last?.status.map(String.init) ?? ""), ("error", last?.error ?? ""), ("next", due.iso8601),
-        ])
-        queue.retry(entry, due: due.milliseconds, progress: seal.seal(progress.encoded, .progress, name, job.eventId),
+        queue.retry(entry, due: job.due.milliseconds, progress: seal.seal(progress.encoded, .progress, name, job.eventId),
                     state: seal.seal(state.json.serializedBytes(), .state, job.eventId, name)) { [self] result in
             work.async { [self] in settled(entry, result) }
         }
@@ -431,12 +402,19 @@ final class ClusterDestination: @unchecked Sendable {
             logger.warning("cluster delivery outcome not stored; the event will be tried again",
                            [("event.id", entry.eventId), ("destination", name), ("error", error.message)])
         }
-        inFlight[entry.streamId] = nil
-        if stopCompletion != nil, inFlight.isEmpty { return finishStopping() }
+        letGo(entry)
+        guard !isStopping else { return finishStopping() }
         pump()
     }
 
-    private func expiry(_ job: DeliveryJob) -> Timestamp { job.budgetStart.advanced(by: limits.maxAge) }
+    /// Entries read or claimed: each holds one of the runner's slots until it is let go.
+    private func hold(_ entries: [ClusterQueue.Entry]) {
+        for entry in entries where inFlight.updateValue(entry, forKey: entry.streamId) == nil { runner.take() }
+    }
+
+    private func letGo(_ entry: ClusterQueue.Entry) {
+        if inFlight.removeValue(forKey: entry.streamId) != nil { runner.release() }
+    }
 }
 
 extension Duration {

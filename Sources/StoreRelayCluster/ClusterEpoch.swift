@@ -194,19 +194,19 @@ struct ClusterEpochFile: Sendable {
     let path: String
 
     func load() -> (epoch: String, lastSeen: Timestamp)? {
-        guard PrivateFiles.exists(path), let bytes = try? PrivateFiles.readAll(path), let json = try? JSONValue.parse(bytes),
+        guard ClusterFiles.exists(path), let bytes = try? ClusterFiles.readAll(path), let json = try? JSONValue.parse(bytes),
               let epoch = json["epoch"]?.stringValue, let seen = json["lastSeen"]?.int64Value
         else { return nil }
         return (epoch, Timestamp(milliseconds: seen))
     }
 
-    func save(epoch: String, lastSeen: Timestamp) throws(SystemCallFailure) {
+    func save(epoch: String, lastSeen: Timestamp) throws(ClusterError) {
         let json = JSONValue.object(JSONObject([("epoch", .string(epoch)), ("lastSeen", .integer(lastSeen.milliseconds))]))
         // In cluster mode nothing else may have created the data directory (an admin-token in
         // the configuration, webhook destinations only): without this, no save ever succeeds.
         if let slash = path.lastIndex(of: "/"), slash != path.startIndex {
-            try PrivateFiles.createDirectory(String(path[..<slash]))
+            try ClusterFiles.createDirectory(String(path[..<slash]))
         }
-        try PrivateFiles.replaceFileDurably(path, json.serializedBytes())
+        try ClusterFiles.replaceFileDurably(path, json.serializedBytes())
     }
 }

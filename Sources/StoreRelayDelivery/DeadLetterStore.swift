@@ -15,12 +15,12 @@ import StoreRelayCore
 /// rest. File I/O runs on the store's own serial queue, never on a caller's.
 public final class DeadLetterStore: DeadLetterArchive {
     /// Dead letters are the gateway's own (0600 in a 0700 directory): unlike a file queue,
-    /// no consumer reads them, and they hold Apple's bodies. A failure is one sentence naming
-    /// the call, the file and errno.
+    /// no consumer reads them, and they hold Apple's bodies. A failure is a `DeliveryError`
+    /// naming the call, the file and errno.
     enum FilePolicy: FileIOPolicy {
         static let fileMode: mode_t = 0o600
         static let directoryMode: mode_t = 0o700
-        static func failure(_ call: SystemCallFailure) -> SystemCallFailure { call }
+        static func failure(_ call: SystemCallFailure) -> DeliveryError { DeliveryError(call) }
     }
     typealias Files = POSIXFileIO<FilePolicy>
 
@@ -57,7 +57,7 @@ public final class DeadLetterStore: DeadLetterArchive {
 
     /// Opens (creating) the store and indexes every dead letter in it. Unreadable files are
     /// logged and left for an operator, never deleted.
-    public static func open(directory: String, logger: Logger) throws -> DeadLetterStore {
+    public static func open(directory: String, logger: Logger) throws(DeliveryError) -> DeadLetterStore {
         try Files.createDirectory(directory)
         try Files.requireDirectory(directory)
         // A directory made by an earlier version (0750) is closed to the group too; one owned
@@ -85,9 +85,9 @@ public final class DeadLetterStore: DeadLetterArchive {
     }
 
     /// Writes `letter` durably (replacing one with the same id), then calls `completion`.
-    public func write(_ letter: DeadLetter, completion: @escaping @Sendable (Result<Void, any Error>) -> Void) {
+    public func write(_ letter: DeadLetter, completion: @escaping @Sendable (Result<Void, DeliveryError>) -> Void) {
         queue.async { [self] in
-            do {
+            do throws(DeliveryError) {
                 try Files.replaceFileDurably(path(of: letter.id), letter.json.serializedBytes())
                 index.withLock { $0.insert(Entry(letter)) }
                 completion(.success(()))

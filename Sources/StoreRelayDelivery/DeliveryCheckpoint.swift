@@ -43,9 +43,10 @@ struct RouterBook: Sendable, Equatable {
     }
 }
 
-/// Everything the engine must checkpoint, under one lock.
+/// Everything the engine must checkpoint: the router's book, and each destination's keeper
+/// (its queue writes it; a checkpoint takes a snapshot of each).
 struct DeliveryBooks: Sendable {
-    var destinations: [String: DestinationBook] = [:]
+    var destinations: [String: BookKeeper] = [:]
     var router: RouterBook
     /// Letters the start-up replay found written (destination "" or a removed one), by event
     /// position: the start-up scan does not write them again. Bounded by the tail.
@@ -56,9 +57,18 @@ struct DeliveryBooks: Sendable {
     var resumed = false
     var stopping = false
 
-    /// The checkpoint of these books, for a journal whose end is `journal`.
+    /// The checkpoint of these books, for a journal whose end is `journal` (read before this
+    /// is called: every book already holds what the records before it report).
     func checkpoint(journal: RecordPosition) -> DeliveryCheckpoint {
-        DeliveryCheckpoint(journal: journal, router: router.oldestNeeded, destinations: destinations)
+        DeliveryCheckpoint(journal: journal, router: router.oldestNeeded, destinations: destinations.mapValues(\.snapshot))
+    }
+
+    /// The keeper of destination `name`, made with a book starting at `cursor` if it has none.
+    mutating func keeper(of name: String, startingAt cursor: RecordPosition) -> BookKeeper {
+        if let keeper = destinations[name] { return keeper }
+        let keeper = BookKeeper(DestinationBook(cursor: cursor))
+        destinations[name] = keeper
+        return keeper
     }
 }
 
@@ -196,7 +206,7 @@ struct CheckpointFile: Sendable {
         }
     }
 
-    func save(_ checkpoint: DeliveryCheckpoint) throws(SystemCallFailure) {
+    func save(_ checkpoint: DeliveryCheckpoint) throws(DeliveryError) {
         let temporary = path + ".tmp"
         try Files.writeFile(temporary, checkpoint.encoded())
         if let pauseBeforeRename { usleep(UInt32(pauseBeforeRename.wholeMilliseconds * 1000)) }

@@ -40,32 +40,8 @@ extension DeliveryEngine {
 
     // MARK: Cursors
 
-    /// A destination took `jobs` into its window and reads on from `cursor`.
-    func took(_ jobs: [DeliveryJob], destination: String, cursor: RecordPosition) {
-        books.withLock { books in
-            var book = books.destinations[destination] ?? DestinationBook(cursor: cursor)
-            book.cursor = max(book.cursor, cursor)
-            for job in jobs {
-                guard let position = job.position, let parked = ParkedJob(job) else { continue }
-                book.unfinished[position] = parked
-            }
-            book.backlog = max(0, book.backlog - jobs.count)
-            books.destinations[destination] = book
-        }
-    }
-
-    /// An event was left in the journal for a destination that is behind.
-    func passedOver(destination: String) {
-        books.withLock { $0.destinations[destination]?.backlog += 1 }
-    }
-
-    /// A destination read its backlog to the end: nothing waits for it in the journal.
-    func caughtUp(destination: String) {
-        books.withLock { books in
-            books.destinations[destination]?.backlog = 0
-            books.destinations[destination]?.replayed = [:]
-        }
-    }
+    /// The keeper of destination `name`'s book, while it has one.
+    func keeper(of name: String) -> BookKeeper? { books.withLock { $0.destinations[name] } }
 
     /// Reads the events routed to `name` from `cursor` on, up to `room` of them or a few MiB
     /// of journal, on the reader's queue. Progress the start-up replay found for them is
@@ -104,17 +80,17 @@ extension DeliveryEngine {
     private func job(for name: String, from record: JournalRecord) -> DeliveryJob? {
         guard record.kind == .event, let notification = StoredNotification(decoding: record.payload), notification.id == record.id,
               case .accept = notification.disposition, notification.destinations.contains(name) else { return nil }
-        let replayed = books.withLock { $0.destinations[name]?.replayed.removeValue(forKey: record.position) }
+        let replayed = keeper(of: name)?.takeReplayed(at: record.position)
         if replayed?.finished == true { return nil }
         return DeliveryJob(notification: notification, destination: name, position: record.position, body: [],
                            attempts: replayed?.attempts ?? [], due: replayed?.nextAttempt ?? clock.now(),
                            budgetStart: notification.receivedAt)
     }
 
-    /// The delivery of the job at `position` to `destination` is finished.
+    /// The delivery of the job at `position` to `destination` is finished (its dead letter
+    /// written; a queue marks its deliveries itself).
     func finished(_ destination: String, at position: RecordPosition?) {
-        guard let position else { return }
-        books.withLock { _ = $0.destinations[destination]?.unfinished.removeValue(forKey: position) }
+        keeper(of: destination)?.finished(at: position)
     }
 }
 

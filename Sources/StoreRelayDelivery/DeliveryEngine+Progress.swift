@@ -16,17 +16,9 @@ extension DeliveryEngine {
             $0.attempts = job.attempts
             $0.nextAttempt = job.due
         } }
-        logger.info("delivery attempt failed", [
-            ("event.id", job.eventId), ("destination", job.destination), ("attempt", String(job.attempts.count)),
-            ("status", attempt.status.map(String.init) ?? ""), ("error", attempt.error ?? ""),
-            ("next", job.due.iso8601),
-        ])
-        // Replays are not in the journal's bookkeeping: their dead letter stays until they succeed.
+        // Replays are not in the journal's bookkeeping: their dead letter stays until they
+        // succeed. The queue's book has the attempt already.
         guard job.replayOf == nil, let position = job.position else { return }
-        books.withLock { books in
-            books.destinations[job.destination]?.unfinished[position]?.attempts = job.attempts
-            books.destinations[job.destination]?.unfinished[position]?.due = job.due
-        }
         let record = DeliveryProgress.attempted(destination: job.destination, attempt: attempt, next: job.due)
         bookkeeping.enter()
         journal.appendProgress(id: job.eventId, payload: record.encoded(eventAt: position)) { [logger, bookkeeping] outcome in
@@ -48,9 +40,7 @@ extension DeliveryEngine {
         if let replayed = job.replayOf {
             return finishReplay(replayed, destination: job.destination, rewrittenAs: nil)
         }
-        // The books first: a checkpoint taken from now on says it is done (it is, even if the
-        // progress record below is never stored).
-        finished(job.destination, at: job.position)
+        // The queue's book says it is done already (see `DestinationQueue.handle`).
         bookkeeping.enter()
         let record = DeliveryProgress.delivered(destination: job.destination)
         journal.appendProgress(id: job.eventId, payload: record.encoded(eventAt: job.position)) { [bookkeeping] _ in

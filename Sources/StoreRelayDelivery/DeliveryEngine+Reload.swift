@@ -10,7 +10,7 @@ extension DeliveryEngine {
     ///
     /// Blocks until retired queues are closed (a redefined file queue must close before it
     /// reopens the same directory): call it off every request path.
-    public func reconfigure(_ configuration: GatewayConfiguration) throws {
+    public func reconfigure(_ configuration: GatewayConfiguration) throws(DeliveryError) {
         let current = topology.current
         var queues: [String: DestinationQueue] = [:]
         var retiring: [(old: DestinationQueue, replacement: DestinationConfiguration?)] = []
@@ -42,28 +42,24 @@ extension DeliveryEngine {
             }, completion: { group.leave() })
         }
         group.wait()
-        for definition in configuration.destinations where queues[definition.name] == nil {
-            queues[definition.name] = try Self.makeQueue(definition, client: client, wholeJobLimit: wholeJobsPerDestination,
-                                                         window: windowPerDestination, clock: clock, logger: logger,
-                                                         events: reference.events, readBackRetryDelay: readBackRetryDelay)
-        }
         // New and redefined destinations read on from their cursor: a new one from the
         // journal's end before the new routes apply (no event before it names it); events
-        // that waited in a redefined destination carry on in its new queue. A removed one
-        // dead-letters its backlog.
+        // that waited in a redefined destination carry on in its new queue, with its keeper.
+        // A removed one dead-letters its backlog.
         let end = journal.endPosition
-        let cursors = books.withLock { books in
-            for name in queues.keys where current.queues[name] == nil || handedOver[name] != nil {
-                if books.destinations[name] == nil { books.destinations[name] = DestinationBook(cursor: end) }
-            }
-            return books.destinations.mapValues(\.cursor)
+        for definition in configuration.destinations where queues[definition.name] == nil {
+            let keeper = books.withLock { $0.keeper(of: definition.name, startingAt: end) }
+            queues[definition.name] = try Self.makeQueue(definition, client: client, wholeJobLimit: wholeJobsPerDestination,
+                                                         window: windowPerDestination, clock: clock, logger: logger,
+                                                         observer: observer, keeper: keeper, events: reference.events,
+                                                         readBackRetryDelay: readBackRetryDelay)
         }
         topology.withLock {
             $0 = Topology(queues: queues, order: configuration.destinations.map(\.name), routes: configuration.routes)
         }
         let resumed = books.withLock { $0.resumed }
         for (name, queue) in queues where resumed && (current.queues[name] == nil || handedOver[name] != nil) {
-            queue.start(cursor: cursors[name] ?? end, unfinished: [])
+            queue.start(cursor: queue.keeper.cursor, unfinished: [])
             for job in handedOver[name]?.current ?? [] { queue.takeOver(job) }
         }
         for (old, replacement) in retiring where replacement == nil && resumed {

@@ -43,7 +43,11 @@ extension DeliveryEngine {
         try tail.replay(journal, from: checkpoint.journal)
         let end = journal.endPosition
         books.withLock { books in
-            books.destinations = tail.destinations
+            // The queues keep their keepers: each gets the replayed book in place.
+            for (name, book) in tail.destinations {
+                books.keeper(of: name, startingAt: book.cursor).reset(to: book)
+            }
+            for name in books.destinations.keys where tail.destinations[name] == nil { books.destinations[name] = nil }
             books.router = RouterBook(reached: end, scanning: checkpoint.router)
             books.lettersWritten = tail.lettersWritten
             books.resumed = true
@@ -104,7 +108,8 @@ extension DeliveryEngine {
     /// a time, waiting for the letters so a long backlog is never all in memory.
     func drainRemoved(_ name: String, detail: String) {
         backlogQueue.async { [self] in
-            guard let book = books.withLock({ $0.destinations[name] }) else { return }
+            guard let keeper = keeper(of: name) else { return }
+            let book = keeper.snapshot
             for parked in book.unfinished.values {
                 deadLetter(.parked(parked), reason: .unrouted, detail: detail)
             }
@@ -126,16 +131,16 @@ extension DeliveryEngine {
                     continue
                 }
                 failures = 0
-                took(read.jobs, destination: name, cursor: read.next)
+                keeper.took(read.jobs, cursor: read.next)
                 for job in read.jobs {
                     writeDeadLetter(job.notification, key: name, destination: name, reason: .unrouted, detail: detail,
                                     attempts: job.attempts, replayOf: nil, jobAt: job.position)
                 }
                 cursor = read.next
-                while (books.withLock { $0.destinations[name]?.unfinished.count ?? 0 }) > 64 { usleep(10_000) }
+                while keeper.unfinishedCount > 64 { usleep(10_000) }
                 if read.atEnd { break }
             }
-            while (books.withLock { $0.destinations[name]?.unfinished.isEmpty == false }) { usleep(10_000) }
+            while keeper.unfinishedCount > 0 { usleep(10_000) }
             books.withLock { books in
                 // Configured again meanwhile: the new queue carries on from this book.
                 if topology.current.queues[name] == nil { books.destinations[name] = nil }

@@ -81,7 +81,7 @@ public final class DeliveryEngine: Sendable {
         clock: any TimeSource = WallClock(), logger: Logger, observer: any DeliveryObserver = NoDeliveryObserver(),
         wholeJobsPerDestination: Int = 256, windowPerDestination: Int = 4096, readBackRetryDelay: Duration = .seconds(5),
         checkpointInterval: Duration = .seconds(1), checkpointPause: Duration? = nil, replayDirectory: String? = nil
-    ) throws {
+    ) throws(DeliveryError) {
         checkpointIntervalMilliseconds = max(1, Int(checkpointInterval.wholeMilliseconds))
         intents = try ReplayIntentStore(directory: replayDirectory, logger: logger)
         self.readBackRetryDelay = readBackRetryDelay
@@ -99,13 +99,17 @@ public final class DeliveryEngine: Sendable {
         self.windowPerDestination = max(wholeJobsPerDestination, windowPerDestination)
         reader = ParkedEventReader(journal: journal, logger: logger)
         checkpointFile = CheckpointFile(directory: journal.directory, pauseBeforeRename: checkpointPause)
-        books = Locked(DeliveryBooks(router: RouterBook(reached: journal.endPosition)))
+        var books = DeliveryBooks(router: RouterBook(reached: journal.endPosition))
         var queues: [String: DestinationQueue] = [:]
         for destination in configuration.destinations {
+            // A placeholder until `resume` puts the checkpoint's book in it.
+            let keeper = books.keeper(of: destination.name, startingAt: journal.endPosition)
             queues[destination.name] = try Self.makeQueue(
                 destination, client: client, wholeJobLimit: wholeJobsPerDestination, window: self.windowPerDestination,
-                clock: clock, logger: logger, events: reference.events, readBackRetryDelay: readBackRetryDelay)
+                clock: clock, logger: logger, observer: observer, keeper: keeper, events: reference.events,
+                readBackRetryDelay: readBackRetryDelay)
         }
+        self.books = Locked(books)
         topology = Locked(Topology(queues: queues, order: configuration.destinations.map(\.name), routes: configuration.routes))
         reference.engine = self
     }
@@ -114,7 +118,7 @@ public final class DeliveryEngine: Sendable {
     /// cursor (as counted), and dead letters not yet written.
     public var unfinishedEvents: Int {
         books.withLock { books in
-            books.destinations.values.reduce(books.router.pending.count) { $0 + $1.unfinished.count + $1.backlog }
+            books.destinations.values.reduce(books.router.pending.count) { $0 + $1.unfinishedCount + $1.backlog }
         }
     }
 
@@ -122,7 +126,7 @@ public final class DeliveryEngine: Sendable {
     /// its backlog in the journal.
     public var status: [DestinationStatus] {
         let topology = topology.current
-        let backlogs = books.withLock { $0.destinations.mapValues(\.backlog) }
+        let backlogs = books.withLock { $0.destinations }.mapValues(\.backlog)
         return topology.order.compactMap { name in
             guard var status = topology.queues[name]?.status else { return nil }
             let backlog = backlogs[name] ?? 0
@@ -195,11 +199,12 @@ public final class DeliveryEngine: Sendable {
 
     static func makeQueue(
         _ destination: DestinationConfiguration, client: HTTPClient, wholeJobLimit: Int, window: Int, clock: any TimeSource,
-        logger: Logger, events: DestinationQueue.Events, readBackRetryDelay: Duration
-    ) throws -> DestinationQueue {
+        logger: Logger, observer: any DeliveryObserver, keeper: BookKeeper, events: DestinationQueue.Events,
+        readBackRetryDelay: Duration
+    ) throws(DeliveryError) -> DestinationQueue {
         let setup = try DestinationSetup(destination, client: client, clock: clock, logger: logger)
-        return DestinationQueue(definition: destination, kind: setup.kind, driver: setup.driver, limits: setup.limits,
-                                wholeJobLimit: wholeJobLimit, window: window, clock: clock, events: events,
+        return DestinationQueue(definition: destination, setup: setup, wholeJobLimit: wholeJobLimit, window: window, clock: clock,
+                                observer: observer, logger: logger, keeper: keeper, events: events,
                                 readBackRetryDelay: readBackRetryDelay)
     }
 }
@@ -213,10 +218,6 @@ final class EngineReference: @unchecked Sendable {
     var events: DestinationQueue.Events {
         DestinationQueue.Events(
             attempted: { [self] job, attempt in engine?.recordAttempt(job, attempt) },
-            attemptEnded: { [self] destination, outcome, attempt in
-                engine?.observer.attemptFinished(destination: destination, outcome: outcome,
-                                                 seconds: Double(attempt.durationMs) / 1000)
-            },
             delivered: { [self] job in engine?.recordDelivery(job) },
             deadLettered: { [self] job, reason, detail in engine?.deadLetter(job, reason: reason, detail: detail) },
             readBack: { [self] parked, completion in
@@ -227,15 +228,6 @@ final class EngineReference: @unchecked Sendable {
                 }
             },
             unreadable: { [self] parked in engine?.deadLetterUnreadable(parked) },
-            took: { [self] name, jobs, cursor in engine?.took(jobs, destination: name, cursor: cursor) },
-            passed: { [self] name in engine?.passedOver(destination: name) },
-            caughtUp: { [self] name in engine?.caughtUp(destination: name) },
-            skipped: { [self] name, from, to in
-                engine?.took([], destination: name, cursor: to)
-                engine?.logger.error("destination backlog unreadable; skipped to the next segment, the events between are lost", [
-                    ("destination", name), ("from", from.description), ("to", to.description),
-                ])
-            },
             readBacklog: { [self] name, cursor, room, completion in
                 guard let engine else { return completion(BacklogRead(jobs: [], next: cursor, atEnd: false, failed: true)) }
                 engine.readBacklog(of: name, from: cursor, room: room, completion: completion)

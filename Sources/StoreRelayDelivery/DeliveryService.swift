@@ -19,8 +19,9 @@ public protocol DeliveryService: AnyObject, Sendable {
     func replay(deadLetterId: String, force: Bool) -> ReplayResult
     /// Replays every dead letter in `query.bulkReplayScope` (stale ones only when `force`).
     func replayAll(_ query: DeadLetterQuery, force: Bool) -> BulkReplayResult
-    /// Applies a reloaded configuration's destinations and routes.
-    func reconfigure(_ configuration: GatewayConfiguration) throws
+    /// Applies a reloaded configuration's destinations and routes; throws when a new or
+    /// redefined destination cannot be opened.
+    func reconfigure(_ configuration: GatewayConfiguration) throws(DeliveryError)
     /// Stops every destination; attempts in flight get `grace` to finish.
     func stop(grace: Duration, completion: @escaping @Sendable () -> Void)
     /// Reads a stored notification's Apple body again with the running build (set by the

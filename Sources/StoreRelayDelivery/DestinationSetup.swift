@@ -3,13 +3,21 @@ import StoreRelayStorage
 import StoreRelayNet
 import StoreRelayCore
 
-/// A destination's driver and retry limits, built from its `routes.conf` definition: shared
-/// by single-node destination queues and cluster mode's, so both deliver the same way.
+/// A destination's kind and retry limits, built from its `routes.conf` definition: what an
+/// `AttemptRunner` is made of, in single-node and cluster mode alike. The one place that
+/// knows every kind.
 package struct DestinationSetup: Sendable {
-    /// `webhook` or `file`, for status listings and metrics.
-    package let kind: String
-    package let driver: any DeliveryDriver
+    package let kind: any DestinationKind
     package let limits: DeliveryLimits
+
+    /// `webhook` or `file`, for status listings and metrics.
+    package var kindName: String { type(of: kind).name }
+
+    /// A destination of `kind`, retried within `limits` (tests; kinds built elsewhere).
+    package init(kind: any DestinationKind, limits: DeliveryLimits) {
+        self.kind = kind
+        self.limits = limits
+    }
 
     /// Opens the destination (a file queue's directory now, so a bad one fails start-up).
     ///
@@ -17,27 +25,35 @@ package struct DestinationSetup: Sendable {
     ///   each instance writes under `DIR/<instance-id>/`, so instances sharing a volume never
     ///   write the same segment.
     package init(_ destination: DestinationConfiguration, client: HTTPClient, clock: any TimeSource, logger: Logger,
-                 fileSubdirectory: String? = nil) throws {
+                 fileSubdirectory: String? = nil) throws(DeliveryError) {
         switch destination.kind {
         case .webhook(let options):
-            kind = "webhook"
-            driver = WebhookDriver(request: WebhookRequest(options: options), client: client, clock: clock)
+            kind = WebhookKind(request: WebhookRequest(options: options), client: client)
             limits = DeliveryLimits(
                 maxAttempts: options.maxAttempts, maxAge: options.maxAge,
                 schedule: RetrySchedule(initial: options.backoffInitial, maximum: options.backoffMaximum))
         case .file(let options):
-            kind = "file"
             var queueOptions = FileQueueOptions(
                 rotateSize: options.rotateSize, rotateAge: options.rotateInterval,
                 compression: options.compression == .gzip ? .gzip : .none)
             queueOptions.clock = clock
             let directory = fileSubdirectory.map { options.directory + "/" + $0 } ?? options.directory
-            let fileQueue = try FileQueue.open(directory: directory, options: queueOptions, logger: logger)
-            driver = FileQueueDriver(queue: fileQueue, clock: clock)
+            do throws(StorageError) {
+                kind = FileQueueKind(queue: try FileQueue.open(directory: directory, options: queueOptions, logger: logger))
+            } catch {
+                throw DeliveryError(destination: destination.name, error)
+            }
             // A local file queue fails only when the disk does: keep trying, briefly at first.
             limits = DeliveryLimits(
                 maxAttempts: Int.max, maxAge: .seconds(365 * 86400),
                 schedule: RetrySchedule(initial: .milliseconds(100), maximum: .seconds(30)))
         }
     }
+}
+
+/// How long and how often a destination keeps trying (from its `routes.conf` options).
+package struct DeliveryLimits: Sendable {
+    package var maxAttempts: Int
+    package var maxAge: Duration
+    package var schedule: RetrySchedule
 }

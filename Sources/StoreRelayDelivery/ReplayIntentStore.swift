@@ -25,7 +25,7 @@ final class ReplayIntentStore: Sendable {
     enum FilePolicy: FileIOPolicy {
         static let fileMode: mode_t = 0o600
         static let directoryMode: mode_t = 0o700
-        static func failure(_ call: SystemCallFailure) -> SystemCallFailure { call }
+        static func failure(_ call: SystemCallFailure) -> DeliveryError { DeliveryError(call) }
     }
     typealias Files = POSIXFileIO<FilePolicy>
 
@@ -33,7 +33,7 @@ final class ReplayIntentStore: Sendable {
     let directory: String?
     private let logger: Logger
 
-    init(directory: String?, logger: Logger) throws {
+    init(directory: String?, logger: Logger) throws(DeliveryError) {
         self.directory = directory
         self.logger = logger
         if let directory {
@@ -45,7 +45,7 @@ final class ReplayIntentStore: Sendable {
     static func newID() -> String { "replay-" + SecureRandom.hexToken(8) }
 
     /// Writes `intent` durably before any of its letters is replayed.
-    func record(_ intent: Intent) throws {
+    func record(_ intent: Intent) throws(DeliveryError) {
         guard let directory else { return }
         let json: JSONValue = [
             "id": .string(intent.id),

@@ -1,5 +1,6 @@
 import Testing
 @testable import StoreRelayDelivery
+import StoreRelayConfig
 import StoreRelayNet
 import StoreRelayCore
 
@@ -100,10 +101,16 @@ import StoreRelayCore
 
 @Suite struct WebhookClassificationTests {
     let now = Timestamp(milliseconds: 1_000_000)
+    let kind: WebhookKind
+
+    init() throws {
+        let url = try HTTPURL("http://127.0.0.1:1/hook")
+        kind = WebhookKind(request: WebhookRequest(options: WebhookOptions(url: url)), client: HTTPClient())
+    }
 
     private func classify(_ status: Int, headers: HTTPHeaders = [:]) -> AttemptOutcome {
-        WebhookDriver.classify(.success(HTTPClientResponse(status: status, reason: "", headers: headers, body: Array("nope\nmore".utf8))),
-                               started: now, durationMs: 3, now: now)
+        kind.classify(.success(HTTPClientResponse(status: status, reason: "", headers: headers, body: Array("nope\nmore".utf8))),
+                      started: now, durationMs: 3, now: now)
     }
 
     @Test(arguments: [200, 201, 202, 204, 299])
@@ -132,7 +139,7 @@ import StoreRelayCore
 
     @Test func transportErrorsAreRetried() {
         for code in [HTTPClientError.Code.connect, .connectTimeout, .timeout, .tls, .io, .protocol, .resolution] {
-            let outcome = WebhookDriver.classify(.failure(HTTPClientError(code, "boom")), started: now, durationMs: 1, now: now)
+            let outcome = kind.classify(.failure(HTTPClientError(code, "boom")), started: now, durationMs: 1, now: now)
             guard case .retry(let attempt, nil) = outcome else { Issue.record("\(code)"); continue }
             #expect(attempt.status == nil && attempt.error?.hasPrefix("\(code)") == true)
         }

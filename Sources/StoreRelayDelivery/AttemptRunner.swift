@@ -1,0 +1,105 @@
+import Dispatch
+import StoreRelayStorage
+import StoreRelayCore
+
+/// Runs one destination's attempts, the same way for the journal-backed queue
+/// (`DestinationQueue`) and the cluster-backed one: it sends through the destination's kind,
+/// times the attempt, holds the breaker, the concurrency slots and the last success and
+/// error, and turns each outcome into a verdict (delivered, retry at a due time, dead letter)
+/// by the attempt budget. Its owner decides where jobs wait and how a verdict is written down.
+///
+/// The invariant behind `@unchecked Sendable`: its mutable state (`state`) is confined to its
+/// owner's serial queue, `queue`; every method that touches it is called there, and
+/// `attempt`'s completion runs there too. `kindName`, `limits` and `prepare` read only
+/// immutable values and may be used from any thread.
+package final class AttemptRunner: @unchecked Sendable {
+    package let destination: String
+    /// The kind's name (`webhook`, `file`), for status listings.
+    package let kindName: String
+    /// Read from any thread (a replay's marker lifetime): a copy outside `state`.
+    package let limits: DeliveryLimits
+    private let kind: any DestinationKind
+    private let clock: any TimeSource
+    private let observer: any DeliveryObserver
+    private let logger: Logger
+    private let queue: DispatchQueue
+    private var state: State
+
+    package init(destination: String, setup: DestinationSetup, queue: DispatchQueue, clock: any TimeSource,
+                 observer: any DeliveryObserver, logger: Logger) {
+        self.destination = destination
+        kindName = setup.kindName
+        kind = setup.kind
+        limits = setup.limits
+        self.queue = queue
+        self.clock = clock
+        self.observer = observer
+        self.logger = logger
+        state = State(limits: setup.limits, concurrency: setup.kind.concurrency)
+    }
+
+    package var concurrency: Int { state.concurrency }
+    package var inFlight: Int { state.inFlight }
+    /// Concurrency slots free.
+    package var room: Int { state.room }
+    package var breaker: CircuitBreaker.State { state.breaker.state }
+    /// While the breaker is open: when its probe may go out.
+    package var openUntil: Timestamp? { state.breaker.openUntil }
+
+    /// What this destination receives for `notification` (kept in `DeliveryJob.body`).
+    package func prepare(_ notification: StoredNotification) -> [UInt8] { kind.prepare(notification) }
+
+    package func take(_ count: Int = 1) { state.take(count) }
+    package func release(_ count: Int = 1) { state.release(count) }
+    package func allowsAttempt(at now: Timestamp) -> Bool { state.allowsAttempt(at: now) }
+    package func cancelProbe() { state.cancelProbe() }
+
+    /// The dead-letter verdict on `job` when its `max-age` has passed; nil while it may go.
+    package func expired(_ job: DeliveryJob, now: Timestamp) -> AttemptVerdict? { state.expired(job, now: now) }
+
+    /// Makes the next attempt at `job` (its number follows the attempts so far); `completion`
+    /// gets the outcome on `queue`. An event the kind can never send is not sent: it comes
+    /// back `unsendable` at once. Takes no slot: the owner holds one for the job.
+    package func attempt(_ job: DeliveryJob, completion: @escaping @Sendable (AttemptOutcome) -> Void) {
+        let started = clock.now()
+        if let why = kind.unsendable(job.notification) {
+            let outcome = AttemptOutcome.unsendable(DeliveryAttempt(at: started, error: why, durationMs: 0))
+            return queue.async { completion(outcome) }
+        }
+        send(kind, job, started: started) { [queue] outcome in queue.async { completion(outcome) } }
+    }
+
+    /// Opens the kind's existential, so its `Answer` type reaches `classify` unchanged.
+    private func send<Kind: DestinationKind>(_ kind: Kind, _ job: DeliveryJob, started: Timestamp,
+                                             completion: @escaping @Sendable (AttemptOutcome) -> Void) {
+        let startedNanos = MonotonicClock.nanoseconds()
+        kind.send(job, attempt: job.attempts.count + 1, now: started) { [clock] answer in
+            let duration = Int64((MonotonicClock.nanoseconds() - startedNanos) / 1_000_000)
+            completion(kind.classify(answer, started: started, durationMs: duration, now: clock.now()))
+        }
+    }
+
+    /// Records how `job`'s attempt ended and says what follows. Every attempt is counted
+    /// once in the metrics; a retry is logged here, a dead letter by whoever writes it.
+    package func settle(_ job: DeliveryJob, _ outcome: AttemptOutcome) -> AttemptVerdict {
+        dispatchPrecondition(condition: .onQueue(queue))
+        let (verdict, label) = state.settle(job, outcome, now: clock.now())
+        let attempt = outcome.attempt
+        observer.attemptFinished(destination: destination, outcome: label, seconds: Double(attempt.durationMs) / 1000)
+        if case .retry(let job, _) = verdict {
+            logger.info("delivery attempt failed", [
+                ("event.id", job.eventId), ("destination", destination), ("attempt", String(job.attempts.count)),
+                ("status", attempt.status.map(String.init) ?? ""), ("error", attempt.error ?? ""), ("next", job.due.iso8601),
+            ])
+        }
+        return verdict
+    }
+
+    /// What status pages show, with what waits in the owner's queue.
+    package func status(queueDepth: Int, parked: Int) -> DestinationStatus {
+        state.status(name: destination, kind: kindName, queueDepth: queueDepth, parked: parked)
+    }
+
+    /// Closes the kind (connections, files); no attempt follows.
+    package func close(completion: @escaping @Sendable () -> Void) { kind.close(completion: completion) }
+}

@@ -1,0 +1,28 @@
+import StoreRelayCore
+
+/// A point-in-time view of one destination, for status pages and metrics.
+public struct DestinationStatus: Sendable {
+    public var name: String
+    public var kind: String
+    public var queueDepth: Int
+    /// Of `queueDepth`, the events waiting in the journal rather than in memory.
+    public var parked: Int
+    public var inFlight: Int
+    public var breaker: CircuitBreaker.State
+    public var lastSuccess: Timestamp?
+    public var lastError: String?
+    public var lastErrorAt: Timestamp?
+
+    public init(name: String, kind: String, queueDepth: Int, parked: Int, inFlight: Int, breaker: CircuitBreaker.State,
+                lastSuccess: Timestamp?, lastError: String?, lastErrorAt: Timestamp?) {
+        self.name = name
+        self.kind = kind
+        self.queueDepth = queueDepth
+        self.parked = parked
+        self.inFlight = inFlight
+        self.breaker = breaker
+        self.lastSuccess = lastSuccess
+        self.lastError = lastError
+        self.lastErrorAt = lastErrorAt
+    }
+}
