@@ -137,6 +137,11 @@ let package = Package(
         ),
         .testTarget(name: "TLSTests", dependencies: ["StoreRelayNet", "StoreRelayCore", "StoreRelayTestSupport"], swiftSettings: swiftSettings),
         .testTarget(
+            name: "OutboundTests",
+            dependencies: ["StoreRelayNet", "StoreRelayCore", "StoreRelayTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "HTTPTests",
             dependencies: ["StoreRelayNet", "StoreRelayCore", "StoreRelayTestSupport", "CStoreRelayShims"],
             swiftSettings: swiftSettings

@@ -1,6 +1,7 @@
 import Foundation
 import StoreRelayCore
 import StoreRelayNet
+import StoreRelayTestSupport
 
 /// A small blocking loopback HTTP(S) server for tests: an accept thread, one thread per
 /// connection running the test's handler. Counts accepted connections.
@@ -16,22 +17,15 @@ final class TestHTTPServer: Sendable {
 
     init(tls: TLSServerContext? = nil, backlog: Int32 = 64, acceptConnections: Bool = true,
          handler: @escaping @Sendable (TestConnection) throws -> Void) throws {
-        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        self.listener = listener
-        var one: Int32 = 1
-        setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
-                bind(listener, pointer, length) == 0 && listen(listener, backlog) == 0
-                    && getsockname(listener, pointer, &length) == 0
-            }
+        let loopback: LoopbackListener
+        do {
+            loopback = try LoopbackListener(backlog: backlog)
+        } catch {
+            throw TestServerError.setup("cannot listen: errno \(error.errno)")
         }
-        guard bound else { throw TestServerError.setup("cannot listen: errno \(errno)") }
-        port = UInt16(bigEndian: address.sin_port)
+        let listener = loopback.fd
+        self.listener = listener
+        port = loopback.port
         guard acceptConnections else {
             acceptExited.signal()
             return

@@ -1,6 +1,7 @@
 import Foundation
 import StoreRelayCore
 import StoreRelayNet
+import StoreRelayTestSupport
 
 /// A tiny loopback HTTPS server for tests: blocking sockets on a background thread, with the
 /// TLS done by `TLSConnection` in server mode. It answers every request with a fixed response
@@ -16,22 +17,10 @@ final class TLSEchoServer: Sendable {
     private let listener: Int32
 
     init(context: TLSServerContext) throws {
-        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard let loopback = try? LoopbackListener() else { throw TLSError(.io, "cannot listen on loopback") }
+        let listener = loopback.fd
         self.listener = listener
-        var one: Int32 = 1
-        setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
-                bind(listener, pointer, length) == 0 && listen(listener, 16) == 0
-                    && getsockname(listener, pointer, &length) == 0
-            }
-        }
-        guard bound else { throw TLSError(.io, "cannot listen on loopback") }
-        port = UInt16(bigEndian: address.sin_port)
+        port = loopback.port
         let outcomes = self.outcomes
         Thread.detachNewThread {
             while true {

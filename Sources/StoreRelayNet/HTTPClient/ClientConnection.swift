@@ -1,126 +1,157 @@
 import Dispatch
+import StoreRelayCore
 
-/// One TCP (and maybe TLS) connection to one origin, carrying one request at a time, over the
-/// same transport (`StoreRelayNet`) as the servers' connections.
+/// One TCP (and maybe TLS) connection to one origin, carrying one request at a time: an
+/// `OutboundConnection` (resolve, dial, TLS, read, write, deadline) driven by the rules of
+/// `ClientConnectionStateMachine`. This type only performs the machine's actions: it owns the
+/// request in flight and the connection's place in the pool.
 ///
 /// The invariant behind `@unchecked Sendable`: every mutable property is touched only on
-/// `queue`, a serial queue of its own (checked with `dispatchPrecondition` at each entry).
-/// Life: new → resolving → connecting → handshaking (https) → exchanging ⇄ idle → closed.
-/// A connection connects once; after `closed` it is never used again.
+/// `queue`, a serial queue of its own that the driver delivers its events on (checked with
+/// `dispatchPrecondition` at each entry). A connection opens once; closed, it is never reused.
 final class ClientConnection: @unchecked Sendable {
-    enum State: Equatable { case new, resolving, connecting, handshaking, exchanging, idle, closed }
-
     let key: PoolKey
     let queue = DispatchQueue(label: "storerelay.httpclient.connection", target: .deliveryWork)
     let client: HTTPClient
-    var state = State.new
-    /// The socket's sources; its transport (plain or TLS) carries the bytes.
-    var channel: SocketChannel?
-    var transport: (any Transport)?
+    private var machine: ClientConnectionStateMachine
+    private var connection: OutboundConnection?
     /// The request being carried (set from `open`/`reuse` until its exchange ends).
-    var task: RequestTask?
-    var parser = HTTPResponseParser()
-    /// The request's bytes, sent from `outboundOffset` (plaintext: the transport encrypts).
-    var outbound: [UInt8] = []
-    var outboundOffset = 0
-    /// True once any byte of the current request reached the socket: no silent retry after.
-    var sentAny = false
-    /// True once the connection served a request: a failure before sending may be a stale
-    /// keep-alive connection, worth one retry on a fresh one.
-    var wasReused = false
-    /// Reused for every read, so reading allocates nothing.
-    var readBuffer = [UInt8](repeating: 0, count: 64 * 1024)
-    /// Bumped each time the connection goes idle, so an old idle timer knows it is stale.
-    var idleToken = 0
-    private var dialer = StreamDialer(addresses: [])
+    private var task: RequestTask?
+    /// `connection.sentByteCount` when the current request was written: more means some of
+    /// it reached the socket, and it is not silently retried.
+    private var requestStart = 0
 
     init(key: PoolKey, client: HTTPClient) {
         self.key = key
         self.client = client
+        let configuration = client.configuration
+        machine = ClientConnectionStateMachine(.init(
+            origin: key.origin, connectTimeout: configuration.connectTimeout,
+            idleTimeout: configuration.idleTimeout,
+            limits: .init(maxHeaderBytes: configuration.maxResponseHeadSize, maxBodyBytes: configuration.maxResponseBodySize)))
     }
 
-    var origin: String { "\(key.scheme.rawValue)://\(key.host):\(key.port)" }
+    var origin: String { key.origin }
 
-    // MARK: Opening
+    // MARK: Opening and reuse
 
     /// Resolves, connects, handshakes, then sends `task`'s request.
     func open(for task: RequestTask) {
         dispatchPrecondition(condition: .onQueue(queue))
-        guard state == .new, task.attach(self) else { return close() }
+        guard connection == nil, task.attach(self) else { return close() }
         self.task = task
-        state = .resolving
-        client.resolvers.resolve(host: key.host, port: key.port, replyOn: queue) { [self] result in
-            resolved(result)
-        }
+        let configuration = client.configuration
+        machine.expectResponse(isHeadRequest: task.request.isHead)
+        let tls = key.scheme == .https ? TLSClientIdentity(caFile: key.extraCAFile) : nil
+        let connection = OutboundConnection(
+            to: OutboundEndpoint(host: key.host, port: key.port, tls: tls), peer: origin, connector: client.connector,
+            queue: queue, logger: configuration.logger) { [self] event in handle(event) }
+        self.connection = connection
+        // Held until the connection is established.
+        connection.write(task.wire)
+        connection.open()
     }
 
-    private func resolved(_ result: Result<[SocketAddress], HTTPClientError>) {
+    /// Carries `task` on this pooled connection, or on a fresh one when this one turned out
+    /// to be closed by the server while it waited.
+    func reuse(for task: RequestTask) {
         dispatchPrecondition(condition: .onQueue(queue))
-        guard state == .resolving, task != nil else { return close() }
-        switch result {
-        case .failure(let error):
-            fail(error)
-        case .success(let resolved):
-            dialer = StreamDialer(addresses: resolved)
-            let timeout = client.configuration.connectTimeout
-            queue.asyncAfter(deadline: .now() + timeout.dispatchInterval) { [self] in
-                if state == .connecting || state == .handshaking {
-                    fail(HTTPClientError(.connectTimeout, "no connection to \(origin) within \(timeout)"))
-                }
-            }
-            state = .connecting
-            connectNext()
+        // Whatever arrived while idle (an end of stream, stray bytes) closes it now.
+        if machine.state == .idle { connection?.readNow() }
+        guard let connection, machine.state == .idle else { return client.startOnFreshConnection(task) }
+        guard task.attach(self) else {
+            // Finished already (timed out, shut down): the connection stays in the pool.
+            if !client.checkin(self) { close() }
+            return
+        }
+        self.task = task
+        perform(machine.reuse(isHeadRequest: task.request.isHead))
+        requestStart = connection.sentByteCount
+        connection.write(task.wire)
+    }
+
+    // MARK: The driver's events, the machine's actions
+
+    private func handle(_ event: OutboundEvent) {
+        guard let connection else { return }
+        let requestBytesSent = connection.sentByteCount > requestStart
+        let action: ClientConnectionStateMachine.Action
+        switch event {
+        case .resolved: action = machine.resolved(now: .now())
+        case .established: action = machine.established()
+        case .received(let bytes): action = machine.received(bytes, outputFlushed: connection.isOutputFlushed, now: .now())
+        case .inputEnded: action = machine.inputEnded(requestBytesSent: requestBytesSent)
+        case .deadline: action = machine.deadlinePassed()
+        case .failed(let error): action = machine.failed(error, requestBytesSent: requestBytesSent)
+        }
+        perform(action)
+    }
+
+    private func perform(_ action: ClientConnectionStateMachine.Action) {
+        switch action {
+        case .none: break
+        case .setDeadline(let time): connection?.setDeadline(time)
+        case .complete(let response, let idleUntil): finishExchange(response, idleUntil: idleUntil)
+        case .fail(let error): fail(error)
+        case .retryOnFreshConnection: retryOnFreshConnection()
+        case .closeIdle: closeIdle()
+        case .close: close()
         }
     }
 
-    /// Tries the next resolved address; after the last, fails with every reason seen.
-    private func connectNext() {
-        switch dialer.dial() {
-        case .connected(let fd):
-            attach(SocketTransport(fileDescriptor: fd))
-            connected()
-        case .inProgress(let fd, let alreadyDone):
-            // Until the connect ends the channel carries a plain transport; TLS starts after.
-            attach(SocketTransport(fileDescriptor: fd))
-            if alreadyDone { connectFinished() }
-        case .failed(let reason, let code):
-            fail(HTTPClientError(.connect, "cannot connect to \(origin): \(reason)", errno: code))
+    private func finishExchange(_ response: HTTPClientResponse, idleUntil: DispatchTime?) {
+        guard let task else { return close() }
+        self.task = nil
+        if let idleUntil, client.checkin(self) {
+            connection?.setDeadline(idleUntil)
+        } else {
+            close()
         }
+        task.finish(.success(response))
     }
 
-    private func attach(_ transport: any Transport) {
-        self.transport = transport
-        channel = SocketChannel(
-            fd: transport.fileDescriptor, queue: queue,
-            onReadable: { [self] in readable() },
-            onWritable: { [self] in writable() })
+    /// Nothing of the request left: the server had closed this pooled connection. Once only,
+    /// since a fresh connection is never "reused".
+    private func retryOnFreshConnection() {
+        guard let task else { return close() }
+        client.configuration.logger.debug("pooled connection was closed by the server; retrying on a fresh one", [
+            ("http.origin", origin),
+        ])
+        self.task = nil
+        close()
+        client.startOnFreshConnection(task)
     }
 
-    /// The socket became writable while connecting: the connect finished, well or badly.
-    func connectFinished() {
-        guard let channel else { return }
-        channel.setWriting(false)
-        if dialer.finish(fd: channel.fd) { return connected() }
-        channel.close()
-        self.channel = nil
-        transport = nil
-        connectNext()
+    private func fail(_ error: HTTPClientError) {
+        client.configuration.logger.debug("HTTP request failed", [
+            ("http.origin", origin), ("error.code", error.code.description), ("error.message", error.message),
+        ])
+        let task = self.task
+        self.task = nil
+        close()
+        task?.finish(.failure(error))
     }
 
-    private func connected() {
-        guard key.scheme == .https else { return startExchange() }
-        guard let channel else { return close() }
-        let engine: TLSConnection
-        do {
-            let context = try client.tlsContext(extraCAFile: key.extraCAFile)
-            engine = try TLSConnection(clientContext: context, serverName: key.host)
-        } catch {
-            return fail(HTTPClientError(.tls, "TLS setup for \(origin) failed: \(error.reason)", tlsError: error))
-        }
-        let tls = TLSTransport(fileDescriptor: channel.fd, engine: engine, logger: client.configuration.logger, peer: origin)
-        transport = tls
-        state = .handshaking
-        tls.startHandshake()
-        receive()
+    // MARK: The end
+
+    /// The task finished without us (timeout, shutdown): drop the connection if still on it.
+    func abandon(_ task: RequestTask) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard self.task === task else { return }
+        self.task = nil
+        close()
+    }
+
+    /// Takes the connection out of the pool for good and closes it.
+    func closeIdle() {
+        dispatchPrecondition(condition: .onQueue(queue))
+        client.pool.remove(self)
+        close()
+    }
+
+    func close() {
+        dispatchPrecondition(condition: .onQueue(queue))
+        _ = machine.close()
+        connection?.close()
     }
 }

@@ -13,6 +13,9 @@ struct PoolKey: Hashable, Sendable {
         port = request.url.port
         extraCAFile = request.url.scheme == .https ? request.extraCAFile : nil
     }
+
+    /// How logs and errors name the server.
+    var origin: String { "\(scheme.rawValue)://\(host):\(port)" }
 }
 
 /// Idle keep-alive connections per origin. Only bookkeeping under a lock, never I/O: the

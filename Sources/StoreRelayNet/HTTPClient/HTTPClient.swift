@@ -10,11 +10,10 @@ import StoreRelayCore
 public final class HTTPClient: Sendable {
     let configuration: HTTPClientConfiguration
     let pool: ConnectionPool
-    let resolvers: ResolverQueues
+    /// Name resolution (a serial queue per host name) and one TLS context per extra CA file.
+    let connector: OutboundConnector
     /// Overall request deadlines: each expiry is a few lock operations, never I/O.
     private let timerQueue = DispatchQueue(label: "storerelay.httpclient.timers", target: .deliveryWork)
-    /// One TLS client context per extra CA file ("" for none): loading a CA store is costly.
-    private let tlsContexts = Locked<[String: TLSContext]>([:])
     private struct Tasks {
         var isShutDown = false
         var lastID: UInt64 = 0
@@ -25,7 +24,7 @@ public final class HTTPClient: Sendable {
     public init(configuration: HTTPClientConfiguration = HTTPClientConfiguration()) {
         self.configuration = configuration
         pool = ConnectionPool(maxIdlePerKey: configuration.maxIdleConnectionsPerOrigin)
-        resolvers = ResolverQueues(resolver: configuration.resolver)
+        connector = OutboundConnector(resolver: configuration.resolver)
     }
 
     /// Sends `request` and calls `completion` exactly once, on the configured completion
@@ -109,16 +108,5 @@ public final class HTTPClient: Sendable {
     /// Parks an idle connection unless the pool is full or the client shut down.
     func checkin(_ connection: ClientConnection) -> Bool {
         pool.checkin(connection)
-    }
-
-    func tlsContext(extraCAFile: String?) throws(TLSError) -> TLSContext {
-        let key = extraCAFile ?? ""
-        if let context = tlsContexts.withLock({ $0[key] }) { return context }
-        let context = try TLSContext(clientTrustingExtraCAFile: extraCAFile)
-        return tlsContexts.withLock { contexts in
-            if let existing = contexts[key] { return existing }
-            contexts[key] = context
-            return context
-        }
     }
 }

@@ -96,7 +96,7 @@ extension RedisClient {
             guard !state.isShutDown else { return (nil, nil) }
             if let redirect = state.redirect, redirect.node == target, !redirect.isClosed { return (redirect, nil) }
             let replaced = state.redirect
-            state.redirect = RedirectConnection(node: target, configuration: configuration)
+            state.redirect = RedirectConnection(node: target, configuration: configuration, connector: connector)
             return (state.redirect, replaced)
         }
         replaced?.close()

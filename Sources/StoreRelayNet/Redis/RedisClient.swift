@@ -29,12 +29,16 @@ public final class RedisClient: Sendable {
         var dropping: ObjectIdentifier?
     }
     let state = Locked(State())
+    /// Name resolution and TLS contexts, shared by every connection the client opens (its
+    /// own, the redirected ones, the locator's probes).
+    let connector: OutboundConnector
     let locator: RedisLocator
     let timers = DispatchQueue(label: "storerelay.redis.reconnect", target: .deliveryWork)
 
     public init(configuration: RedisConfiguration) {
         self.configuration = configuration
-        locator = RedisLocator(configuration: configuration)
+        connector = OutboundConnector(resolver: configuration.resolver)
+        locator = RedisLocator(configuration: configuration, connector: connector)
     }
 
     /// Starts connecting; the client keeps a connection open from now on until `shutdown`.
@@ -160,7 +164,7 @@ public final class RedisClient: Sendable {
         // The connection reports back through a weak reference: the client owns it, not the reverse.
         let connectionBox = Locked<RedisConnection?>(nil)
         let connection = RedisConnection(
-            configuration: target,
+            configuration: target, connector: connector,
             onReady: { [weak self] in self?.connectionOpened(connectionBox.current) },
             onClosed: { [weak self] error in self?.connectionClosed(connectionBox.current, error) })
         connectionBox.withLock { $0 = connection }

@@ -39,6 +39,8 @@ public struct RedisConfiguration: Sendable {
     /// Sentinel: how often the sentinels are asked which primary they name; another answer
     /// than the connected node drops the connection, and the client follows.
     public var sentinelCheckInterval: Duration = .seconds(1)
+    /// Name resolution, on a serial queue per host name (the HTTP client's seam too).
+    public var resolver: any HostResolver = SystemHostResolver()
     /// Where completions run. Keep them short.
     public var callbackQueue: DispatchQueue = .global()
     public var logger: Logger = .disabled

@@ -6,7 +6,7 @@ import Darwin
 #endif
 
 /// One non-blocking socket with its read and write sources, confined to one serial queue: what
-/// every connection in StoreRelay (server, HTTP client) watches its socket with.
+/// every connection in StoreRelay (server, `OutboundConnection`) watches its socket with.
 ///
 /// Dispatch rules kept here in one place: both sources are activated at once and then switched
 /// with balanced suspend/resume; a source is resumed before it is cancelled; the fd is closed

@@ -5,8 +5,8 @@ import Darwin
 #endif
 
 /// `getaddrinfo` for TCP: the addresses of a host in the order the system prefers (RFC 6724),
-/// IPv4 and IPv6 only, without duplicates. Blocks: call it off every request path (the HTTP
-/// client resolves on a queue per host; servers resolve once, at start).
+/// IPv4 and IPv6 only, without duplicates. Blocks: call it off every request path (outbound
+/// connections resolve on a queue per host, `ResolverQueues`; servers resolve once, at start).
 public enum SystemResolver {
     /// `passive` resolves for listening (a wildcard host binds every address); otherwise for
     /// connecting, skipping families the machine has no address in (`AI_ADDRCONFIG`).

@@ -19,14 +19,14 @@ final class RedirectConnection: Sendable {
     }
     private let state = Locked(State.opening([]))
 
-    init(node: HostPort, configuration: RedisConfiguration) {
+    init(node: HostPort, configuration: RedisConfiguration, connector: OutboundConnector) {
         self.node = node
         var target = configuration
         target.url = configuration.url.at(node)
         target.clientName = configuration.clientName.map { $0 + "-redirect" }
         let box = Locked<RedirectConnection?>(nil)
         connection = RedisConnection(
-            configuration: target,
+            configuration: target, connector: connector,
             onReady: { box.current?.opened() },
             onClosed: { error in
                 box.current?.closed(error)

@@ -14,6 +14,7 @@ import StoreRelayCore
 /// other; nothing blocks. The client checks what it connects to (`ROLE`) before using it.
 final class RedisLocator: Sendable {
     private let configuration: RedisConfiguration
+    private let connector: OutboundConnector
     private let slot: Int
 
     private struct Memory {
@@ -24,8 +25,9 @@ final class RedisLocator: Sendable {
     }
     private let memory = Locked(Memory())
 
-    init(configuration: RedisConfiguration) {
+    init(configuration: RedisConfiguration, connector: OutboundConnector) {
         self.configuration = configuration
+        self.connector = connector
         slot = RedisHashSlot.of(configuration.slotKey)
     }
 
@@ -59,7 +61,7 @@ final class RedisLocator: Sendable {
                 + failures.joined(separator: "; "))))
         }
         let commands = [RESPCommand("CLUSTER", "SHARDS"), RESPCommand("CLUSTER", "SLOTS")]
-        RedisProbe.ask(configuration.url.at(node), commands, like: configuration) { [self] result in
+        RedisProbe.ask(configuration.url.at(node), commands, like: configuration, connector: connector) { [self] result in
             switch result.flatMap({ replies in slotMap(replies, askedAt: node) }) {
             case .success(let map):
                 memory.withLock { $0.knownNodes = Self.unique(map.ranges.compactMap(\.host)) }
@@ -116,7 +118,7 @@ final class RedisLocator: Sendable {
     /// One sentinel's answer: the primary it names, nil when it monitors none of that name.
     func askSentinel(_ sentinel: HostPort, name: String, completion: @escaping @Sendable (Result<HostPort?, RedisError>) -> Void) {
         let question = RESPCommand("SENTINEL", "get-master-addr-by-name", name)
-        RedisProbe.ask(configuration.url.anonymous(at: sentinel), [question], like: configuration) { result in
+        RedisProbe.ask(configuration.url.anonymous(at: sentinel), [question], like: configuration, connector: connector) { result in
             completion(result.flatMap { replies in
                 do throws(TopologyReplyError) {
                     return .success(try SentinelReplies.primaryAddress(replies[0]))

@@ -8,7 +8,7 @@ import StoreRelayCore
 enum RedisProbe {
     /// Sends `commands` to `url`; `completion` gets their replies once, or why there are none.
     static func ask(_ url: RedisURL, _ commands: [RESPCommand], like configuration: RedisConfiguration,
-                    completion: @escaping @Sendable (Result<[RESPValue], RedisError>) -> Void) {
+                    connector: OutboundConnector, completion: @escaping @Sendable (Result<[RESPValue], RedisError>) -> Void) {
         var probe = configuration
         probe.url = url
         probe.connectionChecks = []
@@ -24,7 +24,7 @@ enum RedisProbe {
         }
         let box = Locked<RedisConnection?>(nil)
         let connection = RedisConnection(
-            configuration: probe,
+            configuration: probe, connector: connector,
             onReady: {
                 guard let connection = box.current else { return }
                 connection.send(commands) { results in

@@ -2,8 +2,8 @@ import Dispatch
 import StoreRelayCore
 
 /// One serial queue per host name for name resolution, so a lookup that hangs holds up only
-/// later lookups of the same name, never another destination's requests. Destinations are few
-/// and long-lived, so the queues are kept for the client's lifetime.
+/// later lookups of the same name, never another peer's connections. Peers are few and
+/// long-lived, so the queues are kept for the owner's lifetime.
 final class ResolverQueues: Sendable {
     private let resolver: any HostResolver
     private let queues = Locked<[String: DispatchQueue]>([:])
@@ -16,7 +16,7 @@ final class ResolverQueues: Sendable {
     /// the resolver entirely.
     func resolve(
         host: String, port: UInt16, replyOn queue: DispatchQueue,
-        _ completion: @escaping @Sendable (Result<[SocketAddress], HTTPClientError>) -> Void
+        _ completion: @escaping @Sendable (Result<[SocketAddress], any Error>) -> Void
     ) {
         if let literal = SocketAddress(ip: host, port: port) {
             queue.async { completion(.success([literal])) }
@@ -24,7 +24,7 @@ final class ResolverQueues: Sendable {
         }
         let resolver = self.resolver
         self.queue(for: host).async {
-            let result = Result { () throws(HTTPClientError) in try resolver.resolve(host: host, port: port) }
+            let result = Result { try resolver.resolve(host: host, port: port) }
             queue.async { completion(result) }
         }
     }

@@ -5,13 +5,13 @@ import Darwin
 #endif
 
 /// The bookkeeping of dialing one outbound TCP stream: the resolved addresses still to try,
-/// and why each one tried so far failed. Every outbound client (the HTTP client, the Redis
-/// client) connects through it, so "try each address in turn, then fail with every reason"
-/// is written once. It makes the system calls; the client owns the socket's `SocketChannel`
-/// (created right after `connect`, see `dial`) and tells the dialer when it became writable.
-public struct StreamDialer: Sendable {
-    /// What the client must do next.
-    public enum Step: Sendable {
+/// and why each one tried so far failed, so "try each address in turn, then fail with every
+/// reason" is written once. It makes the system calls; `OutboundConnection` owns the socket's
+/// `SocketChannel` (created right after `connect`, see `dial`) and tells the dialer when it
+/// became writable.
+struct StreamDialer: Sendable {
+    /// What the connection must do next.
+    enum Step: Sendable {
         /// The socket is connected (a loopback connect can finish at once).
         case connected(fd: Int32)
         /// The connect is in progress: wait for the socket to become writable, then `finish`.
@@ -26,7 +26,7 @@ public struct StreamDialer: Sendable {
     private var failures: [String] = []
     private var lastErrno: Int32?
 
-    public init(addresses: [SocketAddress]) {
+    init(addresses: [SocketAddress]) {
         self.addresses = addresses
     }
 
@@ -34,7 +34,7 @@ public struct StreamDialer: Sendable {
     /// unconnected TCP socket polls as hung up (EPOLLHUP), and libdispatch drops a descriptor's
     /// epoll entry when it sees that (swift-corelibs-libdispatch #833), so sources registered
     /// before `connect` lost their events on a good share of fresh connections.
-    public mutating func dial() -> Step {
+    mutating func dial() -> Step {
         while let address = addresses.first {
             addresses.removeFirst()
             current = address
@@ -58,8 +58,8 @@ public struct StreamDialer: Sendable {
     }
 
     /// The socket of an in-progress connect became writable: whether it is connected. When it
-    /// is not, the reason is recorded; the client closes that socket's channel and dials again.
-    public mutating func finish(fd: Int32) -> Bool {
+    /// is not, the reason is recorded; the connection closes that socket's channel and dials again.
+    mutating func finish(fd: Int32) -> Bool {
         let code = SystemCalls.pendingError(fd)
         if code == 0 { return true }
         record(code)
