@@ -26,6 +26,27 @@ public final class ClusterDeadLetters: DeadLetterArchive {
         return dropLetter(ARGV[1], ARGV[2])
         """)
 
+    /// `delete`'s input. The keys are those the script touches, for a server to route by.
+    struct DeleteCall: ScriptCall {
+        static var script: RedisScript { ClusterDeadLetters.delete }
+
+        var letters: String
+        var letterIndex: String
+        var letterCounts: String
+        var prefix = ClusterKeys.prefix
+        var id: String
+
+        init(keys: ClusterKeys, id: String) {
+            letters = keys.letters
+            letterIndex = keys.letterIndex
+            letterCounts = keys.letterCounts
+            self.id = id
+        }
+
+        var keys: [String] { [letters, letterIndex, letterCounts] }
+        var arguments: [[UInt8]] { [ScriptArgument.text(prefix), ScriptArgument.text(id)] }
+    }
+
     static let setAside = RedisScript(source: ClusterLua.finish + """
         -- A dead letter that failed its check, moved aside and a tampered one sealed in its
         -- place, only if it is still stored as read (a letter written under the id since
@@ -39,6 +60,31 @@ public final class ClusterDeadLetters: DeadLetterArchive {
         keepLetter(ARGV[1], ARGV[2], ARGV[4], ARGV[5], ARGV[6])
         return 'kept'
         """)
+
+    /// `setAside`'s input. The keys are those the script touches, for a server to route by.
+    struct SetAsideCall: ScriptCall {
+        static var script: RedisScript { ClusterDeadLetters.setAside }
+
+        var letters: String
+        var letterIndex: String
+        var letterCounts: String
+        var tamperedLetters: String
+        var prefix = ClusterKeys.prefix
+        var id: String
+        /// The letter as read: it is set aside only while still stored so.
+        var read: [UInt8]
+        /// The `tampered` letter, sealed, and its index entry.
+        var stub: [UInt8]
+        var stubEntry: [UInt8]
+        /// Where it is counted (nil: not routed).
+        var destination: String?
+
+        var keys: [String] { [letters, letterIndex, letterCounts, tamperedLetters] }
+
+        var arguments: [[UInt8]] {
+            [ScriptArgument.text(prefix), ScriptArgument.text(id), read, stub, stubEntry, ScriptArgument.text(destination)]
+        }
+    }
 
     public init(client: RedisClient, keys: ClusterKeys = ClusterKeys(), seal: ClusterSeal = .off) {
         self.client = client
@@ -68,22 +114,26 @@ public final class ClusterDeadLetters: DeadLetterArchive {
         case changed
         /// The server did not answer.
         case failed
+
+        /// The script's answer (nil: none).
+        init(reply: RESPValue?) {
+            switch reply?.string {
+            case "kept": self = .kept
+            case "changed": self = .changed
+            default: self = .failed
+            }
+        }
     }
 
     /// Moves the letter stored as `read` aside (`tampered-letters`) and writes `stub` (a
     /// `tampered` letter, sealed) in its place: only while it is still stored as read, so a
     /// letter written under the id since is never overwritten.
     func setAside(_ stub: DeadLetter, read: [UInt8]) -> SetAside {
-        let arguments: [[UInt8]] = [
-            Array(ClusterKeys.prefix.utf8), Array(stub.id.utf8), read, seal.seal(stub.json.serializedBytes(), .letter, stub.id),
-            DeadLetterEntry(stub).json.serializedBytes(), Array((stub.destination ?? "").utf8),
-        ]
-        let keys = [keys.letters, keys.letterIndex, keys.letterCounts, keys.tamperedLetters]
-        switch client.waitForScript(Self.setAside, keys: keys, arguments: arguments)?.string {
-        case "kept": return .kept
-        case "changed": return .changed
-        default: return .failed
-        }
+        let call = SetAsideCall(
+            letters: keys.letters, letterIndex: keys.letterIndex, letterCounts: keys.letterCounts, tamperedLetters: keys.tamperedLetters,
+            id: stub.id, read: read, stub: seal.seal(stub.json.serializedBytes(), .letter, stub.id),
+            stubEntry: DeadLetterEntry(stub).json.serializedBytes(), destination: stub.destination)
+        return SetAside(reply: client.waitForScript(call))
     }
 
     /// What the `tampered` letter `id` stands in for, as the server keeps it aside: the
@@ -131,9 +181,7 @@ public final class ClusterDeadLetters: DeadLetterArchive {
     @discardableResult
     public func delete(id: String) -> Bool {
         guard DeadLetterStore.isValidID(id) else { return false }
-        let reply = client.waitForScript(Self.delete, keys: [keys.letters, keys.letterIndex, keys.letterCounts],
-                                         arguments: [Array(ClusterKeys.prefix.utf8), Array(id.utf8)])
-        return reply?.integer == 1
+        return client.waitForScript(DeleteCall(keys: keys, id: id))?.integer == 1
     }
 
     /// Reads the whole index (a few hundred bytes a letter), filters and sorts it as the

@@ -77,6 +77,57 @@ public final class ClusterDelivery: DeliveryService {
         return 'replayed'
         """)
 
+    /// `replay`'s input.
+    struct ReplayCall: ScriptCall {
+        static var script: RedisScript { ClusterDelivery.replay }
+
+        /// The event's record and state.
+        var record: String
+        var state: String
+        /// Per destination: its stream and progress hash, and the progress it starts with (a
+        /// fresh budget, naming the letter).
+        var destinations: [(name: String, stream: String, progressHash: String, progress: [UInt8])]
+        /// The record to write, sealed.
+        var sealedRecord: [UInt8]
+        var eventId: String
+        var prefix = ClusterKeys.prefix
+        var letterId: String
+        /// The letter as read: the replay happens only while it is still stored so.
+        var letterRead: [UInt8]
+        /// The record as read (nil: none): it is written only over that.
+        var recordRead: [UInt8]?
+        /// How long the `replaying:` marker lives.
+        var markerSeconds: Int64
+
+        var keys: [String] { [record, state] + destinations.flatMap { [$0.stream, $0.progressHash] } }
+
+        var arguments: [[UInt8]] {
+            typealias A = ScriptArgument
+            return [sealedRecord, A.text(eventId), A.text(prefix), A.text(letterId), letterRead, recordRead ?? [], A.number(markerSeconds)]
+                + destinations.flatMap { [A.text($0.name), $0.progress] }
+        }
+
+        /// What the script did.
+        enum Verdict: String {
+            /// Queued to every destination.
+            case replayed
+            /// Its `replaying:` marker is set: a replay of it is under way.
+            case replaying
+            /// A delivery of its event to one of the destinations is unfinished.
+            case delivering
+            /// The letter is no longer stored as read.
+            case gone
+            /// The record is no longer stored as read.
+            case changed
+
+            /// nil when the server did not answer, or answered something else.
+            init?(reply: RESPValue?) {
+                guard let text = reply?.string else { return nil }
+                self.init(rawValue: text)
+            }
+        }
+    }
+
     /// Past the longest delivery a replay starts: its destinations' longest `max-age` (a
     /// fresh budget) and a day for claims and stalls. The end of the delivery deletes the
     /// marker; this only clears one no end names (its progress unreadable).
@@ -241,7 +292,6 @@ public final class ClusterDelivery: DeliveryService {
         progress.replayOf = letter.id
         let eventId = stored.id
         let markerLifetime = (names.compactMap { topology.destinations[$0]?.maxAge }.max() ?? .zero) + Self.replayMarkerMargin
-        let scriptKeys = [keys.event(eventId), keys.state(eventId)] + names.flatMap { [keys.queue($0), keys.progress($0)] }
         // The record names every destination with an entry to deliver: those of the record
         // as it stands (another destination may still be retrying) and the replay's. The
         // script writes it only over the record read here; another replay in between makes
@@ -253,29 +303,32 @@ public final class ClusterDelivery: DeliveryService {
                let existing = StoredNotification(decoding: bytes), existing.disposition == .accept {
                 stored.destinations = existing.destinations + names.filter { !existing.destinations.contains($0) }
             }
-            let arguments: [[UInt8]] = [
-                seal.seal(stored.encoded(), .event, eventId), Array(eventId.utf8), Array(ClusterKeys.prefix.utf8), Array(letter.id.utf8),
-                read, current ?? [], Array(String(markerLifetime.wholeMilliseconds / 1000).utf8),
-            ] + names.flatMap { [Array($0.utf8), seal.seal(progress.encoded, .progress, $0, eventId)] }
-            switch client.waitForScript(Self.replay, keys: scriptKeys, arguments: arguments)?.string {
-            case "replayed":
+            let call = ReplayCall(
+                record: keys.event(eventId), state: keys.state(eventId),
+                destinations: names.map { name in
+                    (name, keys.queue(name), keys.progress(name), seal.seal(progress.encoded, .progress, name, eventId))
+                },
+                sealedRecord: seal.seal(stored.encoded(), .event, eventId), eventId: eventId, letterId: letter.id, letterRead: read,
+                recordRead: current, markerSeconds: markerLifetime.wholeMilliseconds / 1000)
+            switch ReplayCall.Verdict(reply: client.waitForScript(call)) {
+            case .replayed?:
                 logger.info("dead letter replayed", [("dead_letter.id", letter.id), ("destinations", names.joined(separator: " "))])
                 nudge(names)
                 return .replayed(destinations: names)
-            case "replaying":
+            case .replaying?:
                 return .alreadyReplaying
-            case "delivering":
+            case .delivering?:
                 logger.info("dead letter not replayed: a delivery of its event there is unfinished", [
                     ("dead_letter.id", letter.id), ("destinations", names.joined(separator: " ")),
                 ])
                 return .alreadyReplaying
-            case "gone":
+            case .gone?:
                 // Delivered by a replay meanwhile, deleted, or written again by a failed one
                 // (that one can be replayed: read it again).
                 return .notFound
-            case "changed":
+            case .changed?:
                 continue
-            default:
+            case nil:
                 logger.warning("dead letter not replayed: the cluster server did not answer", [("dead_letter.id", letter.id)])
                 return .notFound
             }

@@ -58,6 +58,37 @@ public final class ClusterEpoch: @unchecked Sendable {
         return {epoch, created, redis.call('INCR', KEYS[2])}
         """)
 
+    /// `script`'s input.
+    struct CheckCall: ScriptCall {
+        static var script: RedisScript { ClusterEpoch.script }
+
+        var epoch: String
+        var counter: String
+        /// Written only when the server has no epoch.
+        var candidate: String
+
+        var keys: [String] { [epoch, counter] }
+        var arguments: [[UInt8]] { [ScriptArgument.text(candidate)] }
+
+        /// `{epoch, created, counter}`: the server's epoch, whether this check wrote it, and
+        /// the counter after this check.
+        struct Reply: Equatable {
+            var epoch: String
+            var created: Bool
+            var counter: Int64
+
+            /// nil for anything else (an error reply among them).
+            init?(_ reply: RESPValue) {
+                guard let parts = reply.elements, parts.count == 3,
+                      let epoch = parts[0].string, let created = parts[1].integer, let counter = parts[2].integer
+                else { return nil }
+                self.epoch = epoch
+                self.created = created == 1
+                self.counter = counter
+            }
+        }
+    }
+
     private let client: RedisClient
     private let keys = ClusterKeys()
     private let clock: any TimeSource
@@ -129,18 +160,16 @@ public final class ClusterEpoch: @unchecked Sendable {
         guard !stopped, !checking, client.isConnected else { return }
         checking = true
         let candidate = SecureRandom.hexToken(16)
-        client.evaluate(Self.script, keys: [keys.epoch, keys.epochClock], arguments: [Array(candidate.utf8)]) { [self] result in
+        client.evaluate(CheckCall(epoch: keys.epoch, counter: keys.epochClock, candidate: candidate)) { [self] result in
             work.async { [self] in
                 checking = false
-                guard case .success(let reply) = result, let parts = reply.elements, parts.count == 3,
-                      let epoch = parts[0].string, let created = parts[1].integer, let counter = parts[2].integer
-                else {
+                guard case .success(let reply) = result, let answer = CheckCall.Reply(reply) else {
                     if case .success(let reply) = result, reply.errorKind != nil {
                         logger.warning("cluster epoch check refused", [("reply", String(reply.description.prefix(300)))])
                     }
                     return
                 }
-                observed(epoch: epoch, created: created == 1, counter: counter)
+                observed(epoch: answer.epoch, created: answer.created, counter: answer.counter)
             }
         }
     }

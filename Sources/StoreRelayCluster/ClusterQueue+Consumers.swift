@@ -39,8 +39,7 @@ extension ClusterQueue {
     /// Removes the consumers of dead instances whose entries others have claimed; returns
     /// their names.
     public func removeDeadConsumers(completion: @escaping @Sendable (Result<[String], RedisError>) -> Void) {
-        client.evaluate(Self.removeDeadConsumers, keys: [keys.queue(destination)],
-                        arguments: [Array(ClusterKeys.group.utf8), Array(keys.claim("").utf8), Array(consumer.utf8)]) { result in
+        client.evaluate(RemoveDeadConsumersCall(stream: keys.queue(destination), claimPrefix: keys.claim(""), consumer: consumer)) { result in
             completion(result.flatMap { reply in
                 if let error = reply.errorKind { return .failure(RedisError(.protocolError, "removing dead consumers: \(error)")) }
                 return .success((reply.elements ?? []).compactMap(\.string))

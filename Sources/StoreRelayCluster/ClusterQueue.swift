@@ -199,35 +199,20 @@ public final class ClusterQueue: Sendable {
     /// Delivered or dead-lettered: acknowledged and deleted, the progress forgotten, the
     /// event's state updated; `false` when another instance had already finished it.
     public func finish(_ entry: Entry, _ outcome: Finish, completion: @escaping @Sendable (Result<Bool, RedisError>) -> Void) {
-        let arguments: [[UInt8]] = [
-            Array(ClusterKeys.group.utf8), Array(entry.streamId.utf8), Array(entry.eventId.utf8), Array(destination.utf8),
-            outcome.state, Array(ClusterKeys.prefix.utf8), Array(String(outcome.now).utf8), Array(String(outcome.recentEvents).utf8),
-            Array((outcome.letter?.id ?? "").utf8), outcome.letter?.json ?? [], outcome.letter?.entry ?? [],
-            Array((outcome.replayed ?? "").utf8),
-            outcome.tampered == nil || outcome.letter == nil ? [] : Array("1".utf8),
-            outcome.tampered?.event ?? [], outcome.tampered?.progress ?? [],
-        ]
-        evaluate(Self.finish, keys: [keys.queue(destination), keys.progress(destination), keys.state(entry.eventId)],
-                 arguments: arguments, completion: completion)
+        evaluate(FinishCall(queue: self, entry: entry, outcome: outcome), completion: completion)
     }
 
     /// To be tried again at `due` (UNIX ms), with `progress` (the attempts so far) and the
     /// destination's `state` of the event; `false` when another instance finished it.
     public func retry(_ entry: Entry, due: Int64, progress: [UInt8], state: [UInt8],
                       completion: @escaping @Sendable (Result<Bool, RedisError>) -> Void) {
-        let arguments: [[UInt8]] = [
-            Array(ClusterKeys.group.utf8), Array(entry.streamId.utf8), Array(entry.eventId.utf8), Array(String(due).utf8),
-            progress, Array(destination.utf8), state,
-        ]
-        evaluate(Self.retry, keys: [keys.queue(destination), keys.delayed(destination), keys.progress(destination),
-                                    keys.state(entry.eventId)],
-                 arguments: arguments, completion: completion)
+        evaluate(RetryCall(queue: self, entry: entry, due: due, progress: progress, state: state), completion: completion)
     }
 
     /// Moves up to `limit` retries due by `now` back into the stream; returns how many.
     public func moveDue(now: Int64, limit: Int = 100, completion: @escaping @Sendable (Result<Int, RedisError>) -> Void) {
-        client.evaluate(Self.moveDue, keys: [keys.delayed(destination), keys.queue(destination)],
-                        arguments: [Array(String(now).utf8), Array(String(limit).utf8)]) { result in
+        let call = MoveDueCall(delayed: keys.delayed(destination), stream: keys.queue(destination), now: now, limit: limit)
+        client.evaluate(call) { result in
             completion(result.flatMap { reply in
                 reply.errorKind == nil ? .success(Int(reply.integer ?? 0)) : .failure(RedisError(.protocolError, reply.description))
             })
@@ -298,10 +283,9 @@ public final class ClusterQueue: Sendable {
         }
     }
 
-    private func evaluate(
-        _ script: RedisScript, keys: [String], arguments: [[UInt8]], completion: @escaping @Sendable (Result<Bool, RedisError>) -> Void
-    ) {
-        client.evaluate(script, keys: keys, arguments: arguments) { result in
+    /// Runs a script that answers 1 when it changed the entry, 0 when another instance had.
+    private func evaluate(_ call: some ScriptCall, completion: @escaping @Sendable (Result<Bool, RedisError>) -> Void) {
+        client.evaluate(call) { result in
             completion(result.flatMap { reply in
                 reply.errorKind == nil ? .success(reply.integer == 1) : .failure(RedisError(.protocolError, reply.description))
             })

@@ -33,6 +33,20 @@ final class ClusterResealer: Sendable {
         return 1
         """)
 
+    /// `reseal`'s input.
+    struct ResealCall: ScriptCall {
+        static var script: RedisScript { ClusterResealer.reseal }
+
+        var key: String
+        /// The hash field (nil: `key` is a string).
+        var field: String?
+        var read: [UInt8]
+        var sealed: [UInt8]
+
+        var keys: [String] { [key] }
+        var arguments: [[UInt8]] { [ScriptArgument.text(field), read, sealed] }
+    }
+
     private let client: RedisClient
     private let keys = ClusterKeys()
     private let seal: ClusterSeal
@@ -132,6 +146,6 @@ final class ClusterResealer: Sendable {
     }
 
     private func reseal(_ key: String, field: String?, _ read: [UInt8], _ sealed: [UInt8]) -> Bool {
-        client.waitForScript(Self.reseal, keys: [key], arguments: [Array((field ?? "").utf8), read, sealed])?.integer == 1
+        client.waitForScript(ResealCall(key: key, field: field, read: read, sealed: sealed))?.integer == 1
     }
 }

@@ -61,6 +61,26 @@ public final class InstanceClaim: Sendable {
         return {0, redis.call('PTTL', KEYS[1]), holder}
         """
 
+    /// `claimSource`'s answer.
+    enum ClaimReply: Equatable {
+        /// Taken now, or already this instance's.
+        case ours
+        /// Held by the instance whose token is `holder`, for `remaining` more milliseconds
+        /// (-1: no expiry).
+        case heldElsewhere(remaining: Int64, holder: String)
+
+        /// nil for anything but the script's answer (an error, no answer).
+        init?(_ reply: RESPValue?) {
+            guard let parts = reply?.elements, let verdict = parts.first?.integer else { return nil }
+            if verdict == 1 {
+                self = .ours
+            } else {
+                self = .heldElsewhere(remaining: parts.count > 1 ? parts[1].integer ?? -1 : -1,
+                                      holder: parts.count > 2 ? parts[2].string ?? "?" : "?")
+            }
+        }
+    }
+
     /// Deletes the claim if it is still ours.
     static let releaseSource = """
         if redis.call('GET', KEYS[1]) == ARGV[1] then
@@ -94,15 +114,17 @@ public final class InstanceClaim: Sendable {
             // An ACL without EVAL, say: the id cannot be claimed, so it must not be used.
             return "the server refused the claim on instance-id \(instanceId) (\(message.prefix(200)))"
         }
-        guard let parts = reply?.elements, let verdict = parts.first?.integer else {
+        let remaining: Int64, holder: String
+        switch ClaimReply(reply) {
+        case nil:
             return "the server did not answer the claim on instance-id \(instanceId)"
-        }
-        if verdict == 1 {
+        case .ours?:
             state.withLock { $0.elsewhere = nil }
             return nil
+        case .heldElsewhere(let left, let token)?:
+            remaining = left
+            holder = String(token.prefix(120))
         }
-        let remaining = parts.count > 1 ? parts[1].integer ?? -1 : -1
-        let holder = String((parts.count > 2 ? parts[2].string ?? "?" : "?").prefix(120))
         let alive = observe(Sighting(at: .now, remaining: remaining, holder: holder))
         let why = alive
             ? "it renews its claim"

@@ -24,10 +24,10 @@ extension RedisClient {
     }
 
     /// A script, waited for: its reply, or nil when it failed or was an error reply.
-    func waitForScript(_ script: RedisScript, keys: [String], arguments: [[UInt8]]) -> RESPValue? {
+    func waitForScript(_ call: some ScriptCall) -> RESPValue? {
         let reply = Locked<RESPValue?>(nil)
         let done = DispatchSemaphore(value: 0)
-        evaluate(script, keys: keys, arguments: arguments) { result in
+        evaluate(call) { result in
             if case .success(let value) = result, value.errorKind == nil { reply.withLock { $0 = value } }
             done.signal()
         }

@@ -4,7 +4,7 @@ import StoreRelayCrypto
 /// A CA's P-256 private key as OpenSSL's certificate API needs it: the one Swift owner of an
 /// `EVP_PKEY*` inside this module, freed in `deinit`.
 ///
-/// `P256PrivateKey` (StoreRelayVerification) keeps its `EVP_PKEY*` to itself, so the key crosses
+/// `P256PrivateKey` (StoreRelayCrypto) keeps its `EVP_PKEY*` to itself, so the key crosses
 /// over as PKCS#8 PEM: generated there (one place owns key generation), parsed here.
 final class CertificateSigningKey {
     let pointer: OpaquePointer
