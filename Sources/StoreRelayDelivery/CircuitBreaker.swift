@@ -4,8 +4,8 @@ import StoreRelayCore
 /// no attempt is made until its cooldown ends; then one probe goes out (half-open); a success
 /// closes it, a failure opens it again for a longer cooldown.
 ///
-/// A pure state machine with injected time: `DestinationQueue` asks it before each attempt
-/// and tells it every outcome.
+/// A pure state machine with injected time: a destination's `AttemptRunner` asks it before
+/// each attempt and tells it every outcome, in single-node and cluster mode alike.
 public struct CircuitBreaker: Sendable, Equatable {
     public enum State: String, Sendable, Equatable {
         case closed, open, halfOpen = "half-open"

@@ -8,10 +8,11 @@ import StoreRelayCore
 /// into the dead-letter store with the reason and every attempt (SPEC "Delivery to webhooks",
 /// "File queues", "Journal and recovery").
 ///
-/// Each destination reads the journal from its own cursor, holding a bounded window of events
-/// in memory (`DestinationBook`); a backlog waits in the journal, costing neither memory nor
-/// start-up time. Progress is written to the journal next to the events and the books are
-/// checkpointed about once a second, so `kill -9` at any moment loses nothing: on start,
+/// Each destination's queue reads the journal from its own cursor, holding a bounded window of
+/// events in memory, and keeps its place (`DestinationBook`, in its `BookKeeper`) itself; a
+/// backlog waits in the journal, costing neither memory nor start-up time. Progress is written
+/// to the journal next to the events, and a snapshot of every book is checkpointed about once
+/// a second, so `kill -9` at any moment loses nothing: on start,
 /// `resume` reads the checkpoint and replays the journal's tail after it. A journal segment
 /// is retired once the checkpoint no longer needs it.
 public final class DeliveryEngine: Sendable {

@@ -41,24 +41,25 @@ public struct DeliveryError: Error, Sendable, CustomStringConvertible {
 
     /// A failed system call on delivery's own files, as `.io`.
     init(_ call: SystemCallFailure) {
-        code = .io
-        destination = nil
-        storage = nil
-        operation = call.operation
-        errno = call.errno
-        path = call.path
-        message = call.description
+        self.init(.io, destination: nil, storage: nil, operation: call.operation, errno: call.errno, path: call.path,
+                  message: call.description)
     }
 
     /// Destination `name` could not be opened because of `error`, as `.destination`.
     init(destination name: String, _ error: StorageError) {
-        code = .destination
-        destination = name
-        storage = error
-        operation = error.operation
-        errno = error.errno
-        path = error.path
-        message = error.message
+        self.init(.destination, destination: name, storage: error, operation: error.operation, errno: error.errno,
+                  path: error.path, message: error.message)
+    }
+
+    private init(_ code: Code, destination: String?, storage: StorageError?, operation: String?, errno: Int32?, path: String?,
+                 message: String) {
+        self.code = code
+        self.destination = destination
+        self.storage = storage
+        self.operation = operation
+        self.errno = errno
+        self.path = path
+        self.message = message
     }
 
     public var description: String { message }
