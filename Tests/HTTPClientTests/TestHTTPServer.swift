@@ -30,23 +30,13 @@ final class TestHTTPServer: Sendable {
             acceptExited.signal()
             return
         }
-        let accepted = self.accepted
-        let exited = acceptExited
-        Thread.detachNewThread {
-            defer { exited.signal() }
-            while true {
-                let fd = accept(listener, nil, nil)
-                if fd < 0 { return }
-                accepted.withLock { $0 += 1 }
-                Thread.detachNewThread {
-                    let connection = TestConnection(fd: fd)
-                    defer { connection.close() }
-                    do {
-                        if let tls { try connection.startTLS(tls) }
-                        try handler(connection)
-                    } catch {}
-                }
-            }
+        loopback.acceptOnThreads(counting: accepted, exited: acceptExited) { fd in
+            let connection = TestConnection(fd: fd)
+            defer { connection.close() }
+            do {
+                if let tls { try connection.startTLS(tls) }
+                try handler(connection)
+            } catch {}
         }
     }
 

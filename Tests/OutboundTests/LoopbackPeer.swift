@@ -15,21 +15,11 @@ final class LoopbackPeer: Sendable {
 
     init(serve: @escaping @Sendable (Int32) -> Void) throws {
         let loopback = try LoopbackListener()
-        let listener = loopback.fd
-        self.listener = listener
+        listener = loopback.fd
         port = loopback.port
-        let (accepted, exited) = (accepted, acceptExited)
-        Thread.detachNewThread {
-            defer { exited.signal() }
-            while true {
-                let fd = accept(listener, nil, nil)
-                if fd < 0 { return }
-                accepted.withLock { $0 += 1 }
-                Thread.detachNewThread {
-                    serve(fd)
-                    close(fd)
-                }
-            }
+        loopback.acceptOnThreads(counting: accepted, exited: acceptExited) { fd in
+            serve(fd)
+            close(fd)
         }
     }
 

@@ -1,8 +1,5 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import Foundation
+import StoreRelayCore
 
 /// A blocking TCP listener on 127.0.0.1 and a free port: what the tests' own small servers
 /// accept on.
@@ -35,5 +32,24 @@ public struct LoopbackListener: Sendable {
         }
         self.fd = fd
         port = UInt16(bigEndian: address.sin_port)
+    }
+
+    /// Accepts on a thread of its own until the listener is shut down, counting connections in
+    /// `accepted` and serving each on a thread of its own (`serve` owns the descriptor).
+    /// `exited` is signalled when the accept thread returns: close the listener only then, or
+    /// its number could be reused by the next test's listener under a thread still accepting.
+    public func acceptOnThreads(
+        counting accepted: Locked<Int>, exited: DispatchSemaphore, _ serve: @escaping @Sendable (Int32) -> Void
+    ) {
+        let listener = fd
+        Thread.detachNewThread {
+            defer { exited.signal() }
+            while true {
+                let connection = accept(listener, nil, nil)
+                if connection < 0 { return }
+                accepted.withLock { $0 += 1 }
+                Thread.detachNewThread { serve(connection) }
+            }
+        }
     }
 }

@@ -12,6 +12,11 @@ public import StoreRelayCore
 /// Life: new → resolving → connecting → handshaking (TLS) → established → closed. A connection
 /// is opened once; after `closed` it is never used again.
 ///
+/// A protocol client is two small types: a state machine (a struct fed the events and the
+/// facts only the driver knows, returning actions, no I/O: `ClientConnectionStateMachine`,
+/// `RESPPipelineStateMachine`) and a class that owns one `OutboundConnection` on its queue,
+/// feeds the machine and performs its actions (`ClientConnection`, `RedisConnection`).
+///
 /// The invariant behind `@unchecked Sendable`: every `var` is touched only on `queue`, a serial
 /// queue given by the client (whose own state lives there too); the channel, the timer and the
 /// resolver's reply all deliver there, and every entry point checks it with
