@@ -89,18 +89,7 @@ final class InProcessGateway: GatewayHost, @unchecked Sendable {
     var logLines: [String] { sink.lines }
 
     func waitForLog(timeout: Double, where predicate: (JSONValue) -> Bool) -> JSONValue? {
-        let deadline = Date().addingTimeInterval(timeout)
-        var seen = 0
-        while Date() < deadline {
-            let lines = logLines
-            for line in lines[seen...] {
-                if let record = try? JSONValue.parse(line), predicate(record) { return record }
-            }
-            seen = lines.count
-            if !isRunning, logLines.count == seen { return nil }
-            Thread.sleep(forTimeInterval: 0.01)
-        }
-        return nil
+        LogWatch.waitForRecord(in: { logLines }, while: { isRunning }, timeout: timeout, where: predicate)
     }
 
     func waitForPort(listener: String, timeout: Double) throws -> Int {

@@ -75,23 +75,7 @@ public final class GatewayProcess: @unchecked Sendable {
     /// Waits until a log record satisfies `predicate`; returns it, or nil at the deadline or
     /// when the process exits first.
     public func waitForLog(timeout: Double = 20, where predicate: (JSONValue) -> Bool) -> JSONValue? {
-        let deadline = Date().addingTimeInterval(timeout)
-        var seen = 0
-        while Date() < deadline {
-            let lines = logLines
-            for line in lines[seen...] {
-                if let record = try? JSONValue.parse(line), predicate(record) { return record }
-            }
-            seen = lines.count
-            if !process.isRunning {
-                // Drain what the pipe still holds, then give up.
-                Thread.sleep(forTimeInterval: 0.2)
-                if logLines.count == seen { return nil }
-                continue
-            }
-            Thread.sleep(forTimeInterval: 0.01)
-        }
-        return nil
+        LogWatch.waitForRecord(in: { logLines }, while: { process.isRunning }, timeout: timeout, where: predicate)
     }
 
     /// Waits for the `listening` line of `listener` ("public" or "admin") and returns its port.
@@ -117,6 +101,32 @@ public final class GatewayProcess: @unchecked Sendable {
             Thread.sleep(forTimeInterval: 0.01)
         }
         return process.terminationStatus
+    }
+}
+
+/// Waiting for a line of a gateway's JSON log, wherever the lines come from.
+public enum LogWatch {
+    /// Polls `lines` until one parses to a record satisfying `predicate`; nil at the deadline,
+    /// or once `isRunning` is false and a last look (after what a pipe may still hold
+    /// arrives) finds nothing new.
+    public static func waitForRecord(in lines: () -> [String], while isRunning: () -> Bool, timeout: Double,
+                                     where predicate: (JSONValue) -> Bool) -> JSONValue? {
+        let deadline = Date().addingTimeInterval(timeout)
+        var seen = 0
+        while Date() < deadline {
+            let current = lines()
+            for line in current[seen...] {
+                if let record = try? JSONValue.parse(line), predicate(record) { return record }
+            }
+            seen = current.count
+            if !isRunning() {
+                Thread.sleep(forTimeInterval: 0.2)
+                if lines().count == seen { return nil }
+                continue
+            }
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        return nil
     }
 }
 
