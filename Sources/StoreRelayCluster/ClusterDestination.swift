@@ -411,10 +411,3 @@ final class ClusterDestination: @unchecked Sendable {
         if inFlight.removeValue(forKey: entry.streamId) != nil { runner.release() }
     }
 }
-
-extension Duration {
-    /// For Dispatch deadlines: whole milliseconds, at most ~24 days.
-    var dispatchInterval: DispatchTimeInterval {
-        .milliseconds(Int(min(max(0, wholeMilliseconds), Int64(Int32.max))))
-    }
-}
