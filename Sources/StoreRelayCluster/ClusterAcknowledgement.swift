@@ -110,27 +110,23 @@ public final class ClusterAcknowledgement: Sendable {
         case .accept:
             break
         }
-        let id = notification.id
-        let streams = letter == nil ? notification.destinations.map(keys.queue) : []
-        let subscription = notification.event.originalTransactionId ?? ""
-        let arguments: [[UInt8]] = [
-            Array(String(dedupeWindowSeconds).utf8), seal.seal(notification.encoded(), .event, id), Array(id.utf8),
-            Array(ClusterKeys.prefix.utf8), Array(String(now.milliseconds).utf8), Array(String(recentEvents).utf8), Array(subscription.utf8),
-            Array((letter?.id ?? "").utf8), letter.map { seal.seal($0.json.serializedBytes(), .letter, $0.id) } ?? [],
-            letter.map { DeadLetterEntry($0).json.serializedBytes() } ?? [],
-        ]
-        let scriptKeys = [keys.seen(id), keys.event(id), keys.state(id)] + streams
-        nextLane().replicaWait.evaluate(Self.script, keys: scriptKeys, arguments: arguments) { result, shortfall in
+        let call = AcknowledgeCall(
+            keys: keys, eventId: notification.id, streams: letter == nil ? notification.destinations.map(keys.queue) : [],
+            sealedRecord: seal.seal(notification.encoded(), .event, notification.id), dedupeWindowSeconds: dedupeWindowSeconds,
+            now: now.milliseconds, recentEvents: recentEvents, subscription: notification.event.originalTransactionId,
+            letter: letter.map { ($0.id, seal.seal($0.json.serializedBytes(), .letter, $0.id), DeadLetterEntry($0).json.serializedBytes()) })
+        nextLane().replicaWait.evaluate(call) { result, shortfall in
             switch result {
             case .failure(let error):
                 completion(.unavailable("the cluster server did not acknowledge it: \(error.message)"))
             case .success(let reply) where reply.errorKind != nil:
                 completion(.unavailable("the cluster server refused it: \(reply.description)"))
-            case .success(let reply) where reply.string == "duplicate" || reply.string == "stored":
-                if let shortfall { return completion(.unavailable(shortfall)) }
-                completion(reply.string == "stored" ? .stored : .duplicate)
             case .success(let reply):
-                completion(.unavailable("the cluster server answered the acknowledgement with \(reply.description)"))
+                guard let answer = AcknowledgeCall.Reply(reply) else {
+                    return completion(.unavailable("the cluster server answered the acknowledgement with \(reply.description)"))
+                }
+                if let shortfall { return completion(.unavailable(shortfall)) }
+                completion(answer == .stored ? .stored : .duplicate)
             }
         }
     }

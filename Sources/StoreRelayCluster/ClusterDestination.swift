@@ -49,6 +49,7 @@ final class ClusterDestination: @unchecked Sendable {
     private let work: DispatchQueue
     /// Sends, and judges every outcome; confined to `work` like the rest.
     private let runner: AttemptRunner
+    private let maintenance = RepeatingTimer()
 
     // Confined to `work`.
     /// Entries read and not yet settled on the server, by stream id.
@@ -56,7 +57,6 @@ final class ClusterDestination: @unchecked Sendable {
     private var reading = false
     private var lifecycle = Lifecycle.preparing
     private var pollTimer: (any DispatchSourceTimer)?
-    private var maintenanceTimer: (any DispatchSourceTimer)?
     private var figures = ClusterQueue.Figures()
     private var lastConsumerCleanup: ContinuousClock.Instant?
 
@@ -78,11 +78,7 @@ final class ClusterDestination: @unchecked Sendable {
     /// Joins the destination's consumer group and starts reading.
     func start() {
         work.async { [self] in
-            let timer = DispatchSource.makeTimerSource(queue: work)
-            timer.schedule(deadline: .now(), repeating: settings.maintenanceInterval.dispatchInterval, leeway: .milliseconds(50))
-            timer.setEventHandler { [weak self] in self?.maintain() }
-            timer.resume()
-            maintenanceTimer = timer
+            maintenance.start(every: settings.maintenanceInterval, leeway: .milliseconds(50), on: work) { [weak self] in self?.maintain() }
         }
     }
 
@@ -111,9 +107,8 @@ final class ClusterDestination: @unchecked Sendable {
             case .stopping, .stopped: return completion()
             }
             pollTimer?.cancel()
-            maintenanceTimer?.cancel()
             pollTimer = nil
-            maintenanceTimer = nil
+            maintenance.stop()
             if inFlight.isEmpty { return finishStopping() }
             work.asyncAfter(deadline: .now() + grace.dispatchInterval) { [self] in finishStopping(force: true) }
         }
@@ -414,12 +409,5 @@ final class ClusterDestination: @unchecked Sendable {
 
     private func letGo(_ entry: ClusterQueue.Entry) {
         if inFlight.removeValue(forKey: entry.streamId) != nil { runner.release() }
-    }
-}
-
-extension Duration {
-    /// For Dispatch deadlines: whole milliseconds, at most ~24 days.
-    var dispatchInterval: DispatchTimeInterval {
-        .milliseconds(Int(min(max(0, wholeMilliseconds), Int64(Int32.max))))
     }
 }

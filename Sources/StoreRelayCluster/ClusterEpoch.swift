@@ -98,6 +98,7 @@ public final class ClusterEpoch: @unchecked Sendable {
     private let work = DispatchQueue(label: "storerelay.cluster.epoch", target: .deliveryWork)
     /// The state file's writes (fsync) block: their own queue, never `work`'s pool.
     private let files = DispatchQueue(label: "storerelay.cluster.epoch.file")
+    private let timer = RepeatingTimer()
 
     // Confined to `work`.
     private var known: String?
@@ -107,7 +108,6 @@ public final class ClusterEpoch: @unchecked Sendable {
     /// This instance's checks of `known`: the counter each left, and when.
     private var samples: [(counter: Int64, at: Timestamp)] = []
     private var checking = false
-    private var timer: (any DispatchSourceTimer)?
     private var onReset: (@Sendable (Reset) -> Void)?
     private var stopped = false
 
@@ -133,19 +133,14 @@ public final class ClusterEpoch: @unchecked Sendable {
         }
         work.async { [self] in
             self.onReset = onReset
-            let timer = DispatchSource.makeTimerSource(queue: work)
-            timer.schedule(deadline: .now(), repeating: interval.dispatchInterval, leeway: .milliseconds(100))
-            timer.setEventHandler { [weak self] in self?.check() }
-            timer.resume()
-            self.timer = timer
+            timer.start(every: interval, leeway: .milliseconds(100), on: work) { [weak self] in self?.check() }
         }
     }
 
     public func stop() {
         work.sync {
             stopped = true
-            timer?.cancel()
-            timer = nil
+            timer.stop()
             onReset = nil
         }
     }

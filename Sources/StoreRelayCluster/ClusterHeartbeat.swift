@@ -23,7 +23,7 @@ public final class ClusterHeartbeat: Sendable {
     private let instanceId: String
     private let clock: any TimeSource
     private let startedAt: Timestamp
-    private let timer: Locked<(any DispatchSourceTimer)?> = Locked(nil)
+    private let timer = RepeatingTimer()
     private let claim: InstanceClaim?
     private let logger: Logger
 
@@ -37,18 +37,13 @@ public final class ClusterHeartbeat: Sendable {
     }
 
     func start() {
-        let source = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "storerelay.cluster.heartbeat"))
-        source.schedule(deadline: .now(), repeating: Self.interval.dispatchInterval, leeway: .milliseconds(200))
-        source.setEventHandler { [weak self] in self?.beat() }
-        source.resume()
-        timer.withLock { $0 = source }
+        timer.start(every: Self.interval, leeway: .milliseconds(200), on: DispatchQueue(label: "storerelay.cluster.heartbeat")) { [weak self] in
+            self?.beat()
+        }
     }
 
     func stop() {
-        timer.withLock { timer in
-            timer?.cancel()
-            timer = nil
-        }
+        timer.stop()
         // Leaves the list at once rather than after `liveFor`.
         client.send([RESPCommand("ZREM", keys.instances, instanceId), RESPCommand("DEL", keys.instance(instanceId))]) { _ in }
     }

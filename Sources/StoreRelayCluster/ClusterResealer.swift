@@ -53,7 +53,7 @@ final class ClusterResealer: Sendable {
     private let destinations: @Sendable () -> [String]
     private let logger: Logger
     private let queue = DispatchQueue(label: "storerelay.cluster.reseal")
-    private let timer = Locked<(any DispatchSourceTimer)?>(nil)
+    private let timer = RepeatingTimer()
 
     /// - Parameter destinations: the destinations whose queues to look through, asked at
     ///   each pass (a reload may change them).
@@ -67,22 +67,13 @@ final class ClusterResealer: Sendable {
     /// Passes at once and every `interval`, while `unsealed` is set.
     func start(interval: Duration = ClusterResealer.interval) {
         guard seal.isAcceptingUnsealed else { return }
-        let source = DispatchSource.makeTimerSource(queue: queue)
-        source.schedule(deadline: .now(), repeating: interval.dispatchInterval, leeway: .seconds(1))
-        source.setEventHandler { [weak self] in
+        timer.start(every: interval, leeway: .seconds(1), on: queue) { [weak self] in
             guard let self, client.isConnected else { return }
             pass()
         }
-        source.resume()
-        timer.withLock { $0 = source }
     }
 
-    func stop() {
-        timer.withLock { timer in
-            timer?.cancel()
-            timer = nil
-        }
-    }
+    func stop() { timer.stop() }
 
     /// One pass; how many records it sealed. Waits for the server.
     @discardableResult

@@ -36,12 +36,13 @@ struct ReplicaWait: Sendable {
         batches = ReplicaWaitBatches(replicas: replicas)
     }
 
-    /// Runs `script`; `completion` gets its result and, when replicas are awaited, why its
-    /// writes (and those before them) are not known to be on them (nil: they are, or no wait).
-    func evaluate(_ script: RedisScript, keys: [String], arguments: [[UInt8]],
+    /// Runs the acknowledgement `call`; `completion` gets its result and, when replicas are
+    /// awaited, why its writes (and those before them) are not known to be on them (nil: they
+    /// are, or no wait).
+    func evaluate(_ call: ClusterAcknowledgement.AcknowledgeCall,
                   completion: @escaping @Sendable (Result<RESPValue, RedisError>, _ shortfall: String?) -> Void) {
         guard replicas > 0 else {
-            return client.evaluate(script, keys: keys, arguments: arguments) { completion($0, nil) }
+            return client.evaluate(call) { completion($0, nil) }
         }
         let session: RedisSession
         switch client.session() {
@@ -50,10 +51,10 @@ struct ReplicaWait: Sendable {
         case .failure(let error):
             return client.configuration.callbackQueue.async { completion(.failure(error), nil) }
         }
-        session.evaluate(script, keys: keys, arguments: arguments) { [self] result in
+        session.evaluate(type(of: call).script, keys: call.keys, arguments: call.arguments) { [self] result in
             guard case .success(let reply) = result, reply.errorKind == nil else { return completion(result, nil) }
             let deadline = MonotonicClock.nanoseconds() + UInt64(max(1, timeout.wholeMilliseconds)) * 1_000_000
-            guard reply.string == "duplicate" else {
+            guard ClusterAcknowledgement.AcknowledgeCall.Reply(reply) == .duplicate else {
                 return batches.wait(on: session, until: deadline) { completion(result, $0) }
             }
             session.send(RESPCommand("SET", fence, "1")) { [batches] written in

@@ -31,7 +31,7 @@ public final class ServerWatch: Sendable {
     private let durabilityInterval: Duration
     private let probeInterval: Duration
     private let state: Locked<ServerWatchState>
-    private let timer: Locked<(any DispatchSourceTimer)?> = Locked(nil)
+    private let timer = RepeatingTimer()
     /// When the durability was last asked (monotonic ns); touched only on `queue`.
     private let lastDurabilityCheck = Locked<UInt64?>(nil)
     private let queue = DispatchQueue(label: "storerelay.cluster.watch", target: .deliveryWork)
@@ -73,18 +73,11 @@ public final class ServerWatch: Sendable {
             if connected { queue.async { self.checkDurability() } }
         }
         client.start()
-        let source = DispatchSource.makeTimerSource(queue: queue)
-        source.schedule(deadline: .now(), repeating: probeInterval.dispatchInterval, leeway: .milliseconds(20))
-        source.setEventHandler { [weak self] in self?.tick() }
-        source.resume()
-        timer.withLock { $0 = source }
+        timer.start(every: probeInterval, leeway: .milliseconds(20), on: queue) { [weak self] in self?.tick() }
     }
 
     public func stop() {
-        timer.withLock { timer in
-            timer?.cancel()
-            timer = nil
-        }
+        timer.stop()
         client.shutdown()
     }
 

@@ -58,6 +58,20 @@ import StoreRelayCore
         #expect(ClusterDelivery.ReplayCall.Verdict(reply: nil) == nil)
     }
 
+    @Test func acknowledgementListsItsStreamsAfterTheEventsKeys() {
+        let call = ClusterAcknowledgement.AcknowledgeCall(
+            keys: keys, eventId: "evt", streams: [keys.queue("crm"), keys.queue("billing")], sealedRecord: Array("R".utf8),
+            dedupeWindowSeconds: 600, now: 1234, recentEvents: 50, subscription: "tx-1", letter: nil)
+        #expect(call.keys == [keys.seen("evt"), keys.event("evt"), keys.state("evt"), keys.queue("crm"), keys.queue("billing")])
+        #expect(text(call.arguments) == ["600", "R", "evt", ClusterKeys.prefix, "1234", "50", "tx-1", "", "", ""])
+        // A dead letter instead: no streams, and the letter in the last three places.
+        let letter = ClusterAcknowledgement.AcknowledgeCall(
+            keys: keys, eventId: "evt", streams: [], sealedRecord: Array("R".utf8), dedupeWindowSeconds: 1, now: 2, recentEvents: 3,
+            subscription: nil, letter: ("dl-1", Array("J".utf8), Array("I".utf8)))
+        #expect(letter.keys == [keys.seen("evt"), keys.event("evt"), keys.state("evt")])
+        #expect(text(letter.arguments) == ["1", "R", "evt", ClusterKeys.prefix, "2", "3", "", "dl-1", "J", "I"])
+    }
+
     @Test func answersDecodeAsTheScriptsGiveThem() {
         #expect(InstanceClaim.ClaimReply(.array([.integer(1)])) == .ours)
         #expect(InstanceClaim.ClaimReply(.array([.integer(0), .integer(1200), .bulkString(Array("host/1/ab".utf8))]))
@@ -74,5 +88,10 @@ import StoreRelayCore
         #expect(ClusterDeadLetters.SetAside(reply: .bulkString(Array("kept".utf8))) == .kept)
         #expect(ClusterDeadLetters.SetAside(reply: .bulkString(Array("changed".utf8))) == .changed)
         #expect(ClusterDeadLetters.SetAside(reply: nil) == .failed)
+
+        #expect(ClusterAcknowledgement.AcknowledgeCall.Reply(.bulkString(Array("stored".utf8))) == .stored)
+        #expect(ClusterAcknowledgement.AcknowledgeCall.Reply(.simpleString("duplicate")) == .duplicate)
+        #expect(ClusterAcknowledgement.AcknowledgeCall.Reply(.bulkString(Array("kept".utf8))) == nil)
+        #expect(ClusterAcknowledgement.AcknowledgeCall.Reply(.error("ERR duplicate")) == nil)
     }
 }

@@ -30,7 +30,7 @@ final class Reconciler: Sendable {
     /// reload builds after this one.
     let record: ReconcileRecord
     private let limits: ReconcileLimits
-    private let timer = Locked<(any DispatchSourceTimer)?>(nil)
+    private let timer = RepeatingTimer()
     /// Whether a scheduled pass waits in line behind a pass still running.
     private let scheduledPassWaiting = Locked(false)
 
@@ -64,9 +64,7 @@ final class Reconciler: Sendable {
     func start(passNow: Bool) {
         guard let schedule else { return }
         let every = Int(schedule.every.wholeMilliseconds)
-        let source = DispatchSource.makeTimerSource(queue: record.queue)
-        source.schedule(deadline: .now() + .milliseconds(passNow ? 200 : every), repeating: .milliseconds(every))
-        source.setEventHandler { [self] in
+        timer.start(after: .milliseconds(passNow ? 200 : every), every: .milliseconds(every), on: record.queue) { [self] in
             // A pass that outlasts the interval delays the next rather than piling them up: one
             // scheduled pass at most waits behind it.
             let alreadyWaiting = scheduledPassWaiting.withLock { waiting -> Bool in
@@ -88,18 +86,13 @@ final class Reconciler: Sendable {
                 }
             }
         }
-        timer.withLock { $0 = source }
-        source.resume()
     }
 
     /// Stops the schedule and cuts short any wait for Apple: a pass in progress ends at its
     /// next call to Apple (the exchange under way completes; if that was the last page, the
     /// pass completes too). Later passes of this app wait in the same line for it.
     func stop() {
-        timer.withLock { timer in
-            timer?.cancel()
-            timer = nil
-        }
+        timer.stop()
         api.cancel()
     }
 

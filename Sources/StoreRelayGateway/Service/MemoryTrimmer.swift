@@ -1,5 +1,6 @@
 import Dispatch
 import StoreRelayDelivery
+import StoreRelayCore
 internal import CStoreRelayShims
 
 /// Gives memory back to the system once a burst is over.
@@ -9,22 +10,19 @@ internal import CStoreRelayShims
 /// its peak — hundreds of MiB — while idle. Each time the backlog drains to nothing, the free
 /// pages of every arena are returned (`malloc_trim`): once per busy period, never while busy.
 final class MemoryTrimmer: @unchecked Sendable {
-    // Invariant: `timer` is set once in init (DispatchSource's cancel is thread-safe);
-    // `edge` is touched only by the timer's handler, on its serial queue.
-    private let timer: any DispatchSourceTimer
+    // Invariant: `edge` is touched only by the timer's handler, on its serial queue.
+    private let timer = RepeatingTimer()
     private var edge = BusyPeriodEnd()
 
-    init(delivery: DeliveryEngine, interval: DispatchTimeInterval = .seconds(1)) {
-        timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "storerelay.memory-trim"))
-        timer.schedule(deadline: .now() + interval, repeating: interval, leeway: .milliseconds(200))
-        timer.setEventHandler { [weak self, weak delivery] in
+    init(delivery: DeliveryEngine, interval: Duration = .seconds(1)) {
+        let queue = DispatchQueue(label: "storerelay.memory-trim")
+        timer.start(after: interval, every: interval, leeway: .milliseconds(200), on: queue) { [weak self, weak delivery] in
             guard let self, let delivery else { return }
             if edge.ended(busy: delivery.unfinishedEvents > 0) { _ = storerelay_malloc_trim() }
         }
-        timer.resume()
     }
 
-    func stop() { timer.cancel() }
+    func stop() { timer.stop() }
 }
 
 /// Tells, from one sample of "busy?" after another, when a busy period has just ended.
