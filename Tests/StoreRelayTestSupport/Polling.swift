@@ -12,3 +12,15 @@ public func pollUntil(timeout: Double, interval: Double = 0.02, _ condition: () 
     }
     return condition()
 }
+
+/// `pollUntil` for a condition that awaits (the admin backend's and the cluster's reads):
+/// suspends between checks instead of sleeping a thread.
+@discardableResult
+public func pollUntil(timeout: Double, interval: Double = 0.02, asking condition: () async -> Bool) async -> Bool {
+    let deadline = Date().addingTimeInterval(timeout)
+    while Date() < deadline {
+        if await condition() { return true }
+        try? await Task.sleep(for: .milliseconds(Int(interval * 1000)))
+    }
+    return await condition()
+}
