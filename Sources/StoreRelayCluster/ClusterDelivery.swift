@@ -368,8 +368,18 @@ public final class ClusterDelivery: DeliveryService {
 
     /// Destinations whose definition changed are replaced (the old consumer stops; what it
     /// had pending is claimed after `claim-after`), new ones start, removed ones stop. Their
-    /// queues stay on the server for instances that still deliver them.
-    public func reconfigure(_ configuration: GatewayConfiguration) throws(DeliveryError) {
+    /// queues stay on the server for instances that still deliver them. Nothing here waits:
+    /// `completion` runs before this returns.
+    public func reconfigure(_ configuration: GatewayConfiguration, completion: @escaping @Sendable (DeliveryError?) -> Void) {
+        do {
+            try replaceDestinations(configuration)
+            completion(nil)
+        } catch {
+            completion(error)
+        }
+    }
+
+    private func replaceDestinations(_ configuration: GatewayConfiguration) throws(DeliveryError) {
         let current = topology.current
         var next: [String: ClusterDestination] = [:]
         var started: [ClusterDestination] = []

@@ -25,9 +25,9 @@ public protocol DeliveryService: AnyObject, Sendable {
     func replay(deadLetterId: String, force: Bool) async -> ReplayResult
     /// Replays every dead letter in `query.bulkReplayScope` (stale ones only when `force`).
     func replayAll(_ query: DeadLetterQuery, force: Bool) async -> BulkReplayResult
-    /// Applies a reloaded configuration's destinations and routes; throws when a new or
-    /// redefined destination cannot be opened.
-    func reconfigure(_ configuration: GatewayConfiguration) throws(DeliveryError)
+    /// Applies a reloaded configuration's destinations and routes; `completion` gets the
+    /// error when a new or redefined destination cannot be opened (nil once applied).
+    func reconfigure(_ configuration: GatewayConfiguration, completion: @escaping @Sendable (DeliveryError?) -> Void)
     /// Stops every destination; attempts in flight get `grace` to finish.
     func stop(grace: Duration, completion: @escaping @Sendable () -> Void)
     /// Reads a stored notification's Apple body again with the running build (set by the

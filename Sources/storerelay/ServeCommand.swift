@@ -68,7 +68,10 @@ enum ServeCommand: CommandDescribing {
                 do {
                     let reloaded = try ConfigurationLoader.load(option: configOption)
                     try DevCAProvisioning.provision(reloaded, logger: logger)
-                    try gateway.reload(reloaded)
+                    gateway.reload(reloaded) { error in
+                        guard let error else { return }
+                        logger.error("reload rejected; the previous configuration stays", [("errors", "\(error)")])
+                    }
                 } catch let error as ConfigurationLoader.Failure {
                     logger.error("reload rejected; the previous configuration stays", [("errors", error.description)])
                 } catch {

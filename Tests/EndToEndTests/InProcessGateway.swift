@@ -128,7 +128,10 @@ final class InProcessGateway: GatewayHost, @unchecked Sendable {
                 logger.info("signal received", [("signal", "SIGHUP")])
                 do {
                     let text = try String(contentsOf: configPath, encoding: .utf8)
-                    try gateway.reload(try Self.parse(text, directory: directory, environment: environment))
+                    gateway.reload(try Self.parse(text, directory: directory, environment: environment)) { [logger] error in
+                        guard let error else { return }
+                        logger.error("reload rejected; the previous configuration stays", [("errors", "\(error)")])
+                    }
                 } catch {
                     logger.error("reload rejected; the previous configuration stays", [("errors", "\(error)")])
                 }

@@ -36,6 +36,8 @@ public final class Gateway: Sendable {
     let publicRoutes: Locked<HTTPRoutes>
     /// Set at the first moment of `stop`: `/readyz` answers 503 from then on.
     let stopping = Locked(false)
+    /// Reloads, one at a time (each waits for retired destinations to close).
+    let reloads = OneAtATime(queue: DispatchQueue(label: "storerelay.reload"))
     private let journalProbe: JournalProbe?
     private let memoryTrimmer: MemoryTrimmer?
     /// The admin listener, started last: it serves a gateway that is fully up.
