@@ -86,12 +86,17 @@ enum ServeCommand: CommandDescribing {
             writeStandardError("storerelay serve: cannot create the dev CA: \(error.message)")
             return ExitCode.failure
         }
-        do {
-            running.start(try Gateway(configuration: configuration, logger: logger))
-        } catch {
-            logger.critical("cannot start", [("error", error.description)])
-            writeStandardError("storerelay serve: \(error.description)")
-            return ExitCode.failure
+        // Cluster mode waits for its server here: on a queue, so the signal handlers above
+        // answer meanwhile.
+        Gateway.start(configuration: configuration, logger: logger) { started in
+            switch started {
+            case .success(let gateway):
+                running.start(gateway)
+            case .failure(let error):
+                logger.critical("cannot start", [("error", error.description)])
+                writeStandardError("storerelay serve: \(error.description)")
+                exit(ExitCode.failure)
+            }
         }
         dispatchMain()
     }

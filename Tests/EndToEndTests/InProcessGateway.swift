@@ -63,8 +63,11 @@ final class InProcessGateway: GatewayHost, @unchecked Sendable {
         logger = Logger(label: "storerelay", level: .info, sink: sink)
         var started: StoreRelayGateway.Gateway?
         do {
-            started = try StoreRelayGateway.Gateway(configuration: try Self.parse(config, directory: directory, environment: self.environment),
-                                                    logger: logger, hooks: hooks)
+            // `serve` waits for a cluster server without holding a thread; a test may wait.
+            let configuration = try Self.parse(config, directory: directory, environment: self.environment)
+            started = try waitForCompletion { [logger] in
+                StoreRelayGateway.Gateway.start(configuration: configuration, logger: logger, hooks: hooks, completion: $0)
+            }
         } catch {
             logger.critical("cannot start", [("error", "\(error)")])
             state.withLock { $0.exitStatus = 1 }
