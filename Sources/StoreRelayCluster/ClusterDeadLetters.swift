@@ -7,8 +7,8 @@ import StoreRelayCore
 /// per destination. Every instance's admin API, page and `dlq` CLI read the same ones.
 ///
 /// Writes happen inside the delivery and acceptance scripts; this reads, and deletes. Calls
-/// wait for the server (the admin listener's queue may block); an unreachable server reads
-/// as no letters and a failed delete, and the admin's status shows the server down.
+/// suspend until the server answers (`RedisClient+Async`); an unreachable server reads as
+/// no letters and a failed delete, and the admin's status shows the server down.
 ///
 /// A letter that fails its `cluster-key` check reads as a `tampered` letter under its id
 /// that holds nothing of what the server had: listed, so an operator sees it, and not
@@ -20,6 +20,8 @@ public final class ClusterDeadLetters: DeadLetterArchive {
     private let client: RedisClient
     private let keys: ClusterKeys
     let seal: ClusterSeal
+    /// The counts as last read, for `/metrics` (which renders synchronously).
+    private let lastCounts = Locked<[String?: Int]>([:])
 
     static let delete = RedisScript(source: ClusterLua.finish + """
         -- Deletes one dead letter: ARGV[1] the prefix, ARGV[2] the letter id.
@@ -92,15 +94,15 @@ public final class ClusterDeadLetters: DeadLetterArchive {
         self.seal = seal
     }
 
-    public func letter(id: String) -> DeadLetter? {
-        stored(id: id)?.letter
+    public func letter(id: String) async -> DeadLetter? {
+        await stored(id: id)?.letter
     }
 
     /// The letter `id` and its bytes exactly as the server holds them (seal included): a
     /// replay's script compares them, so a letter removed or changed since it was read (its
     /// replay delivered meanwhile, say) is not replayed again.
-    func stored(id: String) -> (letter: DeadLetter, bytes: [UInt8])? {
-        guard DeadLetterStore.isValidID(id), let bytes = client.waitForReply(RESPCommand("HGET", keys.letters, id))?.bytes,
+    func stored(id: String) async -> (letter: DeadLetter, bytes: [UInt8])? {
+        guard DeadLetterStore.isValidID(id), let bytes = await client.reply(RESPCommand("HGET", keys.letters, id))?.bytes,
               let letter = decode(id: id, bytes)
         else { return nil }
         return (letter, bytes)
@@ -128,18 +130,18 @@ public final class ClusterDeadLetters: DeadLetterArchive {
     /// Moves the letter stored as `read` aside (`tampered-letters`) and writes `stub` (a
     /// `tampered` letter, sealed) in its place: only while it is still stored as read, so a
     /// letter written under the id since is never overwritten.
-    func setAside(_ stub: DeadLetter, read: [UInt8]) -> SetAside {
+    func setAside(_ stub: DeadLetter, read: [UInt8]) async -> SetAside {
         let call = SetAsideCall(
             letters: keys.letters, letterIndex: keys.letterIndex, letterCounts: keys.letterCounts, tamperedLetters: keys.tamperedLetters,
             id: stub.id, read: read, stub: seal.seal(stub.json.serializedBytes(), .letter, stub.id),
             stubEntry: DeadLetterEntry(stub).json.serializedBytes(), destination: stub.destination)
-        return SetAside(reply: client.waitForScript(call))
+        return await SetAside(reply: client.script(call))
     }
 
     /// What the `tampered` letter `id` stands in for, as the server keeps it aside: the
     /// letter as it was, the event record and the progress a delivery could not open.
-    func aside(id: String) -> (letter: [UInt8]?, event: [UInt8]?, progress: [UInt8]?) {
-        let values = client.waitForReply(RESPCommand("HMGET", keys.tamperedLetters, id, id + ":event", id + ":progress"))?.elements ?? []
+    func aside(id: String) async -> (letter: [UInt8]?, event: [UInt8]?, progress: [UInt8]?) {
+        let values = await client.reply(RESPCommand("HMGET", keys.tamperedLetters, id, id + ":event", id + ":progress"))?.elements ?? []
         guard values.count == 3 else { return (nil, nil, nil) }
         return (values[0].bytes, values[1].bytes, values[2].bytes)
     }
@@ -179,23 +181,35 @@ public final class ClusterDeadLetters: DeadLetterArchive {
     }
 
     @discardableResult
-    public func delete(id: String) -> Bool {
+    public func delete(id: String) async -> Bool {
         guard DeadLetterStore.isValidID(id) else { return false }
-        return client.waitForScript(DeleteCall(keys: keys, id: id))?.integer == 1
+        return await client.script(DeleteCall(keys: keys, id: id))?.integer == 1
     }
 
     /// Reads the whole index (a few hundred bytes a letter), filters and sorts it as the
     /// file store does, then fetches the page's letters and keeps those that, as read, match
     /// the query too: the index is not sealed.
-    public func list(_ query: DeadLetterQuery, limit: Int, cursor: String?) -> (items: [DeadLetter], nextCursor: String?) {
-        let page = DeadLetterEntry.page(entries(), query, limit: limit, cursor: cursor)
+    public func list(_ query: DeadLetterQuery, limit: Int, cursor: String?) async -> (items: [DeadLetter], nextCursor: String?) {
+        let page = await DeadLetterEntry.page(entries(), query, limit: limit, cursor: cursor)
         let createdAt = Dictionary(page.entries.map { ($0.id, $0.createdAt) }, uniquingKeysWith: { first, _ in first })
-        let items = letters(page.entries.map(\.id)).filter { query.admits($0, createdAt: createdAt[$0.id]) }
+        let items = await letters(page.entries.map(\.id)).filter { query.admits($0, createdAt: createdAt[$0.id]) }
         return (items, page.nextCursor)
     }
 
     public var countsByDestination: [String?: Int] {
-        let pairs = client.waitForReply(RESPCommand("HGETALL", keys.letterCounts))?.elements ?? []
+        get async {
+            guard let pairs = await client.reply(RESPCommand("HGETALL", keys.letterCounts))?.elements else { return [:] }
+            let counts = Self.counts(pairs)
+            lastCounts.withLock { $0 = counts }
+            return counts
+        }
+    }
+
+    /// `countsByDestination` as last read (empty until read, and kept while the server does
+    /// not answer).
+    public var lastCountsByDestination: [String?: Int] { lastCounts.current }
+
+    private static func counts(_ pairs: [RESPValue]) -> [String?: Int] {
         var counts: [String?: Int] = [:]
         var index = 0
         while index + 1 < pairs.count {
@@ -208,20 +222,20 @@ public final class ClusterDeadLetters: DeadLetterArchive {
     }
 
     /// The letters the index says are of `eventId`, kept only if they are, as read.
-    public func letters(forEvent eventId: String) -> [DeadLetter] {
-        letters(entries().filter { $0.eventId == eventId }.map(\.id).sorted()).filter { letter in
+    public func letters(forEvent eventId: String) async -> [DeadLetter] {
+        await letters(entries().filter { $0.eventId == eventId }.map(\.id).sorted()).filter { letter in
             letter.eventId == eventId && (letter.notification.map { $0.id == eventId } ?? true)
         }
     }
 
-    private func entries() -> [DeadLetterEntry] {
-        let values = client.waitForReply(RESPCommand("HVALS", keys.letterIndex))?.elements ?? []
+    private func entries() async -> [DeadLetterEntry] {
+        let values = await client.reply(RESPCommand("HVALS", keys.letterIndex))?.elements ?? []
         return values.compactMap { value in value.bytes.flatMap { try? JSONValue.parse($0) }.flatMap(DeadLetterEntry.init(json:)) }
     }
 
-    private func letters(_ ids: [String]) -> [DeadLetter] {
+    private func letters(_ ids: [String]) async -> [DeadLetter] {
         guard !ids.isEmpty else { return [] }
-        let values = client.waitForReply(RESPCommand("HMGET", [keys.letters] + ids))?.elements ?? []
+        let values = await client.reply(RESPCommand("HMGET", [keys.letters] + ids))?.elements ?? []
         return zip(ids, values).compactMap { id, value in value.bytes.flatMap { decode(id: id, $0) } }
     }
 }

@@ -22,9 +22,9 @@ extension ClusterDelivery {
     /// for what was kept aside. One that failed its check just now is counted, logged, moved
     /// aside, and a sealed `tampered` letter written in its place (only over what was read:
     /// a genuine letter written under the id meanwhile stays).
-    func meetTampered(_ letter: DeadLetter, read: [UInt8]) -> TamperedLetter {
+    func meetTampered(_ letter: DeadLetter, read: [UInt8]) async -> TamperedLetter {
         if case .intact = seal.open(read, .letter, letter.id) {
-            guard let original = recovered(letter) else { return .refused(.tampered) }
+            guard let original = await recovered(letter) else { return .refused(.tampered) }
             logger.notice("tampered dead letter checks out now; replaying what it stood in for", [
                 ("dead_letter.id", letter.id), ("event.id", original.eventId),
             ])
@@ -34,7 +34,7 @@ extension ClusterDelivery {
         logger.error("cluster record failed its integrity check; it is kept aside and not replayed", [
             ("dead_letter.id", letter.id), ("record", ClusterSeal.Kind.letter.rawValue), ("why", letter.detail ?? ""),
         ])
-        switch deadLetters.setAside(letter, read: read) {
+        switch await deadLetters.setAside(letter, read: read) {
         case .kept:
             return .refused(.tampered)
         case .changed:
@@ -49,8 +49,8 @@ extension ClusterDelivery {
     /// instance's keys now: the letter as it was, or one made of the event record a delivery
     /// could not open (only for the destination the event is routed to, with the attempts its
     /// progress holds if that checks out too).
-    func recovered(_ stub: DeadLetter) -> DeadLetter? {
-        let aside = deadLetters.aside(id: stub.id)
+    func recovered(_ stub: DeadLetter) async -> DeadLetter? {
+        let aside = await deadLetters.aside(id: stub.id)
         if let bytes = aside.letter, let letter = deadLetters.intact(id: stub.id, bytes), letter.reason != .tampered, letter.id == stub.id {
             return letter
         }

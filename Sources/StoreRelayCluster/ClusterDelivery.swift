@@ -200,14 +200,18 @@ public final class ClusterDelivery: DeliveryService {
 
     public var deadLetterArchive: any DeadLetterArchive { deadLetters }
 
+    public var deadLetterCounts: [String?: Int] { deadLetters.lastCountsByDestination }
+
+    public func refreshDeadLetterCounts() async { _ = await deadLetters.countsByDestination }
+
     // MARK: Events
 
-    public func state(ofEvent id: String) -> EventDeliveryState? {
-        let replies = client.waitForReplies([RESPCommand("GET", keys.event(id)), RESPCommand("HGETALL", keys.state(id))])
+    public func state(ofEvent id: String) async -> EventDeliveryState? {
+        let replies = await client.replies([RESPCommand("GET", keys.event(id)), RESPCommand("HGETALL", keys.state(id))])
         // What fails its cluster-key check is not shown as the event's.
         guard replies.count == 2, case .success(let record) = replies[0], let sealed = record.bytes,
               case .intact(let bytes) = seal.open(sealed, .event, id), let notification = StoredNotification(decoding: bytes)
-        else { return stateFromDeadLetters(ofEvent: id) }
+        else { return await stateFromDeadLetters(ofEvent: id) }
         var recorded: [String: EventDeliveryState.Delivery] = [:]
         if case .success(let fields) = replies[1], let pairs = fields.elements {
             var index = 0
@@ -231,17 +235,20 @@ public final class ClusterDelivery: DeliveryService {
     }
 
     /// An event no longer among the recent ones: what its dead letters tell, if it has any.
-    private func stateFromDeadLetters(ofEvent id: String) -> EventDeliveryState? {
-        EventDeliveryState(deadLetters: deadLetters.letters(forEvent: id), eventId: id)
+    private func stateFromDeadLetters(ofEvent id: String) async -> EventDeliveryState? {
+        await EventDeliveryState(deadLetters: deadLetters.letters(forEvent: id), eventId: id)
     }
 
-    public func events(ofSubscription originalTransactionId: String, limit: Int) -> [EventDeliveryState] {
-        let known = client.waitForReply(RESPCommand("ZREVRANGE", keys.subscription(originalTransactionId), "0", String(max(0, limit - 1))))
+    public func events(ofSubscription originalTransactionId: String, limit: Int) async -> [EventDeliveryState] {
+        let known = await client.reply(RESPCommand("ZREVRANGE", keys.subscription(originalTransactionId), "0", String(max(0, limit - 1))))
         var ids = Set((known?.elements ?? []).compactMap(\.string))
-        let letters = deadLetters.list(DeadLetterQuery(originalTransactionId: originalTransactionId), limit: limit, cursor: nil)
+        let letters = await deadLetters.list(DeadLetterQuery(originalTransactionId: originalTransactionId), limit: limit, cursor: nil)
         ids.formUnion(letters.items.map(\.eventId))
-        let states = ids.compactMap { state(ofEvent: $0) }
-            .sorted { ($0.notification.receivedAt.milliseconds, $0.notification.id) > ($1.notification.receivedAt.milliseconds, $1.notification.id) }
+        var states: [EventDeliveryState] = []
+        for id in ids {
+            if let state = await state(ofEvent: id) { states.append(state) }
+        }
+        states.sort { ($0.notification.receivedAt.milliseconds, $0.notification.id) > ($1.notification.receivedAt.milliseconds, $1.notification.id) }
         return Array(states.prefix(limit))
     }
 
@@ -249,25 +256,25 @@ public final class ClusterDelivery: DeliveryService {
 
     /// As single-node mode replays (`DeliveryEngine.replay(deadLetterId:force:)`): a stale
     /// notification only when `force`.
-    public func replay(deadLetterId id: String, force: Bool = false) -> ReplayResult {
-        replay(deadLetterId: id, force: force, scope: nil)
+    public func replay(deadLetterId id: String, force: Bool = false) async -> ReplayResult {
+        await replay(deadLetterId: id, force: force, scope: nil)
     }
 
     /// `scope`: a bulk replay's, which the letter as read (and what a `tampered` one stands
     /// in for) must be in, whatever the index said when it was listed.
-    func replay(deadLetterId id: String, force: Bool, scope: DeadLetterQuery?) -> ReplayResult {
-        guard let stored = deadLetters.stored(id: id) else { return .notFound }
+    func replay(deadLetterId id: String, force: Bool, scope: DeadLetterQuery?) async -> ReplayResult {
+        guard let stored = await deadLetters.stored(id: id) else { return .notFound }
         if let scope, !scope.admits(stored.letter) { return .notFound }
-        return replay(stored.letter, read: stored.bytes, force: force, scope: scope)
+        return await replay(stored.letter, read: stored.bytes, force: force, scope: scope)
     }
 
     /// Replays `letter`, stored as `read` when it was read: if it is no longer stored so
     /// (its replay was delivered meanwhile, by this instance or another), nothing is queued.
     /// A `tampered` letter is replayed only as what it stands in for, once that checks out.
-    func replay(_ letter: DeadLetter, read: [UInt8], force: Bool, scope: DeadLetterQuery? = nil, rereads: Int = 2) -> ReplayResult {
+    func replay(_ letter: DeadLetter, read: [UInt8], force: Bool, scope: DeadLetterQuery? = nil, rereads: Int = 2) async -> ReplayResult {
         var letter = letter
         if letter.reason == .tampered {
-            switch meetTampered(letter, read: read) {
+            switch await meetTampered(letter, read: read) {
             case .recovered(let original):
                 if let scope, !scope.admits(original) { return .tampered }
                 letter = original
@@ -275,9 +282,9 @@ public final class ClusterDelivery: DeliveryService {
                 return result
             case .changed:
                 guard rereads > 0 else { return .alreadyReplaying }
-                guard let again = deadLetters.stored(id: letter.id) else { return .notFound }
+                guard let again = await deadLetters.stored(id: letter.id) else { return .notFound }
                 if let scope, !scope.admits(again.letter) { return .notFound }
-                return replay(again.letter, read: again.bytes, force: force, scope: scope, rereads: rereads - 1)
+                return await replay(again.letter, read: again.bytes, force: force, scope: scope, rereads: rereads - 1)
             }
         }
         let topology = topology.current
@@ -297,7 +304,7 @@ public final class ClusterDelivery: DeliveryService {
         // script writes it only over the record read here; another replay in between makes
         // it read again.
         for _ in 0..<3 {
-            let current = client.waitForReply(RESPCommand("GET", keys.event(eventId)))?.bytes
+            let current = await client.reply(RESPCommand("GET", keys.event(eventId)))?.bytes
             stored.destinations = names
             if let current, case .intact(let bytes) = seal.open(current, .event, eventId),
                let existing = StoredNotification(decoding: bytes), existing.disposition == .accept {
@@ -310,7 +317,7 @@ public final class ClusterDelivery: DeliveryService {
                 },
                 sealedRecord: seal.seal(stored.encoded(), .event, eventId), eventId: eventId, letterId: letter.id, letterRead: read,
                 recordRead: current, markerSeconds: markerLifetime.wholeMilliseconds / 1000)
-            switch ReplayCall.Verdict(reply: client.waitForScript(call)) {
+            switch await ReplayCall.Verdict(reply: client.script(call)) {
             case .replayed?:
                 logger.info("dead letter replayed", [("dead_letter.id", letter.id), ("destinations", names.joined(separator: " "))])
                 nudge(names)
@@ -339,14 +346,14 @@ public final class ClusterDelivery: DeliveryService {
 
     /// Replays every letter of `query.bulkReplayScope`, each with one script (stale ones
     /// only when `force`), each only if the letter as read is in the scope.
-    public func replayAll(_ query: DeadLetterQuery, force: Bool = false) -> BulkReplayResult {
+    public func replayAll(_ query: DeadLetterQuery, force: Bool = false) async -> BulkReplayResult {
         var result = BulkReplayResult()
         var cursor: String?
         let scope = query.bulkReplayScope
         repeat {
-            let page = deadLetters.list(scope, limit: 500, cursor: cursor)
+            let page = await deadLetters.list(scope, limit: 500, cursor: cursor)
             for letter in page.items {
-                switch replay(deadLetterId: letter.id, force: force, scope: scope.ignoringTime) {
+                switch await replay(deadLetterId: letter.id, force: force, scope: scope.ignoringTime) {
                 case .replayed: result.replayed += 1
                 case .stale: result.stale += 1
                 default: break
@@ -361,8 +368,18 @@ public final class ClusterDelivery: DeliveryService {
 
     /// Destinations whose definition changed are replaced (the old consumer stops; what it
     /// had pending is claimed after `claim-after`), new ones start, removed ones stop. Their
-    /// queues stay on the server for instances that still deliver them.
-    public func reconfigure(_ configuration: GatewayConfiguration) throws(DeliveryError) {
+    /// queues stay on the server for instances that still deliver them. Nothing here waits:
+    /// `completion` runs before this returns.
+    public func reconfigure(_ configuration: GatewayConfiguration, completion: @escaping @Sendable (DeliveryError?) -> Void) {
+        do {
+            try replaceDestinations(configuration)
+            completion(nil)
+        } catch {
+            completion(error)
+        }
+    }
+
+    private func replaceDestinations(_ configuration: GatewayConfiguration) throws(DeliveryError) {
         let current = topology.current
         var next: [String: ClusterDestination] = [:]
         var started: [ClusterDestination] = []
@@ -410,9 +427,9 @@ extension ClusterDelivery {
 
     /// What `/api/status` shows of cluster mode: this instance, the live ones, the server and
     /// its durability settings (waits for the server: admin only).
-    public func statusJSON(_ cluster: ClusterConfiguration) -> JSONValue {
+    public func statusJSON(_ cluster: ClusterConfiguration) async -> JSONValue {
         let names = ServerDurability.settingNames
-        let replies = client.waitForReplies(names.map { RESPCommand("CONFIG", "GET", $0) })
+        let replies = await client.replies(names.map { RESPCommand("CONFIG", "GET", $0) })
         var durability: [(String, JSONValue)] = []
         for (reply, name) in zip(replies, names) {
             switch reply {
@@ -424,7 +441,7 @@ extension ClusterDelivery {
                 durability.append((name, .string("unknown: \(error.message)")))
             }
         }
-        let instances = heartbeat.liveInstances().map { instance -> JSONValue in
+        let instances = await heartbeat.liveInstances().map { instance -> JSONValue in
             ["id": .string(instance.id), "startedAt": .string(instance.startedAt?.iso8601), "lastSeen": .string(instance.lastSeen.iso8601)]
         }
         return [

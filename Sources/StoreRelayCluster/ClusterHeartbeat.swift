@@ -68,9 +68,9 @@ public final class ClusterHeartbeat: Sendable {
     }
 
     /// The instances that beat within `liveFor`, by id (waits for the server; admin only).
-    public func liveInstances() -> [Instance] {
+    public func liveInstances() async -> [Instance] {
         let since = clock.now().milliseconds - Self.liveFor.wholeMilliseconds
-        let listed = client.waitForReply(RESPCommand("ZRANGEBYSCORE", keys.instances, String(since), "+inf", "WITHSCORES"))?.elements ?? []
+        let listed = await client.reply(RESPCommand("ZRANGEBYSCORE", keys.instances, String(since), "+inf", "WITHSCORES"))?.elements ?? []
         var instances: [Instance] = []
         var index = 0
         while index + 1 < listed.count {
@@ -80,7 +80,7 @@ public final class ClusterHeartbeat: Sendable {
             index += 2
         }
         guard !instances.isEmpty else { return [] }
-        let about = client.waitForReply(RESPCommand("MGET", instances.map { keys.instance($0.id) }))?.elements ?? []
+        let about = await client.reply(RESPCommand("MGET", instances.map { keys.instance($0.id) }))?.elements ?? []
         for (index, value) in about.enumerated() where index < instances.count {
             let json = value.bytes.flatMap { try? JSONValue.parse($0) }
             instances[index].startedAt = json?["startedAt"]?.stringValue.flatMap(Timestamp.init(iso8601:))

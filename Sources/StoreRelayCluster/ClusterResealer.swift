@@ -8,8 +8,8 @@ import StoreRelayCore
 /// with `unsealed` seals them in place, at start and every `interval` after: every dead
 /// letter, and the event record and progress of every event in a destination's stream or
 /// delayed set. Each is written only over the bytes read (one script), so a record changed
-/// meanwhile is left to the next pass. Passes run on a queue of their own and wait for the
-/// server.
+/// meanwhile is left to the next pass. A timer on a queue of its own starts each pass as a
+/// task, which suspends while the server answers; a pass still running skips the next tick.
 final class ClusterResealer: Sendable {
     static let interval: Duration = .seconds(300)
     /// Entries, letters and records asked for at a time.
@@ -54,6 +54,8 @@ final class ClusterResealer: Sendable {
     private let logger: Logger
     private let queue = DispatchQueue(label: "storerelay.cluster.reseal")
     private let timer = RepeatingTimer()
+    /// Whether a pass is running.
+    private let passing = Locked(false)
 
     /// - Parameter destinations: the destinations whose queues to look through, asked at
     ///   each pass (a reload may change them).
@@ -69,18 +71,26 @@ final class ClusterResealer: Sendable {
         guard seal.isAcceptingUnsealed else { return }
         timer.start(every: interval, leeway: .seconds(1), on: queue) { [weak self] in
             guard let self, client.isConnected else { return }
-            pass()
+            let idle = passing.withLock { running in
+                defer { running = true }
+                return !running
+            }
+            guard idle else { return }
+            Task {
+                await self.pass()
+                self.passing.withLock { $0 = false }
+            }
         }
     }
 
     func stop() { timer.stop() }
 
-    /// One pass; how many records it sealed. Waits for the server.
+    /// One pass; how many records it sealed.
     @discardableResult
-    func pass() -> Int {
-        var sealed = letters()
+    func pass() async -> Int {
+        var sealed = await letters()
         for destination in destinations() {
-            sealed += records(of: destination)
+            sealed += await records(of: destination)
         }
         if sealed > 0 {
             logger.notice("cluster records written before cluster-key sealed in place", [("records", String(sealed))])
@@ -88,18 +98,18 @@ final class ClusterResealer: Sendable {
         return sealed
     }
 
-    private func letters() -> Int {
+    private func letters() async -> Int {
         var sealed = 0
         var cursor = "0"
         repeat {
-            guard let reply = client.waitForReply(RESPCommand("HSCAN", keys.letters, cursor, "COUNT", String(Self.batch))),
+            guard let reply = await client.reply(RESPCommand("HSCAN", keys.letters, cursor, "COUNT", String(Self.batch))),
                   let parts = reply.elements, parts.count == 2, let next = parts[0].string
             else { return sealed }
             let pairs = parts[1].elements ?? []
             var index = 0
             while index + 1 < pairs.count {
                 if let id = pairs[index].string, let stored = pairs[index + 1].bytes,
-                   let resealed = seal.resealed(stored, .letter, [id]), reseal(keys.letters, field: id, stored, resealed) {
+                   let resealed = seal.resealed(stored, .letter, [id]), await reseal(keys.letters, field: id, stored, resealed) {
                     sealed += 1
                 }
                 index += 2
@@ -110,10 +120,10 @@ final class ClusterResealer: Sendable {
     }
 
     /// The event records and progress of every event waiting on `destination`.
-    private func records(of destination: String) -> Int {
-        var ids = Set((client.waitForReply(RESPCommand("ZRANGE", keys.delayed(destination), "0", "-1"))?.elements ?? []).compactMap(\.string))
+    private func records(of destination: String) async -> Int {
+        var ids = await Set((client.reply(RESPCommand("ZRANGE", keys.delayed(destination), "0", "-1"))?.elements ?? []).compactMap(\.string))
         var start = "-"
-        while let page = client.waitForReply(RESPCommand("XRANGE", keys.queue(destination), start, "+", "COUNT", String(Self.batch)))?.elements,
+        while let page = await client.reply(RESPCommand("XRANGE", keys.queue(destination), start, "+", "COUNT", String(Self.batch)))?.elements,
               !page.isEmpty {
             let entries = page.compactMap(ClusterQueue.entry)
             ids.formUnion(entries.map(\.eventId).filter { !$0.isEmpty })
@@ -122,21 +132,21 @@ final class ClusterResealer: Sendable {
         }
         var sealed = 0
         for id in ids.sorted() {
-            let replies = client.waitForReplies([RESPCommand("GET", keys.event(id)), RESPCommand("HGET", keys.progress(destination), id)])
+            let replies = await client.replies([RESPCommand("GET", keys.event(id)), RESPCommand("HGET", keys.progress(destination), id)])
             if replies.count == 2, case .success(let record) = replies[0], let stored = record.bytes,
-               let resealed = seal.resealed(stored, .event, [id]), reseal(keys.event(id), field: nil, stored, resealed) {
+               let resealed = seal.resealed(stored, .event, [id]), await reseal(keys.event(id), field: nil, stored, resealed) {
                 sealed += 1
             }
             if replies.count == 2, case .success(let progress) = replies[1], let stored = progress.bytes,
                let resealed = seal.resealed(stored, .progress, [destination, id]),
-               reseal(keys.progress(destination), field: id, stored, resealed) {
+               await reseal(keys.progress(destination), field: id, stored, resealed) {
                 sealed += 1
             }
         }
         return sealed
     }
 
-    private func reseal(_ key: String, field: String?, _ read: [UInt8], _ sealed: [UInt8]) -> Bool {
-        client.waitForScript(ResealCall(key: key, field: field, read: read, sealed: sealed))?.integer == 1
+    private func reseal(_ key: String, field: String?, _ read: [UInt8], _ sealed: [UInt8]) async -> Bool {
+        await client.script(ResealCall(key: key, field: field, read: read, sealed: sealed))?.integer == 1
     }
 }

@@ -155,16 +155,17 @@ public final class InstanceClaim: Sendable {
 
     /// At start, with the first connection refused because another instance holds the id:
     /// waits until the claim lapses and `client` connects, or until the holder shows it is
-    /// alive, or `timeout` passes. The caller reads `client` afterwards.
-    public func awaitRelease(by client: RedisClient, timeout: Duration, logger: Logger) {
-        guard isHeldElsewhere, !state.withLock({ $0.holderIsAlive }) else { return }
+    /// alive, or `timeout` passes, then calls `completion` on `queue`. The caller reads
+    /// `client` then.
+    public func awaitRelease(by client: RedisClient, timeout: Duration, logger: Logger, on queue: DispatchQueue,
+                             completion: @escaping @Sendable () -> Void) {
+        guard isHeldElsewhere, !state.withLock({ $0.holderIsAlive }) else { return queue.async(execute: completion) }
         logger.warning("cluster: instance-id \(instanceId) is claimed by another instance; waiting for the claim to lapse "
             + "(as after a crash of this instance) or to be renewed (a live instance)",
                        [("instance.id", instanceId), ("wait.ms", String(timeout.wholeMilliseconds))])
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline, !client.isConnected, isHeldElsewhere, !state.withLock({ $0.holderIsAlive }) {
-            Thread.sleep(forTimeInterval: 0.02)
-        }
+        Recheck.until(ContinuousClock.now + timeout, every: .milliseconds(20), on: queue, { [self] in
+            client.isConnected || !isHeldElsewhere || state.withLock { $0.holderIsAlive }
+        }, completion: { _ in completion() })
     }
 
     /// Renews the claim on `client`'s connection; when another instance holds it now, logs

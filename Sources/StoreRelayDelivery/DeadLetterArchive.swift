@@ -3,18 +3,22 @@ import StoreRelayCore
 /// Where dead letters are kept and read back: one file each under `DATA/dead-letters` in
 /// single-node mode (`DeadLetterStore`), the shared server in cluster mode. The admin API,
 /// page and `dlq` CLI see them only through this.
+///
+/// `async` because the cluster's archive waits for the server: an admin request suspends
+/// instead of holding a thread. The file store answers synchronously (its methods satisfy
+/// these as they are); call it from the admin listener's queue, never a connection's.
 public protocol DeadLetterArchive: Sendable {
     /// The dead letter `id`, or nil.
-    func letter(id: String) -> DeadLetter?
+    func letter(id: String) async -> DeadLetter?
     /// Removes dead letter `id`; true when it existed.
-    @discardableResult func delete(id: String) -> Bool
+    @discardableResult func delete(id: String) async -> Bool
     /// Dead letters matching `query`, newest first, at most `limit`, starting after `cursor`
     /// (an opaque string from a previous page); also the cursor of the next page, if any.
-    func list(_ query: DeadLetterQuery, limit: Int, cursor: String?) -> (items: [DeadLetter], nextCursor: String?)
+    func list(_ query: DeadLetterQuery, limit: Int, cursor: String?) async -> (items: [DeadLetter], nextCursor: String?)
     /// How many dead letters there are, by destination (`nil` key: unrouted and quarantined).
-    var countsByDestination: [String?: Int] { get }
+    var countsByDestination: [String?: Int] { get async }
     /// The dead letters of event `eventId`, one per destination that gave up on it.
-    func letters(forEvent eventId: String) -> [DeadLetter]
+    func letters(forEvent eventId: String) async -> [DeadLetter]
 }
 
 /// What listings filter and sort dead letters by: a few fields of each letter, small enough

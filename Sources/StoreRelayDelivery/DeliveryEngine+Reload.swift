@@ -8,9 +8,10 @@ extension DeliveryEngine {
     /// destination gets a new queue and takes over the old one's events; a removed one
     /// dead-letters what it held (`unrouted`, so a replay routes it again).
     ///
-    /// Blocks until retired queues are closed (a redefined file queue must close before it
-    /// reopens the same directory): call it off every request path.
-    public func reconfigure(_ configuration: GatewayConfiguration) throws(DeliveryError) {
+    /// `completion` runs once retired queues are closed and the new ones started (a redefined
+    /// file queue must close before it reopens the same directory), on the engine's queue;
+    /// it gets the error when a new or redefined destination cannot be opened.
+    public func reconfigure(_ configuration: GatewayConfiguration, completion: @escaping @Sendable (DeliveryError?) -> Void) {
         let current = topology.current
         var queues: [String: DestinationQueue] = [:]
         var retiring: [(old: DestinationQueue, replacement: DestinationConfiguration?)] = []
@@ -41,7 +42,22 @@ extension DeliveryEngine {
                 }
             }, completion: { group.leave() })
         }
-        group.wait()
+        group.notify(queue: queue) { [self, queues, retiring, handedOver] in
+            do throws(DeliveryError) {
+                try apply(configuration, keeping: queues, replacing: current, retiring: retiring, handedOver: handedOver)
+                completion(nil)
+            } catch {
+                completion(error)
+            }
+        }
+    }
+
+    /// The second half of `reconfigure`, once the retired queues are closed.
+    private func apply(
+        _ configuration: GatewayConfiguration, keeping kept: [String: DestinationQueue], replacing current: Topology,
+        retiring: [(old: DestinationQueue, replacement: DestinationConfiguration?)], handedOver: [String: Locked<[WaitingJob]>]
+    ) throws(DeliveryError) {
+        var queues = kept
         // New and redefined destinations read on from their cursor: a new one from the
         // journal's end before the new routes apply (no event before it names it); events
         // that waited in a redefined destination carry on in its new queue, with its keeper.

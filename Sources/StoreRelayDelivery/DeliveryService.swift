@@ -7,21 +7,27 @@ import StoreRelayCore
 public protocol DeliveryService: AnyObject, Sendable {
     /// Status of every destination, in configuration order.
     var status: [DestinationStatus] { get }
-    /// Where the deliveries of event `id` stand, while it is known. May block: call it off
-    /// the accepting pool.
-    func state(ofEvent id: String) -> EventDeliveryState?
+    /// Where the deliveries of event `id` stand, while it is known. Reads the journal or
+    /// waits for the cluster server: call it off the accepting pool.
+    func state(ofEvent id: String) async -> EventDeliveryState?
     /// The known events of one subscription, newest first, at most `limit`.
-    func events(ofSubscription originalTransactionId: String, limit: Int) -> [EventDeliveryState]
+    func events(ofSubscription originalTransactionId: String, limit: Int) async -> [EventDeliveryState]
     /// The dead letters.
     var deadLetterArchive: any DeadLetterArchive { get }
+    /// How many dead letters there are, by destination, as last read (for `/metrics`, which
+    /// renders synchronously; `refreshDeadLetterCounts` reads them again).
+    var deadLetterCounts: [String?: Int] { get }
+    /// Reads the dead-letter counts again (cluster mode asks the server; the file store
+    /// always knows them).
+    func refreshDeadLetterCounts() async
     /// Queues dead letter `deadLetterId` again with a fresh attempt budget; a stale one only
     /// when `force` (`StalenessRule`).
-    func replay(deadLetterId: String, force: Bool) -> ReplayResult
+    func replay(deadLetterId: String, force: Bool) async -> ReplayResult
     /// Replays every dead letter in `query.bulkReplayScope` (stale ones only when `force`).
-    func replayAll(_ query: DeadLetterQuery, force: Bool) -> BulkReplayResult
-    /// Applies a reloaded configuration's destinations and routes; throws when a new or
-    /// redefined destination cannot be opened.
-    func reconfigure(_ configuration: GatewayConfiguration) throws(DeliveryError)
+    func replayAll(_ query: DeadLetterQuery, force: Bool) async -> BulkReplayResult
+    /// Applies a reloaded configuration's destinations and routes; `completion` gets the
+    /// error when a new or redefined destination cannot be opened (nil once applied).
+    func reconfigure(_ configuration: GatewayConfiguration, completion: @escaping @Sendable (DeliveryError?) -> Void)
     /// Stops every destination; attempts in flight get `grace` to finish.
     func stop(grace: Duration, completion: @escaping @Sendable () -> Void)
     /// Reads a stored notification's Apple body again with the running build (set by the
@@ -31,4 +37,6 @@ public protocol DeliveryService: AnyObject, Sendable {
 
 extension DeliveryEngine: DeliveryService {
     public var deadLetterArchive: any DeadLetterArchive { deadLetters }
+    public var deadLetterCounts: [String?: Int] { deadLetters.countsByDestination }
+    public func refreshDeadLetterCounts() async {}
 }

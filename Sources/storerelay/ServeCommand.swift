@@ -68,7 +68,10 @@ enum ServeCommand: CommandDescribing {
                 do {
                     let reloaded = try ConfigurationLoader.load(option: configOption)
                     try DevCAProvisioning.provision(reloaded, logger: logger)
-                    try gateway.reload(reloaded)
+                    gateway.reload(reloaded) { error in
+                        guard let error else { return }
+                        logger.error("reload rejected; the previous configuration stays", [("errors", "\(error)")])
+                    }
                 } catch let error as ConfigurationLoader.Failure {
                     logger.error("reload rejected; the previous configuration stays", [("errors", error.description)])
                 } catch {
@@ -83,12 +86,17 @@ enum ServeCommand: CommandDescribing {
             writeStandardError("storerelay serve: cannot create the dev CA: \(error.message)")
             return ExitCode.failure
         }
-        do {
-            running.start(try Gateway(configuration: configuration, logger: logger))
-        } catch {
-            logger.critical("cannot start", [("error", error.description)])
-            writeStandardError("storerelay serve: \(error.description)")
-            return ExitCode.failure
+        // Cluster mode waits for its server here: on a queue, so the signal handlers above
+        // answer meanwhile.
+        Gateway.start(configuration: configuration, logger: logger) { started in
+            switch started {
+            case .success(let gateway):
+                running.start(gateway)
+            case .failure(let error):
+                logger.critical("cannot start", [("error", error.description)])
+                writeStandardError("storerelay serve: \(error.description)")
+                exit(ExitCode.failure)
+            }
         }
         dispatchMain()
     }

@@ -75,7 +75,7 @@ import StoreRelayTestSupport
     /// Behind a `trusted-proxy`, failures count against the client its `X-Forwarded-For`
     /// names, so one client's wrong tokens pause that client, not everyone behind the proxy.
     /// Without the directive the header is not believed: anyone can send it.
-    @Test func behindATrustedProxyFailuresAreCountedPerForwardedClient() throws {
+    @Test func behindATrustedProxyFailuresAreCountedPerForwardedClient() async throws {
         func handler(trusting proxies: [String]) throws -> AdminHandler {
             let clock = ManualClock()
             return AdminHandler(
@@ -83,29 +83,29 @@ import StoreRelayTestSupport
                 sessions: AdminSessions(clock: clock, lifetime: .seconds(60), secret: "t"), throttle: LoginThrottle(clock: clock),
                 clients: AdminClientAddress(trustedProxies: try proxies.map(IPAddressRange.parse)), clock: clock, logger: .disabled)
         }
-        func status(_ handler: AdminHandler, forwardedFor: String, token: String = "wrong", peer: String = "10.1.2.3") -> Int {
+        func status(_ handler: AdminHandler, forwardedFor: String, token: String = "wrong", peer: String = "10.1.2.3") async -> Int {
             var request = HTTPRequest(method: "GET", target: "/api/status",
                                       headers: ["Authorization": "Bearer \(token)", "X-Forwarded-For": forwardedFor])
             request.remoteAddress = peer + ":40000"
             request.remoteHost = peer
-            return handler.respond(to: request).status
+            return await handler.respond(to: request).status
         }
         let proxied = try handler(trusting: ["10.0.0.0/8"])
-        for _ in 1...LoginThrottle.allowedFailures { #expect(status(proxied, forwardedFor: "198.51.100.1") == 401) }
-        #expect(status(proxied, forwardedFor: "198.51.100.1") == 429)
-        #expect(status(proxied, forwardedFor: "198.51.100.2") == 401, "another client behind the same proxy")
+        for _ in 1...LoginThrottle.allowedFailures { #expect(await status(proxied, forwardedFor: "198.51.100.1") == 401) }
+        #expect(await status(proxied, forwardedFor: "198.51.100.1") == 429)
+        #expect(await status(proxied, forwardedFor: "198.51.100.2") == 401, "another client behind the same proxy")
         // What a client writes left of the address the proxy appended proves nothing.
-        #expect(status(proxied, forwardedFor: "198.51.100.2, 198.51.100.1") == 429)
+        #expect(await status(proxied, forwardedFor: "198.51.100.2, 198.51.100.1") == 429)
         // A peer that is not a trusted proxy is its own client, whatever it forwards.
-        #expect(status(proxied, forwardedFor: "198.51.100.1", peer: "203.0.113.5") == 401)
-        #expect(status(proxied, forwardedFor: "198.51.100.1", token: String(repeating: "t", count: 40)) == 200)
+        #expect(await status(proxied, forwardedFor: "198.51.100.1", peer: "203.0.113.5") == 401)
+        #expect(await status(proxied, forwardedFor: "198.51.100.1", token: String(repeating: "t", count: 40)) == 200)
 
         let unconfigured = try handler(trusting: [])
         for index in 1...LoginThrottle.allowedFailures {
-            #expect(status(unconfigured, forwardedFor: "198.51.100.\(index)") == 401)
+            #expect(await status(unconfigured, forwardedFor: "198.51.100.\(index)") == 401)
         }
-        #expect(status(unconfigured, forwardedFor: "198.51.100.99") == 429, "the header is not believed: keyed by the peer")
-        #expect(status(unconfigured, forwardedFor: "198.51.100.99", token: String(repeating: "t", count: 40)) == 200)
+        #expect(await status(unconfigured, forwardedFor: "198.51.100.99") == 429, "the header is not believed: keyed by the peer")
+        #expect(await status(unconfigured, forwardedFor: "198.51.100.99", token: String(repeating: "t", count: 40)) == 200)
     }
 
     /// Reading `X-Forwarded-For` from the right, past every trusted hop.
@@ -127,7 +127,7 @@ import StoreRelayTestSupport
         #expect(client(["198.51.100.1"], peer: "203.0.113.5") == "203.0.113.5", "not a trusted proxy")
     }
 
-    @Test func failedLoginsAreLoggedWithTheAddress() throws {
+    @Test func failedLoginsAreLoggedWithTheAddress() async throws {
         let sink = MemorySink()
         let throttle = LoginThrottle(clock: WallClock())
         let logger = Logger(label: "test", level: .info, sink: sink)
@@ -138,7 +138,7 @@ import StoreRelayTestSupport
         var request = HTTPRequest(method: "POST", target: "/login", headers: ["Host": "127.0.0.1:9090"], body: Array("token=nope".utf8))
         request.remoteAddress = "192.0.2.7:4711"
         request.remoteHost = "192.0.2.7"
-        #expect(handler.respond(to: request).status == 401)
+        #expect(await handler.respond(to: request).status == 401)
         let logged = try #require(sink.lines.first { $0.contains("admin authentication failed") })
         #expect(logged.contains("192.0.2.7:4711"))
         #expect(logged.contains(#""admin.client":"192.0.2.7""#), "\(logged)")

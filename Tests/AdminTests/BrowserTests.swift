@@ -18,7 +18,7 @@ import StoreRelayTestSupport
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout.contains("ok: logged in, replayed \(letter.id)"))
         #expect(admin.backend.replayed == [letter.id])
-        #expect(admin.backend.deadLetters.letter(id: other.id) != nil, "only the clicked row was replayed")
+        #expect(admin.backend.store.letter(id: other.id) != nil, "only the clicked row was replayed")
     }
 
     /// Issue 13, point 1: search by the event id, open the event's view, replay from there.
@@ -34,6 +34,6 @@ import StoreRelayTestSupport
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout.contains("ok: searched \(eventId), opened its view, replayed \(letter.id)"))
         #expect(admin.backend.replayed == [letter.id])
-        #expect(admin.backend.deadLetters.letter(id: other.id) != nil)
+        #expect(admin.backend.store.letter(id: other.id) != nil)
     }
 }

@@ -111,7 +111,7 @@ import StoreRelayTestSupport
 
         let purged = try dlq(admin, ["purge", "--all", "--older-than", "30d", "--destination", "billing", "--yes"])
         #expect(purged.status == 0 && purged.stdout.hasSuffix("purged 1 dead letter\n"))
-        #expect(admin.backend.deadLetters.letter(id: ancient.id) == nil && admin.backend.store.count == 2)
+        #expect(admin.backend.store.letter(id: ancient.id) == nil && admin.backend.store.count == 2)
 
         let replayDry = try dlq(admin, ["replay", "--all", "--reason", "rejected", "--dry-run"])
         #expect(replayDry.status == 0 && replayDry.stdout == "1 dead letter matches (reason rejected)\n")

@@ -44,8 +44,8 @@ final class FakeBackend: AdminBackend {
         case .stale? where force, nil: break
         case let outcome?: return outcome
         }
-        guard let letter = deadLetters.letter(id: deadLetterId) else { return .notFound }
-        deadLetters.delete(id: deadLetterId)
+        guard let letter = store.letter(id: deadLetterId) else { return .notFound }
+        store.delete(id: deadLetterId)
         state.withLock { $0.replayed.append(deadLetterId) }
         return .replayed(destinations: letter.destination.map { [$0] } ?? ["ledger"])
     }
@@ -53,7 +53,7 @@ final class FakeBackend: AdminBackend {
     func replayAll(_ query: DeadLetterQuery, force: Bool) -> BulkReplayResult {
         state.withLock { $0.replayAllCalls.append((query.destination, query.reason)) }
         var result = BulkReplayResult()
-        for letter in deadLetters.list(query.bulkReplayScope, limit: Int.max, cursor: nil).items {
+        for letter in store.list(query.bulkReplayScope, limit: Int.max, cursor: nil).items {
             switch replay(deadLetterId: letter.id, force: force) {
             case .replayed: result.replayed += 1
             case .stale: result.stale += 1

@@ -155,7 +155,7 @@ func csrfToken(in page: String) -> String? {
 
         let purge = try admin.curl("/ui/purge", method: "POST", body: "csrf=\(csrf)&id=\(second.id)", extra: jar.arguments)
         #expect(purge.status == 303 && purge.headers["location"] == "/?done=purged-1")
-        #expect(admin.backend.deadLetters.letter(id: second.id) == nil)
+        #expect(admin.backend.store.letter(id: second.id) == nil)
         let missing = try admin.curl("/ui/purge", method: "POST", body: "csrf=\(csrf)&id=\(second.id)", extra: jar.arguments)
         #expect(missing.headers["location"] == "/?done=missing")
         let invalid = try admin.curl("/ui/purge", method: "POST", body: "csrf=\(csrf)&id=..%2F..%2Fetc%2Fpasswd", extra: jar.arguments)
@@ -219,7 +219,7 @@ func csrfToken(in page: String) -> String? {
         #expect(admin.backend.store.count == 2)
         let narrowed = try admin.curl("/ui/replay-all", method: "POST", headers: [admin.bearer], body: "q=4000000000000003")
         #expect(narrowed.headers["location"]?.contains("done=replayed-1") == true)
-        #expect(admin.backend.deadLetters.letter(id: third.id) == nil)
-        #expect(admin.backend.deadLetters.letter(id: other.id) != nil)
+        #expect(admin.backend.store.letter(id: third.id) == nil)
+        #expect(admin.backend.store.letter(id: other.id) != nil)
     }
 }

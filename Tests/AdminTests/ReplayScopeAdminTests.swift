@@ -68,7 +68,7 @@ import StoreRelayTestSupport
         let all = try admin.curl("/api/dead-letters/replay", method: "POST", headers: [admin.bearer], body: "{}")
         #expect(all.status == 200 && all.json == ["replayed": 1, "stale": 1], "\(all.body)")
         #expect(admin.backend.replayed == [exhausted.id])
-        #expect(admin.backend.deadLetters.letter(id: misplaced.id) != nil)
+        #expect(admin.backend.store.letter(id: misplaced.id) != nil)
 
         let quarantined = try admin.curl("/api/dead-letters/replay", method: "POST", headers: [admin.bearer],
                                          body: #"{"reason":"quarantined"}"#)

@@ -50,7 +50,7 @@ struct ClusterAcknowledgementTests {
 
     /// Stored once with the window as TTL, enqueued on each routed destination's stream; the
     /// same id again (Apple's retry, or another instance) is a duplicate and enqueues nothing.
-    @Test func storesOnceAndEnqueuesOnEveryDestination() throws {
+    @Test func storesOnceAndEnqueuesOnEveryDestination() async throws {
         let server = try RedisServerProcess()
         let redis = try clusterClient(server)
         defer { redis.shutdown() }
@@ -70,9 +70,9 @@ struct ClusterAcknowledgementTests {
         // Unrouted: a dead letter at once, on no destination's stream, and a recent event.
         #expect(acknowledge(acknowledgement, "evt-2", destinations: []) == .stored)
         let letters = ClusterDeadLetters(client: redis)
-        let letter = try #require(letters.list(DeadLetterQuery(), limit: 10, cursor: nil).items.first)
+        let letter = try #require(await letters.list(DeadLetterQuery(), limit: 10, cursor: nil).items.first)
         #expect(letter.eventId == "evt-2" && letter.reason == .unrouted && letter.destination == nil)
-        #expect(letters.countsByDestination == [nil: 1])
+        #expect(await letters.countsByDestination == [nil: 1])
         #expect(reply(redis, "XLEN", keys.queue("billing"))?.integer == 1)
         #expect(reply(redis, "ZSCORE", keys.recent, "evt-2") != nil)
 

@@ -97,7 +97,7 @@ struct ClusterIntegrityTests {
     /// new id and queued on the stream, was delivered with `verified: true`. Now it, and every
     /// other record no instance wrote so, is dead-lettered `tampered` and counted; the
     /// genuine event alone reaches the webhook.
-    @Test func aForgedRefundQueuedOnTheStreamIsNeverDelivered() throws {
+    @Test func aForgedRefundQueuedOnTheStreamIsNeverDelivered() async throws {
         let harness = try Harness()
         let redis = harness.redis
         harness.acknowledge(receivedNow("genuine-1", destinations: ["hook"]))
@@ -124,12 +124,12 @@ struct ClusterIntegrityTests {
         #expect(reply(redis, "ZADD", keys.delayed("hook"), "0", "forged-retry") != nil)
 
         #expect(pollUntil(timeout: 20) { harness.observer["tampered"] >= 6 }, "\(harness.observer.counts.current)")
-        Thread.sleep(forTimeInterval: 0.5)
+        try? await Task.sleep(for: .seconds(0.5))
         #expect(harness.delivered == ["genuine-1"], "only the genuine event was delivered: \(harness.delivered)")
         #expect(!harness.sink.requests.contains { $0["body"]?.stringValue?.contains("REFUND") == true })
         #expect(harness.observer["tampered"] == 6 && harness.observer["tampered:event"] == 6, "\(harness.observer.counts.current)")
 
-        let letters = harness.delivery.deadLetters.list(DeadLetterQuery(reason: .stored(.tampered)), limit: 10, cursor: nil).items
+        let letters = await harness.delivery.deadLetters.list(DeadLetterQuery(reason: .stored(.tampered)), limit: 10, cursor: nil).items
         let tampered = Set(letters.map { "\($0.eventId)@\($0.destination ?? "")" })
         #expect(tampered == ["forged-refund@hook", "forged-plain@hook", "moved@hook", "forged-retry@hook", "genuine-1@audit"])
         #expect(letters.allSatisfy { $0.notification == nil && $0.detail?.contains("cluster-key") == true })
@@ -139,24 +139,24 @@ struct ClusterIntegrityTests {
             #expect(reply(redis, "XLEN", keys.queue(destination))?.integer == 0)
         }
         let refundLetter = DeadLetter.id(eventId: "forged-refund", destination: "hook")
-        #expect(harness.delivery.replay(deadLetterId: refundLetter, force: true) == .tampered)
-        #expect(harness.delivery.replayAll(DeadLetterQuery(reason: .stored(.tampered)), force: true) == BulkReplayResult())
+        #expect(await harness.delivery.replay(deadLetterId: refundLetter, force: true) == .tampered)
+        #expect(await harness.delivery.replayAll(DeadLetterQuery(reason: .stored(.tampered)), force: true) == BulkReplayResult())
         // The event view does not show a forged record as an event.
-        #expect(harness.delivery.state(ofEvent: "forged-refund")?.notification.event.type != "REFUND")
-        #expect(harness.delivery.state(ofEvent: "genuine-1")?.notification.event.type == "DID_RENEW")
+        #expect(await harness.delivery.state(ofEvent: "forged-refund")?.notification.event.type != "REFUND")
+        #expect(await harness.delivery.state(ofEvent: "genuine-1")?.notification.event.type == "DID_RENEW")
     }
 
     /// A dead letter written straight into the server (a genuine one changed, or one made
     /// up) reads as `tampered`, is never replayed, and is moved aside behind a sealed
     /// `tampered` letter the first time a replay meets it.
-    @Test func aForgedDeadLetterIsNeverReplayed() throws {
+    @Test func aForgedDeadLetterIsNeverReplayed() async throws {
         let harness = try Harness()
         let redis = harness.redis
         // An unrouted letter: acknowledged for no destination.
         harness.acknowledge(receivedNow("lost-1", destinations: []))
         let id = DeadLetter.id(eventId: "lost-1", destination: nil)
         let sealed = text(try #require(reply(redis, "HGET", keys.letters, id)?.bytes))
-        #expect(harness.delivery.deadLetters.letter(id: id)?.reason == .unrouted)
+        #expect(await harness.delivery.deadLetters.letter(id: id)?.reason == .unrouted)
 
         // The letter changed into a REFUND, its seal kept; another made up without one.
         #expect(reply(redis, "HSET", keys.letters, id, sealed.replacingOccurrences(of: "DID_RENEW", with: "REFUND")) != nil)
@@ -168,18 +168,18 @@ struct ClusterIntegrityTests {
         #expect(reply(redis, "HSET", keys.letterIndex, madeUp, index.replacingOccurrences(of: id, with: madeUp)) != nil)
 
         for letterId in [id, madeUp] {
-            let letter = try #require(harness.delivery.deadLetters.letter(id: letterId))
+            let letter = try #require(await harness.delivery.deadLetters.letter(id: letterId))
             #expect(letter.reason == .tampered && letter.notification == nil, "\(letter.json)")
-            #expect(harness.delivery.replay(deadLetterId: letterId, force: true) == .tampered)
+            #expect(await harness.delivery.replay(deadLetterId: letterId, force: true) == .tampered)
         }
         #expect(harness.observer["tampered:letter"] == 2)
         #expect(text(reply(redis, "HGET", keys.tamperedLetters, madeUp)?.bytes) == plain, "kept aside as it was")
         // Rewritten sealed, as tampered: met again, it is refused without counting again.
         let rewritten = text(reply(redis, "HGET", keys.letters, madeUp)?.bytes)
         #expect(rewritten.hasPrefix("sr1."))
-        #expect(harness.delivery.replay(deadLetterId: madeUp, force: true) == .tampered)
+        #expect(await harness.delivery.replay(deadLetterId: madeUp, force: true) == .tampered)
         #expect(harness.observer["tampered:letter"] == 2)
-        Thread.sleep(forTimeInterval: 0.3)
+        try? await Task.sleep(for: .seconds(0.3))
         #expect(harness.sink.requests.isEmpty && reply(redis, "XLEN", keys.queue("hook"))?.integer == 0)
     }
 
@@ -187,7 +187,7 @@ struct ClusterIntegrityTests {
     /// event's, or another destination's, it showed that letter as the other event in
     /// `/api/events/{id}` and put it in the other's listings and bulk replays. A letter now
     /// counts only for what it holds.
-    @Test func aLetterIndexThatLiesIsNotBelieved() throws {
+    @Test func aLetterIndexThatLiesIsNotBelieved() async throws {
         let harness = try Harness()
         let redis = harness.redis
         harness.acknowledge(receivedNow("real-1", destinations: []))
@@ -198,22 +198,22 @@ struct ClusterIntegrityTests {
         #expect(lie.contains("other-1") && lie.contains("hook"), "\(lie)")
         #expect(reply(redis, "HSET", keys.letterIndex, id, lie) != nil)
 
-        #expect(harness.delivery.state(ofEvent: "other-1") == nil, "not shown as event other-1")
+        #expect(await harness.delivery.state(ofEvent: "other-1") == nil, "not shown as event other-1")
         let letters = harness.delivery.deadLetters
-        #expect(letters.letters(forEvent: "other-1").isEmpty)
-        #expect(letters.list(DeadLetterQuery(eventId: "other-1"), limit: 10, cursor: nil).items.isEmpty)
-        #expect(letters.list(DeadLetterQuery(destination: "hook"), limit: 10, cursor: nil).items.isEmpty)
-        #expect(harness.delivery.replayAll(DeadLetterQuery(eventId: "other-1")) == BulkReplayResult())
-        #expect(harness.delivery.replayAll(DeadLetterQuery(destination: "hook")) == BulkReplayResult())
-        Thread.sleep(forTimeInterval: 0.3)
+        #expect(await letters.letters(forEvent: "other-1").isEmpty)
+        #expect(await letters.list(DeadLetterQuery(eventId: "other-1"), limit: 10, cursor: nil).items.isEmpty)
+        #expect(await letters.list(DeadLetterQuery(destination: "hook"), limit: 10, cursor: nil).items.isEmpty)
+        #expect(await harness.delivery.replayAll(DeadLetterQuery(eventId: "other-1")) == BulkReplayResult())
+        #expect(await harness.delivery.replayAll(DeadLetterQuery(destination: "hook")) == BulkReplayResult())
+        try? await Task.sleep(for: .seconds(0.3))
         #expect(harness.sink.requests.isEmpty)
         // Still listed, as what it is.
-        #expect(letters.list(DeadLetterQuery(), limit: 10, cursor: nil).items.map(\.eventId) == ["real-1"])
+        #expect(await letters.list(DeadLetterQuery(), limit: 10, cursor: nil).items.map(\.eventId) == ["real-1"])
     }
 
     /// Without `cluster-key` records are written as before, and a sealed record (from an
     /// instance that has the key) is still read.
-    @Test func withoutAKeyRecordsAreNotSealed() throws {
+    @Test func withoutAKeyRecordsAreNotSealed() async throws {
         let harness = try Harness(key: nil)
         harness.acknowledge(receivedNow("plain-1", destinations: ["hook"]))
         #expect(harness.sink.waitFor { $0.count == 1 })

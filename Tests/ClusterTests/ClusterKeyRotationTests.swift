@@ -96,34 +96,34 @@ struct ClusterKeyRotationTests {
     /// The rolling restart README described: one instance already on `NEW OLD` seals with
     /// NEW; one still on OLD alone cannot open that record and dead-letters it `tampered`.
     /// The record is kept aside; a replay from an instance with both keys delivers it.
-    @Test func aRecordSealedWithAKeyAnInstanceLacksIsDeliveredByAReplayOnceItHasTheKey() throws {
+    @Test func aRecordSealedWithAKeyAnInstanceLacksIsDeliveredByAReplayOnceItHasTheKey() async throws {
         let cluster = try Cluster()
         let behind = try cluster.instance("behind", keys: [Self.old])
         cluster.acknowledge(receivedNow("rotated-1", destinations: ["hook"]), seal: ClusterSeal(keys: [Self.new, Self.old]))
         behind.nudge(["hook"])
         #expect(pollUntil(timeout: 20) { cluster.observer["tampered:event"] == 1 }, "\(cluster.observer.counts.current)")
         let letterId = DeadLetter.id(eventId: "rotated-1", destination: "hook")
-        #expect(pollUntil(timeout: 5) { behind.deadLetters.letter(id: letterId)?.reason == .tampered })
+        #expect(await pollUntil(timeout: 5) { await behind.deadLetters.letter(id: letterId)?.reason == .tampered })
         #expect(cluster.delivered.isEmpty)
         // Kept aside, as read.
         let aside = try #require(hget(cluster, keys.tamperedLetters, letterId + ":event"))
         #expect(String(decoding: aside, as: UTF8.self).hasPrefix("sr1."))
         // Still behind: not replayed, nothing lost.
-        #expect(behind.replay(deadLetterId: letterId) == .tampered)
+        #expect(await behind.replay(deadLetterId: letterId) == .tampered)
         #expect(hget(cluster, keys.tamperedLetters, letterId + ":event") == aside)
 
         cluster.stop(behind)
         let caughtUp = try cluster.instance("caught-up", keys: [Self.new, Self.old])
-        #expect(caughtUp.replay(deadLetterId: letterId) == .replayed(destinations: ["hook"]))
+        #expect(await caughtUp.replay(deadLetterId: letterId) == .replayed(destinations: ["hook"]))
         #expect(cluster.sink.waitFor { $0.count == 1 })
         #expect(cluster.delivered == ["rotated-1"])
-        #expect(pollUntil(timeout: 10) { caughtUp.deadLetters.letter(id: letterId) == nil }, "the letter leaves once delivered")
+        #expect(await pollUntil(timeout: 10) { await caughtUp.deadLetters.letter(id: letterId) == nil }, "the letter leaves once delivered")
         #expect(reply(cluster.redis, "HLEN", keys.tamperedLetters)?.integer == 0, "and what it stood in for with it")
     }
 
     /// A genuine dead letter sealed with a key this instance lacks: its replay here moves it
     /// aside (it was replaced by an id-only stub before), and a replay with the key delivers it.
-    @Test func aGenuineLetterFailingTheCheckIsKeptAsideAndReplayedOnceItChecksOut() throws {
+    @Test func aGenuineLetterFailingTheCheckIsKeptAsideAndReplayedOnceItChecksOut() async throws {
         let cluster = try Cluster()
         let caughtUp = try cluster.instance("caught-up", keys: [Self.new, Self.old])
         cluster.acknowledge(receivedNow("lost-1", destinations: []), seal: caughtUp.seal)
@@ -131,25 +131,25 @@ struct ClusterKeyRotationTests {
         let original = try #require(hget(cluster, keys.letters, letterId))
 
         let behind = try cluster.instance("behind", keys: [Self.old], start: false)
-        #expect(behind.replay(deadLetterId: letterId, force: true) == .tampered)
+        #expect(await behind.replay(deadLetterId: letterId, force: true) == .tampered)
         #expect(cluster.observer["tampered:letter"] == 1)
         #expect(hget(cluster, keys.tamperedLetters, letterId) == original, "the letter kept aside as it was")
-        #expect(behind.deadLetters.letter(id: letterId)?.reason == .tampered, "a sealed tampered letter listed in its place")
+        #expect(await behind.deadLetters.letter(id: letterId)?.reason == .tampered, "a sealed tampered letter listed in its place")
         // Met again by the instance behind: refused, not counted again, nothing lost.
-        #expect(behind.replay(deadLetterId: letterId, force: true) == .tampered)
+        #expect(await behind.replay(deadLetterId: letterId, force: true) == .tampered)
         #expect(cluster.observer["tampered:letter"] == 1)
         #expect(hget(cluster, keys.tamperedLetters, letterId) == original)
 
-        #expect(caughtUp.replay(deadLetterId: letterId, force: true) == .replayed(destinations: ["hook"]))
+        #expect(await caughtUp.replay(deadLetterId: letterId, force: true) == .replayed(destinations: ["hook"]))
         #expect(cluster.sink.waitFor { $0.count == 1 })
         #expect(cluster.delivered == ["lost-1"])
-        #expect(pollUntil(timeout: 10) { caughtUp.deadLetters.letter(id: letterId) == nil })
+        #expect(await pollUntil(timeout: 10) { await caughtUp.deadLetters.letter(id: letterId) == nil })
         #expect(reply(cluster.redis, "HLEN", keys.tamperedLetters)?.integer == 0)
     }
 
     /// A genuine letter written under the id between a replay's read (of a letter that failed)
     /// and its rewrite is not clobbered: the replay reads again, and replays the genuine one.
-    @Test func aGenuineLetterWrittenAfterTheReadIsNotClobbered() throws {
+    @Test func aGenuineLetterWrittenAfterTheReadIsNotClobbered() async throws {
         let cluster = try Cluster()
         let instance = try cluster.instance("a", keys: [Self.new])
         cluster.acknowledge(receivedNow("lost-2", destinations: []), seal: instance.seal)
@@ -158,11 +158,11 @@ struct ClusterKeyRotationTests {
         // Read while it failed (written without a seal)...
         let unsealed = Array(genuine.dropFirst(69))
         #expect(reply(cluster.redis, "HSET", keys.letters, letterId, String(decoding: unsealed, as: UTF8.self)) != nil)
-        let read = try #require(instance.deadLetters.stored(id: letterId))
+        let read = try #require(await instance.deadLetters.stored(id: letterId))
         #expect(read.letter.reason == .tampered)
         // ...and the genuine letter written again before the rewrite.
         #expect(reply(cluster.redis, "HSET", keys.letters, letterId, String(decoding: genuine, as: UTF8.self)) != nil)
-        #expect(instance.replay(read.letter, read: read.bytes, force: true) == .replayed(destinations: ["hook"]))
+        #expect(await instance.replay(read.letter, read: read.bytes, force: true) == .replayed(destinations: ["hook"]))
         #expect(cluster.sink.waitFor { $0.count == 1 })
         #expect(cluster.delivered == ["lost-2"])
         #expect(reply(cluster.redis, "HLEN", keys.tamperedLetters)?.integer == 0, "nothing was set aside")
@@ -172,18 +172,18 @@ struct ClusterKeyRotationTests {
     /// replay sealed: the letter stays as it was (no tampered stub over it) and its replay is
     /// over (the `replaying:` marker gone, though the progress naming it could not be read),
     /// so it can be replayed again at once.
-    @Test func aTamperedVerdictOnAReplayLeavesTheLetterReplayable() throws {
+    @Test func aTamperedVerdictOnAReplayLeavesTheLetterReplayable() async throws {
         let cluster = try Cluster(path: "/bad")
         let caughtUp = try cluster.instance("caught-up", keys: [Self.new, Self.old])
         cluster.acknowledge(receivedNow("rejected-1", destinations: ["hook"]), seal: caughtUp.seal)
         caughtUp.nudge(["hook"])
         let letterId = DeadLetter.id(eventId: "rejected-1", destination: "hook")
-        #expect(pollUntil(timeout: 20) { caughtUp.deadLetters.letter(id: letterId)?.reason == .rejected })
+        #expect(await pollUntil(timeout: 20) { await caughtUp.deadLetters.letter(id: letterId)?.reason == .rejected })
         let letter = try #require(hget(cluster, keys.letters, letterId))
         cluster.stop(caughtUp)
 
         let behind = try cluster.instance("behind", keys: [Self.old])
-        #expect(caughtUp.replay(deadLetterId: letterId) == .replayed(destinations: ["hook"]))
+        #expect(await caughtUp.replay(deadLetterId: letterId) == .replayed(destinations: ["hook"]))
         #expect(pollUntil(timeout: 20) { cluster.observer["tampered:event"] == 1 }, "\(cluster.observer.counts.current)")
         #expect(pollUntil(timeout: 5) { reply(cluster.redis, "EXISTS", keys.replaying(letterId))?.integer == 0 })
         #expect(hget(cluster, keys.letters, letterId) == letter, "the genuine letter stays as it was")
@@ -191,13 +191,13 @@ struct ClusterKeyRotationTests {
         cluster.stop(behind)
 
         let again = try cluster.instance("again", keys: [Self.new, Self.old])
-        #expect(again.replay(deadLetterId: letterId) == .replayed(destinations: ["hook"]))
+        #expect(await again.replay(deadLetterId: letterId) == .replayed(destinations: ["hook"]))
         #expect(cluster.sink.waitFor { $0.count == 2 }, "attempted again (and rejected again)")
     }
 
     /// While `unsealed` is set, records written before the key (a dead letter, a queued
     /// event's record) are sealed in place: dropping `unsealed` then loses none of them.
-    @Test func theUnsealedPhaseSealsOlderRecordsInPlace() throws {
+    @Test func theUnsealedPhaseSealsOlderRecordsInPlace() async throws {
         let cluster = try Cluster()
         cluster.acknowledge(receivedNow("before-key-letter", destinations: []), seal: .off)
         cluster.acknowledge(receivedNow("before-key-event", destinations: ["hook"]), seal: .off)
@@ -205,8 +205,8 @@ struct ClusterKeyRotationTests {
         #expect(hget(cluster, keys.letters, letterId)?.first == UInt8(ascii: "{"))
 
         let turningOn = try cluster.instance("turning-on", keys: [Self.new], unsealed: true, start: false)
-        #expect(turningOn.resealer.pass() == 2, "the letter and the queued event's record")
-        #expect(turningOn.resealer.pass() == 0, "once")
+        #expect(await turningOn.resealer.pass() == 2, "the letter and the queued event's record")
+        #expect(await turningOn.resealer.pass() == 0, "once")
         let strict = ClusterSeal(keys: [Self.new])
         let letter = try #require(hget(cluster, keys.letters, letterId))
         let record = try #require(reply(cluster.redis, "GET", keys.event("before-key-event"))?.bytes)
@@ -217,7 +217,7 @@ struct ClusterKeyRotationTests {
         let sealedOnly = try cluster.instance("sealed-only", keys: [Self.new])
         sealedOnly.nudge(["hook"])
         #expect(cluster.sink.waitFor { $0.count == 1 })
-        #expect(sealedOnly.replay(deadLetterId: letterId, force: true) == .replayed(destinations: ["hook"]))
+        #expect(await sealedOnly.replay(deadLetterId: letterId, force: true) == .replayed(destinations: ["hook"]))
         #expect(cluster.sink.waitFor { $0.count == 2 })
         #expect(Set(cluster.delivered) == ["before-key-event", "before-key-letter"])
         #expect(cluster.observer["tampered"] == 0, "\(cluster.observer.counts.current)")

@@ -66,7 +66,9 @@ struct ClusterReplayOnceTests {
             return ids.map { DeadLetter.id(eventId: $0, destination: nil) }
         }
 
-        var letterCount: Int { a.deadLetters.countsByDestination[nil] ?? 0 }
+        var letterCount: Int {
+            get async { await a.deadLetters.countsByDestination[nil] ?? 0 }
+        }
 
         /// Requests the sink received, by webhook-id.
         var requestsByEvent: [String: Int] {
@@ -78,29 +80,34 @@ struct ClusterReplayOnceTests {
 
     /// `b` read a letter; `a` replayed it and the replay was delivered (the letter is gone);
     /// then `b`'s replay of what it read runs: it must not queue the event again.
-    @Test func aLetterReadBeforeItsReplayWasDeliveredIsNotReplayedAgain() throws {
+    @Test func aLetterReadBeforeItsReplayWasDeliveredIsNotReplayedAgain() async throws {
         let pair = try Pair()
         let letter = try #require(pair.deadLetters(1).first)
-        let read = try #require(pair.b.deadLetters.stored(id: letter))
-        #expect(pair.a.replay(deadLetterId: letter) == .replayed(destinations: ["hook"]))
-        #expect(pollUntil(timeout: 20) { pair.a.deadLetters.letter(id: letter) == nil }, "the replay was delivered")
-        #expect(pair.b.replay(read.letter, read: read.bytes, force: false) == .notFound)
-        Thread.sleep(forTimeInterval: 0.5)
+        let read = try #require(await pair.b.deadLetters.stored(id: letter))
+        #expect(await pair.a.replay(deadLetterId: letter) == .replayed(destinations: ["hook"]))
+        #expect(await pollUntil(timeout: 20) { await pair.a.deadLetters.letter(id: letter) == nil }, "the replay was delivered")
+        #expect(await pair.b.replay(read.letter, read: read.bytes, force: false) == .notFound)
+        try? await Task.sleep(for: .seconds(0.5))
         #expect(pair.requestsByEvent == ["evt-0": 1], "delivered once: \(pair.requestsByEvent)")
     }
 
     /// Bulk replays on both instances at once: every letter is replayed, and delivered, once.
-    @Test func bulkReplaysOnTwoInstancesTogetherReplayEachLetterOnce() throws {
+    @Test func bulkReplaysOnTwoInstancesTogetherReplayEachLetterOnce() async throws {
         let pair = try Pair()
         let letters = pair.deadLetters(60)
-        #expect(pair.letterCount == 60 && letters.count == 60)
+        #expect(await pair.letterCount == 60 && letters.count == 60)
         let results = Locked<[BulkReplayResult]>([])
-        DispatchQueue.concurrentPerform(iterations: 4) { index in
-            let result = (index % 2 == 0 ? pair.a : pair.b).replayAll(DeadLetterQuery())
-            results.withLock { $0.append(result) }
+        await withTaskGroup(of: Void.self) { group in
+            for index in 0..<4 {
+                let instance = index % 2 == 0 ? pair.a : pair.b
+                group.addTask {
+                    let result = await instance.replayAll(DeadLetterQuery())
+                    results.withLock { $0.append(result) }
+                }
+            }
         }
-        #expect(pollUntil(timeout: 30) { pair.letterCount == 0 })
-        Thread.sleep(forTimeInterval: 1)
+        #expect(await pollUntil(timeout: 30) { await pair.letterCount == 0 })
+        try? await Task.sleep(for: .seconds(1))
         let replayed = results.current.map(\.replayed).reduce(0, +)
         #expect(replayed == 60, "each letter replayed once: \(results.current)")
         let counts = pair.requestsByEvent
@@ -115,7 +122,7 @@ struct ClusterReplayOnceTests {
 struct ClusterReplayMarkerTests {
     let keys = ClusterKeys()
 
-    @Test func aSecondReplayWhileTheFirstStillRetriesIsRefused() throws {
+    @Test func aSecondReplayWhileTheFirstStillRetriesIsRefused() async throws {
         let server = try RedisServerProcess()
         let sink = try WebhookSink()
         let client = try clusterClient(server)
@@ -139,7 +146,7 @@ struct ClusterReplayMarkerTests {
         done.wait()
         let letter = DeadLetter.id(eventId: "down-1", destination: nil)
 
-        #expect(delivery.replay(deadLetterId: letter) == .replayed(destinations: ["hook"]))
+        #expect(await delivery.replay(deadLetterId: letter) == .replayed(destinations: ["hook"]))
         let marker = keys.replaying(letter)
         #expect((reply(client, "TTL", marker)?.integer ?? 0) > 95 * 3_600, "past the 72 h max-age, by a day")
         // The first attempt failed: waiting in the delayed set, 10 minutes out.
@@ -147,8 +154,8 @@ struct ClusterReplayMarkerTests {
 
         // The marker gone (as its 24 h TTL did on day 2): the progress still refuses.
         #expect(reply(client, "DEL", marker)?.integer == 1)
-        #expect(delivery.replay(deadLetterId: letter) == .alreadyReplaying)
-        #expect(delivery.replayAll(DeadLetterQuery()) == BulkReplayResult())
+        #expect(await delivery.replay(deadLetterId: letter) == .alreadyReplaying)
+        #expect(await delivery.replayAll(DeadLetterQuery()) == BulkReplayResult())
         #expect(reply(client, "XLEN", keys.queue("hook"))?.integer == 0)
         #expect(reply(client, "ZCARD", keys.delayed("hook"))?.integer == 1)
         #expect(reply(client, "HGET", keys.state("down-1"), "_remaining")?.integer == 1)

@@ -60,31 +60,31 @@ struct ClusterReplayScopeTests {
         return stored
     }
 
-    @Test func bulkReplaysLeaveQuarantinedOutAndReplaysReapplyStaleness() throws {
+    @Test func bulkReplaysLeaveQuarantinedOutAndReplaysReapplyStaleness() async throws {
         let harness = try Harness()
         let unrouted = harness.keep(notification("unrouted", destinations: []))
         let oldUnrouted = harness.keep(notification("old-unrouted", destinations: [], signedAgo: Self.forty))
         let misplaced = harness.keep(quarantined("misplaced", reason: "app com.other.app is not declared"))
         let stale = harness.keep(quarantined("stale", signedAgo: Self.forty, reason: "stale: signed long ago"))
 
-        #expect(harness.delivery.replayAll(DeadLetterQuery()) == BulkReplayResult(replayed: 1, stale: 1))
+        #expect(await harness.delivery.replayAll(DeadLetterQuery()) == BulkReplayResult(replayed: 1, stale: 1))
         #expect(harness.isReplaying(unrouted))
         #expect(!harness.isReplaying(oldUnrouted) && !harness.isReplaying(misplaced) && !harness.isReplaying(stale))
 
-        #expect(harness.delivery.replayAll(DeadLetterQuery(reason: .stored(.quarantined))) == BulkReplayResult(replayed: 1, stale: 1))
+        #expect(await harness.delivery.replayAll(DeadLetterQuery(reason: .stored(.quarantined))) == BulkReplayResult(replayed: 1, stale: 1))
         #expect(harness.isReplaying(misplaced) && !harness.isReplaying(stale))
 
-        guard case .stale(let reason) = harness.delivery.replay(deadLetterId: stale) else {
+        guard case .stale(let reason) = await harness.delivery.replay(deadLetterId: stale) else {
             Issue.record("a notification signed 40 days ago was replayed without force")
             return
         }
         #expect(reason.contains("before the 14d dedupe-window"), "\(reason)")
-        #expect(harness.delivery.replay(deadLetterId: stale, force: true) == .replayed(destinations: ["all"]))
-        #expect(harness.delivery.replayAll(DeadLetterQuery(), force: true) == BulkReplayResult(replayed: 1, stale: 0))
+        #expect(await harness.delivery.replay(deadLetterId: stale, force: true) == .replayed(destinations: ["all"]))
+        #expect(await harness.delivery.replayAll(DeadLetterQuery(), force: true) == BulkReplayResult(replayed: 1, stale: 0))
         #expect(harness.isReplaying(oldUnrouted))
     }
 
-    @Test func notUnderstoodLettersAreFilterableAndFoundByTheirTransactionIds() throws {
+    @Test func notUnderstoodLettersAreFilterableAndFoundByTheirTransactionIds() async throws {
         let harness = try Harness()
         let nested = try NestedDataNotification(uuid: "nested-1", transactionId: "2000000777000001",
                                                 originalTransactionId: "2000000777000000")
@@ -92,10 +92,10 @@ struct ClusterReplayScopeTests {
                                                          destinations: [], body: nested.body, receivedAt: .now()))
         let misplaced = harness.keep(quarantined("misplaced", reason: "app com.other.app is not declared"))
         let letters = harness.delivery.deadLetters
-        func ids(_ query: DeadLetterQuery) -> Set<String> { Set(letters.list(query, limit: 100, cursor: nil).items.map(\.id)) }
-        #expect(ids(DeadLetterQuery(reason: .notUnderstood)) == [unreadable])
-        #expect(ids(DeadLetterQuery(reason: .stored(.quarantined))) == [unreadable, misplaced])
-        #expect(ids(DeadLetterQuery(transactionId: "2000000777000001")) == [unreadable])
-        #expect(ids(DeadLetterQuery(originalTransactionId: "2000000777000000")) == [unreadable])
+        func ids(_ query: DeadLetterQuery) async -> Set<String> { await Set(letters.list(query, limit: 100, cursor: nil).items.map(\.id)) }
+        #expect(await ids(DeadLetterQuery(reason: .notUnderstood)) == [unreadable])
+        #expect(await ids(DeadLetterQuery(reason: .stored(.quarantined))) == [unreadable, misplaced])
+        #expect(await ids(DeadLetterQuery(transactionId: "2000000777000001")) == [unreadable])
+        #expect(await ids(DeadLetterQuery(originalTransactionId: "2000000777000000")) == [unreadable])
     }
 }

@@ -62,3 +62,12 @@ final class LogCapture: LogSink {
         lines.current.contains { line in fragments.allSatisfy { line.contains($0) } }
     }
 }
+
+extension InstanceClaim {
+    /// `awaitRelease`, waited for on this thread (tests may wait).
+    func awaitReleaseWaiting(by client: RedisClient, timeout: Duration) {
+        let done = DispatchSemaphore(value: 0)
+        awaitRelease(by: client, timeout: timeout, logger: .disabled, on: DispatchQueue(label: "storerelay.test.claim")) { done.signal() }
+        done.wait()
+    }
+}

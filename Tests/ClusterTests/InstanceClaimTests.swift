@@ -57,7 +57,7 @@ struct InstanceClaimTests {
         renewer.start()
         defer { renewing.withLock { $0 = false } }
         let started = ContinuousClock.now
-        second.awaitRelease(by: intruder, timeout: .seconds(20), logger: .disabled)
+        second.awaitReleaseWaiting(by: intruder, timeout: .seconds(20))
         #expect(ContinuousClock.now - started < .seconds(8), "a renewal shows the holder is alive")
         #expect(!intruder.isConnected && intruder.lastError?.message.contains("it renews its claim") == true,
                 "\(String(describing: intruder.lastError))")
@@ -81,7 +81,7 @@ struct InstanceClaimTests {
         #expect(pollUntil(timeout: 5) { raw.isConnected })
         #expect(reply(raw, "PEXPIRE", keys.claim("relay-2"), "600")?.integer == 1)
         let started = ContinuousClock.now
-        second.awaitRelease(by: next, timeout: .seconds(20), logger: .disabled)
+        second.awaitReleaseWaiting(by: next, timeout: .seconds(20))
         #expect(next.isConnected, "\(String(describing: next.lastError))")
         #expect(ContinuousClock.now - started < .seconds(5))
         #expect(reply(raw, "GET", keys.claim("relay-2"))?.string == second.token)

@@ -88,7 +88,7 @@ private let refusingURL = "http://127.0.0.1:1/down"
         let accepted = try harness.accept(40, destinations: ["hook"])
         #expect(pollUntil(timeout: 20) { (harness.engine.status.first?.parked ?? 0) >= 30 })
         let readsBefore = harness.engine.reader.journalReads
-        try harness.engine.reconfigure(try ParkingHarness.configuration("""
+        try harness.reconfigure(try ParkingHarness.configuration("""
             destination hook webhook \(sink.url("/ok")) {
                 concurrency 2
             }
@@ -368,7 +368,7 @@ private let refusingURL = "http://127.0.0.1:1/down"
             let status = harness.engine.status.first
             return status?.queueDepth == 10 && status?.inFlight == 0 && (status?.parked ?? 0) >= 5
         })
-        try harness.engine.reconfigure(try ParkingHarness.configuration("destination other webhook \(refusingURL) {\n}\n"))
+        try harness.reconfigure(try ParkingHarness.configuration("destination other webhook \(refusingURL) {\n}\n"))
         #expect(pollUntil(timeout: 20) { harness.engine.unfinishedEvents == 0 })
         let letters = harness.engine.deadLetters.list(limit: 100).items
         #expect(letters.count == 10)
@@ -472,5 +472,19 @@ private let refusingURL = "http://127.0.0.1:1/down"
         // No room to read (one whole job, the limit): only a start would wake it.
         #expect(room.nextWake(canStart: false) == nil)
         #expect(room.drain().count == 2 && room.count == 0)
+    }
+}
+
+extension ParkingHarness {
+    /// Reconfigures the engine and waits until it has (tests may wait).
+    func reconfigure(_ configuration: GatewayConfiguration) throws {
+        let outcome = Locked<DeliveryError??>(nil)
+        let done = DispatchSemaphore(value: 0)
+        engine.reconfigure(configuration) { error in
+            outcome.withLock { $0 = .some(error) }
+            done.signal()
+        }
+        #expect(done.wait(timeout: .now() + 30) == .success, "the reconfiguration finished")
+        if case .some(.some(let error)) = outcome.current { throw error }
     }
 }

@@ -253,4 +253,37 @@ struct ClusterModeTests {
         #expect(counts(sink, "/ok").values.allSatisfy { $0 == 1 })
         #expect(b.gateway.process.isRunning && a.gateway.process.isRunning)
     }
+
+    /// Issue 27: admin requests waiting for a frozen server suspend rather than hold the
+    /// admin listener's queue, so one that needs no server (an id refused before the
+    /// backend is asked) is answered at once while they wait, and they are answered once the
+    /// server is back. (A raw socket for the quick one: curl processes start slowly here.)
+    @Test func adminRequestsWaitingForAFrozenServerHoldUpNoOthers() throws {
+        let server = try RedisServerProcess()
+        let instance = try start(server, instance: "a", body: "destination all file ./data/q\nroute * * * -> all")
+        #expect(try instance.get("/api/dead-letters").status == 200)
+        server.pause()
+        defer { server.resume() }
+        let waiting = Locked<[Int]>([])
+        let group = DispatchGroup()
+        for path in ["/api/dead-letters", "/api/status", "/api/events/evt-1"] {
+            DispatchQueue.global().async(group: group) {
+                let status = (try? instance.get(path))?.status ?? 0
+                waiting.withLock { $0.append(status) }
+            }
+        }
+        Thread.sleep(forTimeInterval: 1)
+        let started = Date()
+        let client = try RawHTTPClient(port: instance.adminPort)
+        try client.send(RawHTTPClient.request("GET", "/api/dead-letters/not-an-id", headers: [("Authorization", "Bearer \(instance.token)")]))
+        let quick = try client.readResponse()
+        let took = Date().timeIntervalSince(started)
+        let stillWaiting = waiting.current.isEmpty
+        #expect(quick.status == 400 && took < 0.5, "answered \(quick.status) after \(took)s")
+        #expect(stillWaiting, "the requests on the server were answered before the quick one: \(waiting.current)")
+        server.resume()
+        #expect(group.wait(timeout: .now() + 30) == .success)
+        #expect(waiting.current.count == 3, "\(waiting.current)")
+        #expect(pollUntil(timeout: 20) { (try? instance.get("/api/dead-letters"))?.status == 200 })
+    }
 }

@@ -63,8 +63,11 @@ final class InProcessGateway: GatewayHost, @unchecked Sendable {
         logger = Logger(label: "storerelay", level: .info, sink: sink)
         var started: StoreRelayGateway.Gateway?
         do {
-            started = try StoreRelayGateway.Gateway(configuration: try Self.parse(config, directory: directory, environment: self.environment),
-                                                    logger: logger, hooks: hooks)
+            // `serve` waits for a cluster server without holding a thread; a test may wait.
+            let configuration = try Self.parse(config, directory: directory, environment: self.environment)
+            started = try waitForCompletion { [logger] in
+                StoreRelayGateway.Gateway.start(configuration: configuration, logger: logger, hooks: hooks, completion: $0)
+            }
         } catch {
             logger.critical("cannot start", [("error", "\(error)")])
             state.withLock { $0.exitStatus = 1 }
@@ -117,7 +120,10 @@ final class InProcessGateway: GatewayHost, @unchecked Sendable {
                 logger.info("signal received", [("signal", "SIGHUP")])
                 do {
                     let text = try String(contentsOf: configPath, encoding: .utf8)
-                    try gateway.reload(try Self.parse(text, directory: directory, environment: environment))
+                    gateway.reload(try Self.parse(text, directory: directory, environment: environment)) { [logger] error in
+                        guard let error else { return }
+                        logger.error("reload rejected; the previous configuration stays", [("errors", "\(error)")])
+                    }
                 } catch {
                     logger.error("reload rejected; the previous configuration stays", [("errors", "\(error)")])
                 }

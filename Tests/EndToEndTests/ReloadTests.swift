@@ -74,4 +74,23 @@ struct ReloadTests {
         #expect(gateway.process.waitForLog { $0["message"]?.stringValue == "configuration reloaded" } != nil)
         #expect(mode("data/queues/second") == 0o750)
     }
+
+    /// A reload the gateway itself refuses (a queue directory it cannot make) is reported
+    /// through the reload's completion, and the previous configuration stays: the next
+    /// valid reload still applies after it (reloads run one at a time).
+    @Test func aReloadThatCannotOpenItsDestinationsLeavesThePreviousOne() throws {
+        let gateway = try Gateway(config: Gateway.bareConfig("destination first file ./data/queues/first\nroute * * * -> first"))
+        try Gateway.bareConfig("destination first file /proc/storerelay-cannot/first\nroute * * * -> first")
+            .write(to: gateway.process.configPath, atomically: true, encoding: .utf8)
+        gateway.process.send(SIGHUP)
+        let rejected = gateway.process.waitForLog { $0["message"]?.stringValue == "reload rejected; the previous configuration stays" }
+        #expect(rejected?["errors"]?.stringValue?.contains("/proc/storerelay-cannot/first") == true, "\(String(describing: rejected))")
+        #expect(!gateway.process.logRecords.contains { $0["message"]?.stringValue == "configuration reloaded" })
+
+        try Gateway.bareConfig("destination second file ./data/queues/second\nroute * * * -> second")
+            .write(to: gateway.process.configPath, atomically: true, encoding: .utf8)
+        gateway.process.send(SIGHUP)
+        #expect(gateway.process.waitForLog { $0["message"]?.stringValue == "configuration reloaded" } != nil)
+        #expect(FileManager.default.fileExists(atPath: gateway.directory.appendingPathComponent("data/queues/second").path))
+    }
 }

@@ -30,7 +30,7 @@ import StoreRelayTestSupport
             destination all file \(data)/queues/all
             route * * * -> all
             """)
-        let gateway = try Gateway(configuration: configuration, logger: Logger(label: "test", level: .error))
+        let gateway = try waitForCompletion { Gateway.start(configuration: configuration, logger: Logger(label: "test", level: .error), completion: $0) }
         defer {
             let stopped = DispatchSemaphore(value: 0)
             gateway.stop { stopped.signal() }

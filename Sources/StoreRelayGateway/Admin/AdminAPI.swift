@@ -4,15 +4,15 @@ import StoreRelayCore
 
 /// The JSON API of SPEC "Dead letters and admin listener". Every method takes an already
 /// authenticated request and returns the whole response; identifiers are validated here
-/// before the backend sees them.
+/// before the backend sees them. `async` where the backend may wait (see `AdminBackend`).
 struct AdminAPI: Sendable {
     static let defaultPageSize = 50
     static let maxPageSize = 500
 
     let backend: any AdminBackend
 
-    func status() -> HTTPResponse {
-        let counts = backend.deadLetters.countsByDestination
+    func status() async -> HTTPResponse {
+        let counts = await backend.deadLetters.countsByDestination
         let destinations: [JSONValue] = backend.destinationStatuses.map { status in
             [
                 "name": .string(status.name),
@@ -32,16 +32,16 @@ struct AdminAPI: Sendable {
             ("deadLetters", .integer(Int64(counts.values.reduce(0, +)))),
             ("reconciliation", .array(backend.reconciliations)),
         ]
-        if let cluster = backend.clusterStatus { members.append(("cluster", cluster)) }
+        if let cluster = await backend.clusterStatus { members.append(("cluster", cluster)) }
         let body = JSONValue.object(JSONObject(members))
         return .json(body.serialized())
     }
 
-    func event(id: String) -> HTTPResponse {
+    func event(id: String) async -> HTTPResponse {
         guard AdminRoute.isValidEventID(id) else {
             return .error(.badRequest, message: "An event id is 1 to 64 letters, digits and dashes.")
         }
-        guard let state = backend.event(id: id) else {
+        guard let state = await backend.event(id: id) else {
             return .error(.notFound, message: "No event \(id) is known to the gateway right now.")
         }
         return .json(state.json.serialized())
@@ -49,44 +49,44 @@ struct AdminAPI: Sendable {
 
     /// `GET /api/events?originalTransactionId=…`: the recent events of one subscription with
     /// each delivery's state (and older ones that have dead letters).
-    func listEvents(query: String?) -> HTTPResponse {
+    func listEvents(query: String?) async -> HTTPResponse {
         let values = FormEncoding.decode(query ?? "")
         guard let subscription = values.first(where: { $0.name == "originalTransactionId" })?.value, !subscription.isEmpty,
               subscription.utf8.count <= 128
         else {
             return .error(.badRequest, message: "GET /api/events needs ?originalTransactionId=<the subscription's original transaction id>.")
         }
-        let items = backend.events(ofSubscription: subscription).map(\.json)
+        let items = await backend.events(ofSubscription: subscription).map(\.json)
         return .json((["items": .array(items)] as JSONValue).serialized())
     }
 
-    func listDeadLetters(query: String?) -> HTTPResponse {
+    func listDeadLetters(query: String?) async -> HTTPResponse {
         let filters: DeadLetterFilters
         do {
             filters = try DeadLetterFilters(query: query, defaultLimit: Self.defaultPageSize, maxLimit: Self.maxPageSize)
         } catch {
             return .error(.badRequest, message: error.message)
         }
-        let page = backend.deadLetters.list(filters.query, limit: filters.limit, cursor: filters.cursor)
+        let page = await backend.deadLetters.list(filters.query, limit: filters.limit, cursor: filters.cursor)
         let body: JSONValue = ["items": .array(page.items.map(\.json)), "nextCursor": .string(page.nextCursor)]
         return .json(body.serialized())
     }
 
-    func deadLetter(id: String) -> HTTPResponse {
+    func deadLetter(id: String) async -> HTTPResponse {
         if let invalid = Self.checkDeadLetterID(id) { return invalid }
-        guard let letter = backend.deadLetters.letter(id: id) else { return Self.noSuchLetter(id) }
+        guard let letter = await backend.deadLetters.letter(id: id) else { return Self.noSuchLetter(id) }
         return .json(letter.json.serialized())
     }
 
-    func delete(id: String) -> HTTPResponse {
+    func delete(id: String) async -> HTTPResponse {
         if let invalid = Self.checkDeadLetterID(id) { return invalid }
-        guard backend.deadLetters.delete(id: id) else { return Self.noSuchLetter(id) }
+        guard await backend.deadLetters.delete(id: id) else { return Self.noSuchLetter(id) }
         return HTTPResponse(status: 204)
     }
 
     /// `POST /api/dead-letters/{id}/replay`, forced past the staleness rule with `?force=1`
     /// or a body `{"force":true}` (no body otherwise).
-    func replay(id: String, query: String?, body: [UInt8]) -> HTTPResponse {
+    func replay(id: String, query: String?, body: [UInt8]) async -> HTTPResponse {
         if let invalid = Self.checkDeadLetterID(id) { return invalid }
         let force: Bool
         do {
@@ -95,7 +95,7 @@ struct AdminAPI: Sendable {
         } catch {
             return .error(.badRequest, message: error.message)
         }
-        switch backend.replay(deadLetterId: id, force: force) {
+        switch await backend.replay(deadLetterId: id, force: force) {
         case .replayed(let destinations):
             let body: JSONValue = ["replayed": 1, "destinations": .array(destinations.map { .string($0) })]
             return .json(body.serialized())
@@ -123,7 +123,7 @@ struct AdminAPI: Sendable {
     /// `POST /api/dead-letters/replay` with `{"destination":..,"reason":..,"force":..}` (each
     /// optional or null; `?force=1` forces too). Answers `{"replayed":N,"stale":M}`: the stale
     /// letters were left where they are.
-    func replayMatching(query: String?, body: [UInt8]) -> HTTPResponse {
+    func replayMatching(query: String?, body: [UInt8]) async -> HTTPResponse {
         let json: JSONValue
         let force: Bool
         do {
@@ -146,7 +146,7 @@ struct AdminAPI: Sendable {
             reason = parsed
         default: return .error(.badRequest, message: "\"reason\" must be a string or null.")
         }
-        let result = backend.replayAll(DeadLetterQuery(destination: destination, reason: reason), force: force)
+        let result = await backend.replayAll(DeadLetterQuery(destination: destination, reason: reason), force: force)
         return .json(result.json.serialized())
     }
 

@@ -3,28 +3,32 @@ import StoreRelayCore
 
 /// What the admin listener needs from the running gateway. The gateway implements it; tests
 /// use a double.
+///
+/// What may wait (the journal, the cluster server) is `async`: the listener runs each
+/// request as a task on its own queue (`AdminExecutor`), so a request waiting for a stalled
+/// server suspends and the others are answered meanwhile.
 public protocol AdminBackend: Sendable {
     /// Every destination's queue depth, in-flight count, breaker state, last success and error.
     var destinationStatuses: [DestinationStatus] { get }
     /// One event and its delivery state per destination, while the gateway still knows it
     /// (unfinished events, and a bounded window of recently finished ones); nil otherwise.
-    func event(id: String) -> EventDeliveryState?
+    func event(id: String) async -> EventDeliveryState?
     /// The events of one subscription (by original transaction id) still known, newest first.
-    func events(ofSubscription originalTransactionId: String) -> [EventDeliveryState]
+    func events(ofSubscription originalTransactionId: String) async -> [EventDeliveryState]
     /// The dead-letter store (list, read, delete).
     var deadLetters: any DeadLetterArchive { get }
     /// Re-queues one dead letter with a fresh attempt budget; it leaves the store when the
     /// replayed delivery succeeds. Unrouted and quarantined ones are routed again with the
     /// current configuration. One whose notification is stale is refused unless `force`.
-    func replay(deadLetterId: String, force: Bool) -> ReplayOutcome
+    func replay(deadLetterId: String, force: Bool) async -> ReplayOutcome
     /// Replays every dead letter in `query.bulkReplayScope` (quarantined ones only when the
     /// query names their reason; stale ones only when `force`).
-    func replayAll(_ query: DeadLetterQuery, force: Bool) -> BulkReplayResult
+    func replayAll(_ query: DeadLetterQuery, force: Bool) async -> BulkReplayResult
     /// Readiness: journal writable and configuration loaded.
     var isReady: Bool { get }
     /// Cluster mode: this instance, the live instances, the server and its durability
     /// settings; nil in single-node mode.
-    var clusterStatus: JSONValue? { get }
+    var clusterStatus: JSONValue? { get async }
     /// Each app and environment reconciled with Apple: its last pass and probe (JSON objects).
     var reconciliations: [JSONValue] { get }
     /// What the page shows above everything, one sentence each (a cluster server that lost

@@ -16,7 +16,7 @@ extension AdminHandler {
         case anonymous
     }
 
-    func respondToPage(_ route: AdminRoute, _ request: HTTPRequest) -> HTTPResponse {
+    func respondToPage(_ route: AdminRoute, _ request: HTTPRequest) async -> HTTPResponse {
         var caller = Caller.anonymous
         if let session = session(of: request) {
             caller = .session(session)
@@ -45,23 +45,23 @@ extension AdminHandler {
         case (.page, .anonymous):
             return redirect("/login")
         case (.page, .session(let session)):
-            return page(request, csrfToken: session.csrfToken)
+            return await page(request, csrfToken: session.csrfToken)
         case (.page, .bearer):
-            return page(request, csrfToken: nil)
+            return await page(request, csrfToken: nil)
         case (.eventPage, .anonymous):
             return redirect("/login")
         case (.eventPage(let id), .session(let session)):
-            return eventPage(id, request, csrfToken: session.csrfToken)
+            return await eventPage(id, request, csrfToken: session.csrfToken)
         case (.eventPage(let id), .bearer):
-            return eventPage(id, request, csrfToken: nil)
+            return await eventPage(id, request, csrfToken: nil)
         case (_, .anonymous):
             return html(401, AdminPage.message(title: "Not logged in", text: "Log in with the admin token first."))
         case (_, .session(let session)):
             let form = FormEncoding.decode(bodyText(request))
             guard hasCSRFToken(form, session: session) else { return csrfRejected() }
-            return act(route, form: form)
+            return await act(route, form: form)
         case (_, .bearer):
-            return act(route, form: FormEncoding.decode(bodyText(request)))
+            return await act(route, form: FormEncoding.decode(bodyText(request)))
         }
     }
 
@@ -84,28 +84,29 @@ extension AdminHandler {
         return redirect("/", cookie: sessionCookie(session.id, for: request))
     }
 
-    private func page(_ request: HTTPRequest, csrfToken: String?) -> HTTPResponse {
+    private func page(_ request: HTTPRequest, csrfToken: String?) async -> HTTPResponse {
         let filters: DeadLetterFilters
         do {
             filters = try DeadLetterFilters(query: request.query, defaultLimit: AdminAPI.defaultPageSize, maxLimit: AdminAPI.maxPageSize)
         } catch {
             return html(400, AdminPage.message(title: "Bad filter", text: error.message))
         }
-        let listing = backend.deadLetters.list(filters.query, limit: filters.limit, cursor: filters.cursor)
+        let listing = await backend.deadLetters.list(filters.query, limit: filters.limit, cursor: filters.cursor)
+        let counts = await backend.deadLetters.countsByDestination
         let model = AdminPage.Model(
             ready: backend.isReady, destinations: backend.destinationStatuses,
-            deadLetterCounts: backend.deadLetters.countsByDestination, letters: listing.items.map(\.json),
+            deadLetterCounts: counts, letters: listing.items.map(\.json),
             nextCursor: listing.nextCursor, filters: filters, csrfToken: csrfToken,
             notice: Self.notice(FormEncoding.value("done", in: request.query)), now: clock.now(),
             reconciliations: backend.reconciliations, alerts: backend.alerts)
         return html(200, AdminPage.render(model))
     }
 
-    private func eventPage(_ id: String, _ request: HTTPRequest, csrfToken: String?) -> HTTPResponse {
+    private func eventPage(_ id: String, _ request: HTTPRequest, csrfToken: String?) async -> HTTPResponse {
         guard AdminRoute.isValidEventID(id) else {
             return html(400, AdminPage.message(title: "Not an event id", text: "An event id is 1 to 64 letters, digits and dashes."))
         }
-        guard let state = backend.event(id: id) else {
+        guard let state = await backend.event(id: id) else {
             return html(404, AdminPage.message(title: "Event not found",
                                                text: "No event \(id) is known: it is older than the window of recent events and has no dead letters."))
         }
@@ -114,7 +115,7 @@ extension AdminHandler {
     }
 
     /// Runs a page action, then sends the browser back to the page it came from.
-    private func act(_ route: AdminRoute, form: [(name: String, value: String)]) -> HTTPResponse {
+    private func act(_ route: AdminRoute, form: [(name: String, value: String)]) async -> HTTPResponse {
         func field(_ name: String) -> String? { form.first { $0.name == name }?.value }
         // The view the form came from: its filters and search, as the page's links carry them.
         let parsed = try? DeadLetterFilters(query: FormEncoding.encode(form.map { ($0.name, $0.value) }),
@@ -129,7 +130,7 @@ extension AdminHandler {
         case .uiReplay:
             // The page never forces: a stale notification is replayed from the CLI or API,
             // by an operator who has checked its destination can tell.
-            switch backend.replay(deadLetterId: id, force: false) {
+            switch await backend.replay(deadLetterId: id, force: false) {
             case .replayed: notice = "replayed-1"
             case .notFound: notice = "missing"
             case .noRoute: notice = "noroute"
@@ -140,14 +141,14 @@ extension AdminHandler {
             case .stale: notice = "stale"
             }
         case .uiPurge:
-            notice = backend.deadLetters.delete(id: id) ? "purged-1" : "missing"
+            notice = await backend.deadLetters.delete(id: id) ? "purged-1" : "missing"
         case .uiReplayAll where parsed == nil:
             // Filters that do not parse must never widen a bulk replay to everything.
             notice = "badfilter"
         default:
             // What the page showed (the search narrows the replay too), less what a bulk
             // replay leaves: quarantined letters unless filtered by reason, and stale ones.
-            let result = backend.replayAll(filters.query, force: false)
+            let result = await backend.replayAll(filters.query, force: false)
             notice = "replayed-\(result.replayed)" + (result.stale > 0 ? "-stale-\(result.stale)" : "")
         }
         logger.info("admin page action", [("admin.action", "\(route)"), ("admin.result", notice)])

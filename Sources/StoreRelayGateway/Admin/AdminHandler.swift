@@ -1,12 +1,13 @@
 import StoreRelayNet
 import StoreRelayCore
 
-/// Routes, authenticates and answers admin requests; `AdminServer` runs it on its own serial
-/// queue. Holds no mutable state of its own (sessions live in `AdminSessions`).
+/// Routes, authenticates and answers admin requests; `AdminServer` runs each as a task on
+/// its own serial queue (`AdminExecutor`). Holds no mutable state of its own (sessions live
+/// in `AdminSessions`).
 struct AdminHandler: Sendable {
     let backend: any AdminBackend
     let token: String
-    let metrics: @Sendable () -> String
+    let metrics: @Sendable () async -> String
     let metricsContentType: String
     let sessions: AdminSessions
     let throttle: LoginThrottle
@@ -19,7 +20,7 @@ struct AdminHandler: Sendable {
 
     /// Order: route shape (404/405), then authentication (401), then the handler, which
     /// validates identifiers before anything uses them.
-    func respond(to request: HTTPRequest) -> HTTPResponse {
+    func respond(to request: HTTPRequest) async -> HTTPResponse {
         let route: AdminRoute
         switch AdminRoute.match(method: request.method, path: request.path) {
         case .notFound: return .error(.notFound)
@@ -27,7 +28,7 @@ struct AdminHandler: Sendable {
         case .route(let matched): route = matched
         }
         if route == .metrics {
-            return HTTPResponse(status: 200, contentType: metricsContentType, body: metrics())
+            return await HTTPResponse(status: 200, contentType: metricsContentType, body: metrics())
         }
         if route.isPage {
             // Only the page can be reached by a browser tricked into it (it authenticates with
@@ -38,19 +39,21 @@ struct AdminHandler: Sendable {
                 ])
                 return .error(.misdirected)
             }
-            return respondToPage(route, request)
+            return await respondToPage(route, request)
         }
         if let refusal = apiRefusal(request) { return refusal }
-        let response = respondToAPI(route, request)
+        let response = await respondToAPI(route, request)
         if request.method != "GET" && request.method != "HEAD" { logAction(request, response) }
         return response
     }
 
-    /// Answers `request` through `completion`: at once, or once Apple has answered for the
-    /// routes that wait on it (`AdminRoute.isLongRunning`).
-    func respond(to request: HTTPRequest, completion: @escaping @Sendable (HTTPResponse) -> Void) {
+    /// Answers `request` through `completion`: once the backend has answered, or once Apple
+    /// has for the routes that wait on it (`AdminRoute.isLongRunning`). The others run as a
+    /// task on `executor`.
+    func respond(to request: HTTPRequest, on executor: AdminExecutor, completion: @escaping @Sendable (HTTPResponse) -> Void) {
         guard case .route(let route) = AdminRoute.match(method: request.method, path: request.path), route.isLongRunning else {
-            return completion(respond(to: request))
+            Task(executorPreference: executor) { completion(await respond(to: request)) }
+            return
         }
         if let refusal = apiRefusal(request) { return completion(refusal) }
         let answer: @Sendable (HTTPResponse) -> Void = { [self] response in
@@ -81,16 +84,16 @@ struct AdminHandler: Sendable {
                                      ("http.status", String(response.status))])
     }
 
-    private func respondToAPI(_ route: AdminRoute, _ request: HTTPRequest) -> HTTPResponse {
+    private func respondToAPI(_ route: AdminRoute, _ request: HTTPRequest) async -> HTTPResponse {
         switch route {
-        case .status: api.status()
-        case .event(let id): api.event(id: id)
-        case .listEvents: api.listEvents(query: request.query)
-        case .listDeadLetters: api.listDeadLetters(query: request.query)
-        case .deadLetter(let id): api.deadLetter(id: id)
-        case .deleteDeadLetter(let id): api.delete(id: id)
-        case .replayDeadLetter(let id): api.replay(id: id, query: request.query, body: request.body)
-        case .replayMatching: api.replayMatching(query: request.query, body: request.body)
+        case .status: await api.status()
+        case .event(let id): await api.event(id: id)
+        case .listEvents: await api.listEvents(query: request.query)
+        case .listDeadLetters: await api.listDeadLetters(query: request.query)
+        case .deadLetter(let id): await api.deadLetter(id: id)
+        case .deleteDeadLetter(let id): await api.delete(id: id)
+        case .replayDeadLetter(let id): await api.replay(id: id, query: request.query, body: request.body)
+        case .replayMatching: await api.replayMatching(query: request.query, body: request.body)
         default: .error(.notFound)
         }
     }

@@ -12,8 +12,10 @@ import StoreRelayCore
 /// try admin.start()
 /// ```
 ///
-/// Requests are answered on one serial queue of its own: admin traffic is light, and the
-/// backend reads dead-letter files, which must not run on the HTTP connection queues.
+/// Requests are answered by tasks that run on one serial queue of its own (`AdminExecutor`):
+/// admin traffic is light, and the backend reads dead-letter files, which must not run on
+/// the HTTP connection queues nor on the cooperative pool. A request waiting for the cluster
+/// server suspends, leaving the queue to the others.
 public final class AdminServer: Sendable {
     /// Prometheus text exposition format 0.0.4.
     public static let prometheusContentType = "text/plain; version=0.0.4; charset=utf-8"
@@ -30,7 +32,7 @@ public final class AdminServer: Sendable {
     ///   - trustedProxies: peers whose `X-Forwarded-For` names the client (`trusted-proxy`).
     public init(
         backend: any AdminBackend, token: String, configuration: HTTPServerConfiguration,
-        metrics: @escaping @Sendable () -> String, metricsContentType: String = AdminServer.prometheusContentType,
+        metrics: @escaping @Sendable () async -> String, metricsContentType: String = AdminServer.prometheusContentType,
         logger: Logger = .disabled, clock: any TimeSource = WallClock(), sessionLifetime: Duration = .seconds(8 * 3600),
         sessionsFile: String? = nil, trustedProxies: [IPAddressRange] = []
     ) {
@@ -41,9 +43,9 @@ public final class AdminServer: Sendable {
             throttle: LoginThrottle(clock: clock), clients: AdminClientAddress(trustedProxies: trustedProxies),
             clock: clock, logger: logger)
         self.handler = handler
-        let work = DispatchQueue(label: "storerelay.admin")
+        let executor = AdminExecutor(label: "storerelay.admin")
         server = HTTPServer(configuration: configuration, logger: logger) { request, responder in
-            work.async { handler.respond(to: request) { responder.respond($0) } }
+            handler.respond(to: request, on: executor) { responder.respond($0) }
         }
     }
 

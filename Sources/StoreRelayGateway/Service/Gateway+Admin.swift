@@ -7,24 +7,30 @@ import StoreRelayCore
 extension Gateway: AdminBackend {
     public var destinationStatuses: [DestinationStatus] { delivery.status }
 
-    public func event(id: String) -> EventDeliveryState? { delivery.state(ofEvent: id) }
+    public func event(id: String) async -> EventDeliveryState? { await delivery.state(ofEvent: id) }
 
-    public func events(ofSubscription originalTransactionId: String) -> [EventDeliveryState] {
-        delivery.events(ofSubscription: originalTransactionId, limit: 100)
+    public func events(ofSubscription originalTransactionId: String) async -> [EventDeliveryState] {
+        await delivery.events(ofSubscription: originalTransactionId, limit: 100)
     }
 
     public var deadLetters: any DeadLetterArchive { delivery.deadLetterArchive }
 
-    public func replay(deadLetterId: String, force: Bool) -> ReplayOutcome { delivery.replay(deadLetterId: deadLetterId, force: force) }
+    public func replay(deadLetterId: String, force: Bool) async -> ReplayOutcome {
+        await delivery.replay(deadLetterId: deadLetterId, force: force)
+    }
 
-    public func replayAll(_ query: DeadLetterQuery, force: Bool) -> BulkReplayResult {
-        delivery.replayAll(query, force: force)
+    public func replayAll(_ query: DeadLetterQuery, force: Bool) async -> BulkReplayResult {
+        await delivery.replayAll(query, force: force)
     }
 
     public var isReady: Bool { store.isWritable }
 
     public var clusterStatus: JSONValue? {
-        guard let cluster, case .object(var status) = cluster.delivery.statusJSON(cluster.configuration) else { return nil }
+        get async { await clusterStatusJSON() }
+    }
+
+    private func clusterStatusJSON() async -> JSONValue? {
+        guard let cluster, case .object(var status) = await cluster.delivery.statusJSON(cluster.configuration) else { return nil }
         // What the watch saw last: whether the server answers in time, and why it is not
         // durable (nil when it is).
         status["answering"] = .bool(cluster.watch.isAnswering)
@@ -75,7 +81,12 @@ extension Gateway: AdminBackend {
         let registry = gateway.metrics.registry
         let server = AdminServer(
             backend: gateway, token: token, configuration: HTTPServerConfiguration(address: configuration.admin.description),
-            metrics: { registry.render() }, metricsContentType: MetricsRegistry.contentType, logger: logger,
+            metrics: { [delivery = gateway.delivery] in
+                // The dead-letter gauge shows the counts as last read: read them first (in
+                // cluster mode, from the server) without holding a thread.
+                await delivery.refreshDeadLetterCounts()
+                return registry.render()
+            }, metricsContentType: MetricsRegistry.contentType, logger: logger,
             sessionsFile: configuration.dataDirectory + "/admin.sessions", trustedProxies: configuration.trustedProxies)
         let port: Int
         do {

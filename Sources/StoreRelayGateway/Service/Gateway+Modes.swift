@@ -44,6 +44,16 @@ struct ClusterParts: Sendable {
     }
 }
 
+/// Cluster mode's connection, made and checked (`Gateway.connectCluster`) before the
+/// gateway is assembled on it.
+struct ClusterConnection: Sendable {
+    var instanceId: String
+    var redis: RedisConfiguration
+    var client: RedisClient
+    var watch: ServerWatch
+    var claim: InstanceClaim
+}
+
 extension Gateway {
     /// Opens the journal under the data directory and resumes its deliveries.
     static func openJournal(_ configuration: GatewayConfiguration, clock: any TimeSource, logger: Logger,
@@ -88,12 +98,15 @@ extension Gateway {
         return GatewayBackend(store: JournalStore(journal: journal, delivery: delivery), delivery: delivery, journal: journal)
     }
 
-    /// Connects to the cluster server and starts this instance's consumers. A server that is
-    /// not durable, can evict keys, or lacks WAITAOF for `wait-replicas` refuses the start
-    /// with the setting named; one that is unreachable does not: the instance answers 503
-    /// (and `/readyz` 503) until it is back. A `ServerWatch` keeps checking while connected.
-    static func openCluster(_ configuration: GatewayConfiguration, _ cluster: ClusterConfiguration, clock: any TimeSource,
-                            logger: Logger, metrics: GatewayMetrics) throws(GatewayError) -> GatewayBackend {
+    /// Connects to the cluster server and checks it, then calls `completion` on `queue`
+    /// with the connection, or with why the start is refused. A server that is not durable,
+    /// can evict keys, or lacks WAITAOF for `wait-replicas` refuses the start with the
+    /// setting named, as does an instance id another live instance holds; one that is
+    /// unreachable does not: the instance answers 503 (and `/readyz` 503) until it is back.
+    /// A `ServerWatch` keeps checking while connected. Nothing holds a thread while the
+    /// server, or a lapsing claim, is waited for.
+    static func connectCluster(_ cluster: ClusterConfiguration, logger: Logger, on queue: DispatchQueue,
+                               completion: @escaping @Sendable (Result<ClusterConnection, GatewayError>) -> Void) {
         let instanceId = cluster.instanceId ?? defaultInstanceId()
         var redis = RedisConfiguration(url: cluster.url)
         redis.topology = cluster.topology
@@ -131,23 +144,35 @@ extension Gateway {
         }
         client.start()
         watch.start()
-        let deadline = Date().addingTimeInterval(Double(redis.connectTimeout.wholeMilliseconds) / 1000 + 1)
-        while !client.isConnected, client.lastError == nil, Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
-        // Held by an instance that was killed: its claim lapses within its lifetime; the
-        // client retries meanwhile (at most `reconnectMaximum` apart).
-        claim.awaitRelease(by: client, timeout: InstanceClaim.lifetime + redis.reconnectMaximum + redis.connectTimeout, logger: logger)
-        if let error = client.lastError, error.code == .refused {
-            watch.stop()
-            client.shutdown()
-            if claim.isHeldElsewhere { throw GatewayError("cluster: \(error.message)") }
-            throw GatewayError("cluster server \(cluster.url) refused: \(error.message)")
+        let connection = ClusterConnection(instanceId: instanceId, redis: redis, client: client, watch: watch, claim: claim)
+        let deadline = ContinuousClock.now + redis.connectTimeout + .seconds(1)
+        let claimLapses = InstanceClaim.lifetime + redis.reconnectMaximum + redis.connectTimeout
+        Recheck.until(deadline, on: queue, { client.isConnected || client.lastError != nil }) { _ in
+            // Held by an instance that was killed: its claim lapses within its lifetime; the
+            // client retries meanwhile (at most `reconnectMaximum` apart).
+            claim.awaitRelease(by: client, timeout: claimLapses, logger: logger, on: queue) {
+                if let error = client.lastError, error.code == .refused {
+                    watch.stop()
+                    client.shutdown()
+                    if claim.isHeldElsewhere { return completion(.failure(GatewayError("cluster: \(error.message)"))) }
+                    return completion(.failure(GatewayError("cluster server \(cluster.url) refused: \(error.message)")))
+                }
+                // Ready as soon as connected: the watch's own connection follows within moments.
+                Recheck.until(deadline, on: queue, { !client.isConnected || watch.isAnswering }) { _ in
+                    completion(.success(connection))
+                }
+            }
         }
-        // Ready as soon as connected: the watch's own connection follows within moments.
-        while client.isConnected, !watch.isAnswering, Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+    }
+
+    /// Starts this instance's consumers on a connection `connectCluster` made.
+    static func openCluster(_ configuration: GatewayConfiguration, _ cluster: ClusterConfiguration, connection: ClusterConnection,
+                            clock: any TimeSource, logger: Logger, metrics: GatewayMetrics) throws(GatewayError) -> GatewayBackend {
+        let (instanceId, redis, client, watch) = (connection.instanceId, connection.redis, connection.client, connection.watch)
         let delivery: ClusterDelivery
         do {
             delivery = try ClusterDelivery(configuration: configuration, cluster: cluster, client: client, instanceId: instanceId,
-                                           clock: clock, logger: logger, observer: metrics, claim: claim)
+                                           clock: clock, logger: logger, observer: metrics, claim: connection.claim)
         } catch {
             watch.stop()
             client.shutdown()

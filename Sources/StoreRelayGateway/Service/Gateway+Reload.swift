@@ -3,47 +3,62 @@ import StoreRelayStorage
 import StoreRelayCore
 
 extension Gateway {
-    /// Applies a reloaded configuration (SIGHUP). The caller has parsed and validated it, so
-    /// an invalid file never gets here and the old configuration stays.
+    /// Applies a reloaded configuration (SIGHUP), then calls `completion` (with the error
+    /// when it was rejected, and the old configuration stays). The caller has parsed and
+    /// validated it, so an invalid file never gets here.
     ///
     /// New routes, apps, secrets, environments, trust roots and paths apply to notifications
     /// that arrive from now on; destinations whose definition did not change keep their queues
     /// and connections. Listeners, TLS and the data directory need a restart: a change to
-    /// them is reported and otherwise ignored. Blocks while retired destinations close: call
-    /// it off every request path.
-    public func reload(_ new: GatewayConfiguration) throws(GatewayError) {
+    /// them is reported and otherwise ignored. Reloads run one at a time, off every request
+    /// path; none holds a thread while retired destinations close.
+    public func reload(_ new: GatewayConfiguration, completion: @escaping @Sendable (GatewayError?) -> Void = { _ in }) {
+        reloads.enqueue { [self] done in
+            apply(new) { error in
+                completion(error)
+                done()
+            }
+        }
+    }
+
+    private func apply(_ new: GatewayConfiguration, completion: @escaping @Sendable (GatewayError?) -> Void) {
         let old = configuration
         let needsRestart = Self.settingsNeedingRestart(old, new)
         if !needsRestart.isEmpty {
             logger.warning("reload: these settings apply only after a restart", [("settings", needsRestart.joined(separator: ", "))])
         }
-        for destination in new.destinations {
-            if case .file(let options) = destination.kind {
-                do {
-                    try FileQueue.createDirectory(options.directory)
-                } catch {
-                    throw GatewayError("destination \(destination.name): cannot create \(options.directory): \(error.message)")
+        let processor: NotificationProcessor
+        let reconciling: [Reconciler]
+        do throws(GatewayError) {
+            for destination in new.destinations {
+                if case .file(let options) = destination.kind {
+                    do {
+                        try FileQueue.createDirectory(options.directory)
+                    } catch {
+                        throw GatewayError("destination \(destination.name): cannot create \(options.directory): \(error.message)")
+                    }
                 }
             }
-        }
-        let processor = NotificationProcessor(
-            verifier: try Self.makeVerifier(new, clock: clock),
-            // The store keeps the window it opened with until a restart; so does the policy.
-            policy: AcceptancePolicy(new, dedupeWindow: store.dedupeWindow), routes: new.routes)
-        let reconciling = try reconcilers.prepare(new, dedupeWindow: store.dedupeWindow)
-        do {
-            try delivery.reconfigure(new)
+            processor = NotificationProcessor(
+                verifier: try Self.makeVerifier(new, clock: clock),
+                // The store keeps the window it opened with until a restart; so does the policy.
+                policy: AcceptancePolicy(new, dedupeWindow: store.dedupeWindow), routes: new.routes)
+            reconciling = try reconcilers.prepare(new, dedupeWindow: store.dedupeWindow)
         } catch {
-            throw GatewayError("cannot open the destinations: \(error)")
+            return completion(error)
         }
-        intake.replace(processor: processor)
-        publicRoutes.withLock { $0 = Self.publicRoutes(configuration: new, intake: intake, store: store, stopping: stopping) }
-        current.withLock { $0 = new }
-        reconcilers.replace(with: reconciling, passNow: false)
-        logger.info("configuration reloaded", [
-            ("routes", String(new.routes.rules.count)), ("destinations", String(new.destinations.count)),
-        ])
-        for warning in new.warnings { logger.warning("configuration", [("warning", warning)]) }
+        delivery.reconfigure(new) { [self] error in
+            if let error { return completion(GatewayError("cannot open the destinations: \(error)")) }
+            intake.replace(processor: processor)
+            publicRoutes.withLock { $0 = Self.publicRoutes(configuration: new, intake: intake, store: store, stopping: stopping) }
+            current.withLock { $0 = new }
+            reconcilers.replace(with: reconciling, passNow: false)
+            logger.info("configuration reloaded", [
+                ("routes", String(new.routes.rules.count)), ("destinations", String(new.destinations.count)),
+            ])
+            for warning in new.warnings { logger.warning("configuration", [("warning", warning)]) }
+            completion(nil)
+        }
     }
 
     /// Settings that only take effect when the process starts again.

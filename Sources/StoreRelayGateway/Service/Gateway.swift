@@ -36,23 +36,53 @@ public final class Gateway: Sendable {
     let publicRoutes: Locked<HTTPRoutes>
     /// Set at the first moment of `stop`: `/readyz` answers 503 from then on.
     let stopping = Locked(false)
+    /// Reloads, one at a time (each waits for retired destinations to close).
+    let reloads = OneAtATime(queue: DispatchQueue(label: "storerelay.reload"))
     private let journalProbe: JournalProbe?
     private let memoryTrimmer: MemoryTrimmer?
     /// The admin listener, started last: it serves a gateway that is fully up.
     private let adminServer = Locked<AdminServer?>(nil)
 
-    /// Loads the TLS files (when `tls` is set), opens the journal under the data directory,
-    /// loads the trust roots and starts listening.
-    public init(configuration: GatewayConfiguration, logger: Logger, clock: any TimeSource = WallClock(),
-                hooks: GatewayTestHooks = GatewayTestHooks()) throws(GatewayError) {
+    /// Loads the TLS files (when `tls` is set), opens the journal under the data directory
+    /// (or connects to the cluster server and checks it), loads the trust roots and starts
+    /// listening; then calls `completion` with the running gateway, or why it could not
+    /// start. Waiting for the cluster server holds no thread; `completion` runs on a queue
+    /// of the start's own (at once in single-node mode, on the caller's thread).
+    public static func start(configuration: GatewayConfiguration, logger: Logger, clock: any TimeSource = WallClock(),
+                             hooks: GatewayTestHooks = GatewayTestHooks(),
+                             completion: @escaping @Sendable (Result<Gateway, GatewayError>) -> Void) {
+        let publicTLS: HTTPServerTLS?
+        do throws(GatewayError) {
+            // Before the journal opens: a bad certificate or key must not leave anything behind.
+            publicTLS = try loadTLS(configuration)
+            try DataDirectoryModes.tighten(configuration, logger: logger)
+        } catch {
+            return completion(.failure(error))
+        }
+        let assemble: @Sendable (ClusterConnection?) -> Void = { connection in
+            completion(Result { () throws(GatewayError) in
+                try Gateway(configuration: configuration, logger: logger, clock: clock, hooks: hooks, publicTLS: publicTLS,
+                            connection: connection)
+            })
+        }
+        guard let cluster = configuration.cluster else { return assemble(nil) }
+        connectCluster(cluster, logger: logger, on: DispatchQueue(label: "storerelay.start")) { connected in
+            switch connected {
+            case .success(let connection): assemble(connection)
+            case .failure(let error): completion(.failure(error))
+            }
+        }
+    }
+
+    /// `connection`: cluster mode's, made by `connectCluster` (nil in single-node mode).
+    private init(configuration: GatewayConfiguration, logger: Logger, clock: any TimeSource, hooks: GatewayTestHooks,
+                 publicTLS: HTTPServerTLS?, connection: ClusterConnection?) throws(GatewayError) {
+        precondition((configuration.cluster == nil) == (connection == nil), "cluster mode starts on a connection")
         current = Locked(configuration)
         self.logger = logger
         self.clock = clock
-        // Before the journal opens: a bad certificate or key must not leave anything behind.
-        let publicTLS = try Self.loadTLS(configuration)
-        try DataDirectoryModes.tighten(configuration, logger: logger)
-        let backend = if let cluster = configuration.cluster {
-            try Self.openCluster(configuration, cluster, clock: clock, logger: logger, metrics: metrics)
+        let backend = if let cluster = configuration.cluster, let connection {
+            try Self.openCluster(configuration, cluster, connection: connection, clock: clock, logger: logger, metrics: metrics)
         } else {
             try Self.openJournal(configuration, clock: clock, logger: logger, metrics: metrics, hooks: hooks)
         }

@@ -128,7 +128,7 @@ final class GatewayMetrics: Sendable {
         }
         registry.gauge("storerelay_dead_letters", help: "Dead letters in the store, by destination (empty: unrouted and quarantined).",
                        labels: ["destination"]) {
-            delivery.deadLetterArchive.countsByDestination.map { ([$0.key ?? ""], Double($0.value)) }
+            delivery.deadLetterCounts.map { ([$0.key ?? ""], Double($0.value)) }
         }
     }
 

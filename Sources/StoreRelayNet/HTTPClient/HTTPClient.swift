@@ -67,21 +67,6 @@ public final class HTTPClient: Sendable {
         }
     }
 
-    /// Sends `request` and blocks the calling thread until the answer: for one-shot
-    /// command-line tools (`dlq`, `simulate`) only. Never call it on the completion queue
-    /// or on a queue the client's work targets: it would wait on itself.
-    public func executeAndWait(_ request: HTTPClientRequest, timeout: Duration) -> Result<HTTPClientResponse, HTTPClientError> {
-        let done = DispatchSemaphore(value: 0)
-        let outcome = Locked<Result<HTTPClientResponse, HTTPClientError>?>(nil)
-        execute(request, timeout: timeout) { result in
-            outcome.withLock { $0 = result }
-            done.signal()
-        }
-        done.wait()
-        // `execute` calls its completion exactly once, so the result is set.
-        return outcome.current!
-    }
-
     /// Closes idle connections and fails every request in flight with `.shutdown`.
     /// Later requests fail at once.
     public func shutdown() {
