@@ -6,7 +6,7 @@ import Testing
 /// Cluster mode on managed and replicated servers (issue 26): a server that can evict keys is
 /// refused, durability is re-checked while connected, `/readyz` follows a frozen server within
 /// a second, and `wait-replicas` holds back every 200 (the duplicate's too) until the replicas
-/// have the write. Real `storerelay serve` processes, real `redis-server`/`valkey-server`.
+/// have the write. Real gateways (in the test process), real `redis-server`/`valkey-server`.
 @Suite(.serialized, .enabled(if: RedisServerProcess.isAvailable, "redis-server is not installed (apt-get install redis-server)"))
 struct ClusterDurabilityTests {
     let ca: TestCertificateAuthority
@@ -15,18 +15,8 @@ struct ClusterDurabilityTests {
         ca = try TestCertificateAuthority()
     }
 
-    /// A gateway in cluster mode on `server`, with `options` added to its `cluster` block.
-    struct Instance {
-        let gateway: Gateway
-        let adminPort: Int
-        let token: String
-
-        var status: JSONValue? {
-            try? Curl.get("http://127.0.0.1:\(adminPort)/api/status", headers: ["Authorization: Bearer \(token)"]).json
-        }
-
-        var readiness: Int { (try? Curl.get(gateway.baseURL + "/readyz"))?.status ?? 0 }
-    }
+    /// One instance and its admin listener.
+    typealias Instance = AdminGateway
 
     func configuration(_ server: RedisServerProcess, options: String) -> String {
         Gateway.bareConfig("""
@@ -43,10 +33,7 @@ struct ClusterDurabilityTests {
     func start(_ server: RedisServerProcess, options: String = "") throws -> Instance {
         let directory = try Gateway.directory(trusting: ca, "storerelay-cluster-durability")
         let gateway = try Gateway(config: configuration(server, options: options), directory: directory)
-        let adminPort = try gateway.process.waitForPort(listener: "admin")
-        let token = try String(contentsOf: directory.appendingPathComponent("data/admin.token"), encoding: .utf8)
-            .trimmingCharacters(in: .whitespacesAndNewlines)
-        return Instance(gateway: gateway, adminPort: adminPort, token: token)
+        return try AdminGateway(gateway)
     }
 
     /// Starts a gateway that must refuse to start; returns its log.
@@ -179,4 +166,10 @@ struct ClusterDurabilityTests {
         #expect(replicated.status == 200 && replicated.json?["status"]?.stringValue == "duplicate",
                 "\(replicated.body)\n\(instance.gateway.process.logLines.suffix(5).joined(separator: "\n"))")
     }
+}
+
+extension AdminGateway {
+    var status: JSONValue? { try? get("/api/status").json }
+
+    var readiness: Int { (try? Curl.get(gateway.baseURL + "/readyz"))?.status ?? 0 }
 }

@@ -15,32 +15,7 @@ struct ClusterModeTests {
     }
 
     /// One instance: a gateway in its own directory, with its admin port and token.
-    struct Instance {
-        let gateway: Gateway
-        let adminPort: Int
-        let token: String
-
-        var auth: [String] { ["Authorization: Bearer \(token)"] }
-
-        func get(_ path: String) throws -> CurlResponse {
-            try Curl.get("http://127.0.0.1:\(adminPort)\(path)", headers: auth)
-        }
-
-        /// The Prometheus text of `/metrics`.
-        var metrics: String {
-            get throws { try Curl.get("http://127.0.0.1:\(adminPort)/metrics").body }
-        }
-
-        func post(_ path: String, json: String = "{}") throws -> CurlResponse {
-            try Curl.post("http://127.0.0.1:\(adminPort)\(path)", json: json, headers: auth)
-        }
-
-        /// Where event `id`'s delivery to `destination` stands (`pending`, `delivered`...).
-        func deliveryState(_ id: String, _ destination: String) -> String? {
-            let deliveries = (try? get("/api/events/\(id)"))?.json?["deliveries"]?.arrayValue ?? []
-            return deliveries.first { $0["destination"]?.stringValue == destination }?["state"]?.stringValue
-        }
-    }
+    typealias Instance = AdminGateway
 
     func configuration(_ server: RedisServerProcess, instance: String, body: String, claimAfter: String = "2s") -> String {
         Gateway.bareConfig("""
@@ -56,10 +31,7 @@ struct ClusterModeTests {
     func start(_ server: RedisServerProcess, instance: String, body: String, host: Gateway.Host = .inProcess) throws -> Instance {
         let directory = try Gateway.directory(trusting: ca, "storerelay-cluster-\(instance)")
         let gateway = try Gateway(config: configuration(server, instance: instance, body: body), directory: directory, host: host)
-        let adminPort = try gateway.process.waitForPort(listener: "admin")
-        let token = try String(contentsOf: directory.appendingPathComponent("data/admin.token"), encoding: .utf8)
-            .trimmingCharacters(in: .whitespacesAndNewlines)
-        return Instance(gateway: gateway, adminPort: adminPort, token: token)
+        return try AdminGateway(gateway)
     }
 
     /// A server, a signature-checking sink, and instances `a` and `b` routing everything to one

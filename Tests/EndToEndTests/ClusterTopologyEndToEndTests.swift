@@ -17,22 +17,7 @@ struct ClusterTopologyEndToEndTests {
         ca = try TestCertificateAuthority()
     }
 
-    struct Instance {
-        let gateway: Gateway
-        let adminPort: Int
-        let token: String
-
-        func get(_ path: String) throws -> CurlResponse {
-            try Curl.get("http://127.0.0.1:\(adminPort)\(path)", headers: ["Authorization: Bearer \(token)"])
-        }
-
-        var node: String? { (try? get("/api/status"))?.json?["cluster"]?["node"]?.stringValue }
-
-        func deliveryState(_ id: String) -> String? {
-            let deliveries = (try? get("/api/events/\(id)"))?.json?["deliveries"]?.arrayValue ?? []
-            return deliveries.first?["state"]?.stringValue
-        }
-    }
+    typealias Instance = AdminGateway
 
     func configuration(_ url: String, options: String, sink: WebhookSink) -> String {
         Gateway.bareConfig("""
@@ -50,10 +35,7 @@ struct ClusterTopologyEndToEndTests {
     func start(_ config: String) throws -> Instance {
         let directory = try Gateway.directory(trusting: ca, "storerelay-topology")
         let gateway = try Gateway(config: config, directory: directory)
-        let adminPort = try gateway.process.waitForPort(listener: "admin")
-        let token = try String(contentsOf: directory.appendingPathComponent("data/admin.token"), encoding: .utf8)
-            .trimmingCharacters(in: .whitespacesAndNewlines)
-        return Instance(gateway: gateway, adminPort: adminPort, token: token)
+        return try AdminGateway(gateway)
     }
 
     /// Posts fresh notifications one after the other, each until it is answered 200.
@@ -152,4 +134,9 @@ struct ClusterTopologyEndToEndTests {
         let log = instance.gateway.process.logLines.joined(separator: "\n")
         #expect(log.contains("redis primary changed"), "\(log.suffix(3000))")
     }
+}
+
+extension AdminGateway {
+    /// The server node the instance is connected to, as its status says.
+    var node: String? { (try? get("/api/status"))?.json?["cluster"]?["node"]?.stringValue }
 }

@@ -141,3 +141,40 @@ struct Gateway {
         }
     }
 }
+
+/// A running gateway and its admin listener: the port from its `listening` line, the token
+/// it wrote to `data/admin.token`.
+struct AdminGateway {
+    let gateway: Gateway
+    let adminPort: Int
+    let token: String
+
+    init(_ gateway: Gateway) throws {
+        self.gateway = gateway
+        adminPort = try gateway.process.waitForPort(listener: "admin")
+        token = try String(contentsOf: gateway.directory.appendingPathComponent("data/admin.token"), encoding: .utf8)
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    var auth: [String] { ["Authorization: Bearer \(token)"] }
+
+    func get(_ path: String) throws -> CurlResponse {
+        try Curl.get("http://127.0.0.1:\(adminPort)\(path)", headers: auth)
+    }
+
+    func post(_ path: String, json: String = "{}") throws -> CurlResponse {
+        try Curl.post("http://127.0.0.1:\(adminPort)\(path)", json: json, headers: auth)
+    }
+
+    /// The Prometheus text of `/metrics`.
+    var metrics: String {
+        get throws { try Curl.get("http://127.0.0.1:\(adminPort)/metrics").body }
+    }
+
+    /// Where event `id`'s delivery to `destination` (nil: its first) stands (`pending`,
+    /// `delivered`...).
+    func deliveryState(_ id: String, _ destination: String? = nil) -> String? {
+        let deliveries = (try? get("/api/events/\(id)"))?.json?["deliveries"]?.arrayValue ?? []
+        return deliveries.first { destination == nil || $0["destination"]?.stringValue == destination }?["state"]?.stringValue
+    }
+}
