@@ -3,10 +3,7 @@ import StoreRelayCore
 /// `app`, `destination` and `cluster`: their header lines, the options of their blocks, and closing.
 extension ConfigParser {
     static let appOptions = ["apple-id", "shared-secret", "api-key", "reconcile"]
-    static let webhookOptions = [
-        "signing-secret", "format", "include-raw", "header", "ca-file", "timeout", "concurrency",
-        "max-attempts", "backoff", "max-age",
-    ]
+    static let webhookOptions = ["signing-secret", "header", "ca-file"] + DeliveryOptions.names
     static let fileOptions = ["rotate", "compress"]
 
     mutating func beginApp(_ head: ConfigToken, _ arguments: [ConfigToken], opener: ConfigToken?) {

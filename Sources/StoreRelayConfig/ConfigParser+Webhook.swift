@@ -19,17 +19,6 @@ extension ConfigParser {
                 return ConfigSecret(text)
             }
             if let secret { options.signingSecret = secret }
-        case "format":
-            guard arity(head, arguments, 1...1, "format normalized|apple") else { return }
-            if let format = value(arguments[0], "format", { text throws(ConfigValueError) in
-                guard let format = WebhookOptions.Format(rawValue: text) else { throw ConfigValueError("'\(text)' is not normalized or apple") }
-                return format
-            }) {
-                options.format = format
-            }
-        case "include-raw":
-            guard arity(head, arguments, 1...1, "include-raw yes|no") else { return }
-            if let include = value(arguments[0], "include-raw", ConfigValue.boolean) { options.includeRaw = include }
         case "header":
             guard arity(head, arguments, 2...2, "header NAME VALUE") else { return }
             if let name = value(arguments[0], "header name", Self.headerName) {
@@ -38,6 +27,42 @@ extension ConfigParser {
         case "ca-file":
             guard arity(head, arguments, 1...1, "ca-file PEM-FILE") else { return }
             if let file = pathValue(arguments[0], "ca-file") { options.caFile = file }
+        default:
+            deliveryOption(head, arguments, &options.delivery)
+        }
+    }
+
+    /// An HTTP field name (RFC 9110 §5.1 token) that StoreRelay does not set itself.
+    static func headerName(_ text: String) throws(ConfigValueError) -> String {
+        let tokenPunctuation: Set<Unicode.Scalar> = ["!", "#", "$", "%", "&", "'", "*", "+", "-", ".", "^", "_", "`", "|", "~"]
+        guard !text.isEmpty, text.unicodeScalars.allSatisfy({
+            ConfigLexer.isASCIILetter($0) || ("0"..."9").contains($0) || tokenPunctuation.contains($0)
+        }) else {
+            throw ConfigValueError("'\(text)' is not a valid header name (expected letters, digits and !#$%&'*+-.^_`|~)")
+        }
+        let lower = text.lowercased()
+        if lower.hasPrefix("webhook-") || lower.hasPrefix("storerelay-") || reservedHeaders.contains(lower) {
+            throw ConfigValueError("'\(text)' is set by StoreRelay itself (expected another header name)")
+        }
+        return text
+    }
+}
+
+/// The options of `DeliveryOptions`, the same in every kind's block.
+extension ConfigParser {
+    mutating func deliveryOption(_ head: ConfigToken, _ arguments: [ConfigToken], _ options: inout DeliveryOptions) {
+        switch head.text {
+        case "format":
+            guard arity(head, arguments, 1...1, "format normalized|apple") else { return }
+            if let format = value(arguments[0], "format", { text throws(ConfigValueError) in
+                guard let format = DeliveryOptions.Format(rawValue: text) else { throw ConfigValueError("'\(text)' is not normalized or apple") }
+                return format
+            }) {
+                options.format = format
+            }
+        case "include-raw":
+            guard arity(head, arguments, 1...1, "include-raw yes|no") else { return }
+            if let include = value(arguments[0], "include-raw", ConfigValue.boolean) { options.includeRaw = include }
         case "timeout":
             guard arity(head, arguments, 1...1, "timeout DURATION") else { return }
             if let timeout = value(arguments[0], "timeout", Self.positiveDuration) { options.timeout = timeout }
@@ -66,20 +91,5 @@ extension ConfigParser {
             guard arity(head, arguments, 1...1, "max-age DURATION") else { return }
             if let age = value(arguments[0], "max-age", Self.positiveDuration) { options.maxAge = age }
         }
-    }
-
-    /// An HTTP field name (RFC 9110 §5.1 token) that StoreRelay does not set itself.
-    static func headerName(_ text: String) throws(ConfigValueError) -> String {
-        let tokenPunctuation: Set<Unicode.Scalar> = ["!", "#", "$", "%", "&", "'", "*", "+", "-", ".", "^", "_", "`", "|", "~"]
-        guard !text.isEmpty, text.unicodeScalars.allSatisfy({
-            ConfigLexer.isASCIILetter($0) || ("0"..."9").contains($0) || tokenPunctuation.contains($0)
-        }) else {
-            throw ConfigValueError("'\(text)' is not a valid header name (expected letters, digits and !#$%&'*+-.^_`|~)")
-        }
-        let lower = text.lowercased()
-        if lower.hasPrefix("webhook-") || lower.hasPrefix("storerelay-") || reservedHeaders.contains(lower) {
-            throw ConfigValueError("'\(text)' is set by StoreRelay itself (expected another header name)")
-        }
-        return text
     }
 }

@@ -70,8 +70,8 @@ extension GatewayConfiguration {
             switch destination.kind {
             case .webhook(let options):
                 out.append("  \(destination.name)  webhook \(Self.redactedURL(options.url))\(unused)")
-                out.append("    signing-secret \(options.signingSecret == nil ? "<not set>" : "<set>"), format \(options.format.rawValue), include-raw \(options.includeRaw ? "yes" : "no")")
-                out.append("    timeout \(ConfigFormat.duration(options.timeout)), concurrency \(options.concurrency), max-attempts \(options.maxAttempts), backoff \(ConfigFormat.duration(options.backoffInitial)) \(ConfigFormat.duration(options.backoffMaximum)), max-age \(ConfigFormat.duration(options.maxAge))")
+                out.append("    signing-secret \(options.signingSecret == nil ? "<not set>" : "<set>"), \(Self.describeBody(options.delivery))")
+                out.append("    \(Self.describe(options.delivery))")
                 if let caFile = options.caFile { out.append("    ca-file \(caFile)") }
                 for header in options.headers { out.append("    header \(header.name) <set>") }
             case .file(let options):
@@ -106,6 +106,18 @@ extension GatewayConfiguration {
 
     private static func pad(_ text: String, _ width: Int) -> String {
         text + String(repeating: " ", count: max(0, width - text.count))
+    }
+
+    /// `format normalized, include-raw no`: what a destination's messages hold.
+    static func describeBody(_ options: DeliveryOptions) -> String {
+        "format \(options.format.rawValue), include-raw \(options.includeRaw ? "yes" : "no")"
+    }
+
+    /// `timeout 10s, concurrency 4, ...`: how long and how often a destination is tried.
+    static func describe(_ options: DeliveryOptions) -> String {
+        "timeout \(ConfigFormat.duration(options.timeout)), concurrency \(options.concurrency), "
+            + "max-attempts \(options.maxAttempts), backoff \(ConfigFormat.duration(options.backoffInitial)) "
+            + "\(ConfigFormat.duration(options.backoffMaximum)), max-age \(ConfigFormat.duration(options.maxAge))"
     }
 
     /// The URL without its query, which may carry a token.

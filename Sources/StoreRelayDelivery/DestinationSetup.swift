@@ -29,9 +29,7 @@ package struct DestinationSetup: Sendable {
         switch destination.kind {
         case .webhook(let options):
             kind = WebhookKind(request: WebhookRequest(options: options), client: client)
-            limits = DeliveryLimits(
-                maxAttempts: options.maxAttempts, maxAge: options.maxAge,
-                schedule: RetrySchedule(initial: options.backoffInitial, maximum: options.backoffMaximum))
+            limits = DeliveryLimits(options.delivery)
         case .file(let options):
             var queueOptions = FileQueueOptions(
                 rotateSize: options.rotateSize, rotateAge: options.rotateInterval,
@@ -56,4 +54,17 @@ package struct DeliveryLimits: Sendable {
     package var maxAttempts: Int
     package var maxAge: Duration
     package var schedule: RetrySchedule
+
+    /// The limits a destination's `max-attempts`, `max-age` and `backoff` set.
+    package init(_ options: DeliveryOptions) {
+        maxAttempts = options.maxAttempts
+        maxAge = options.maxAge
+        schedule = RetrySchedule(initial: options.backoffInitial, maximum: options.backoffMaximum)
+    }
+
+    package init(maxAttempts: Int, maxAge: Duration, schedule: RetrySchedule) {
+        self.maxAttempts = maxAttempts
+        self.maxAge = maxAge
+        self.schedule = schedule
+    }
 }

@@ -10,7 +10,7 @@ struct WebhookKind: DestinationKind {
     let request: WebhookRequest
     let client: HTTPClient
 
-    var concurrency: Int { request.options.concurrency }
+    var concurrency: Int { request.options.delivery.concurrency }
 
     func prepare(_ notification: StoredNotification) -> [UInt8] { request.body(for: notification) }
 
@@ -22,7 +22,7 @@ struct WebhookKind: DestinationKind {
     func send(_ job: DeliveryJob, attempt: Int, now: Timestamp,
               answer: @escaping @Sendable (Result<HTTPClientResponse, HTTPClientError>) -> Void) {
         let outgoing = request.request(for: job.notification, body: job.body, attempt: attempt, now: now)
-        client.execute(outgoing, timeout: request.options.timeout, completion: answer)
+        client.execute(outgoing, timeout: request.options.delivery.timeout, completion: answer)
     }
 
     func classify(_ answer: Result<HTTPClientResponse, HTTPClientError>, started: Timestamp, durationMs: Int64,

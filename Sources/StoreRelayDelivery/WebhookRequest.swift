@@ -9,15 +9,8 @@ import StoreRelayCore
 package struct WebhookRequest {
     let options: WebhookOptions
 
-    /// The body this destination receives for `notification`: the normalized event (with
-    /// Apple's body in `raw` when `include-raw yes`), or Apple's body byte for byte.
-    func body(for notification: StoredNotification) -> [UInt8] {
-        switch options.format {
-        case .apple: notification.body
-        case .normalized:
-            options.includeRaw ? notification.event.jsonBytes(includingRaw: notification.body) : notification.event.jsonBytes()
-        }
-    }
+    /// The body this destination receives for `notification` (`EventMessage`).
+    func body(for notification: StoredNotification) -> [UInt8] { EventMessage.body(for: notification, options.delivery) }
 
     func request(for notification: StoredNotification, body: [UInt8], attempt: Int, now: Timestamp) -> HTTPClientRequest {
         let timestamp = String(now.seconds)

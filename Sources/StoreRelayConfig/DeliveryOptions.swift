@@ -1,0 +1,35 @@
+/// The options every destination kind that delivers over a network takes (SPEC "Delivery to
+/// webhooks", "Destinations beyond webhooks"): what the message holds and how long and how
+/// often to try. Kept apart from each kind's own options so a new kind parses, reports and
+/// retries them the same way.
+public struct DeliveryOptions: Sendable, Hashable {
+    /// What the message body holds.
+    public enum Format: String, Sendable, Hashable {
+        /// The normalized event JSON (default).
+        case normalized
+        /// Apple's original body, byte for byte.
+        case apple
+    }
+
+    /// Body format; default normalized.
+    public var format: Format = .normalized
+    /// Whether normalized events carry Apple's body in `raw`; default no.
+    public var includeRaw: Bool = false
+    /// Limit for one attempt, connect to answer; default 10s.
+    public var timeout: Duration = .seconds(10)
+    /// Attempts in flight at once to this destination; default 4.
+    public var concurrency: Int = 4
+    /// Attempts before dead-lettering with reason `exhausted`; default 12.
+    public var maxAttempts: Int = 12
+    /// First retry delay (exponential backoff with jitter starts here); default 1s.
+    public var backoffInitial: Duration = .seconds(1)
+    /// Largest retry delay; default 1h.
+    public var backoffMaximum: Duration = .seconds(3600)
+    /// Age after which an event is dead-lettered however many attempts it had; default 72h.
+    public var maxAge: Duration = .seconds(72 * 3600)
+
+    public init() {}
+
+    /// The option names `ConfigParser.deliveryOption` reads, in the order errors list them.
+    public static let names = ["format", "include-raw", "timeout", "concurrency", "max-attempts", "backoff", "max-age"]
+}

@@ -1,0 +1,43 @@
+import StoreRelayConfig
+import StoreRelayVerification
+
+/// What every destination kind sends for an event (SPEC "Destinations beyond webhooks"): the
+/// body a webhook would receive in the destination's `format`, and the metadata that travels
+/// beside it as the transport's own headers or attributes.
+package enum EventMessage {
+    /// The normalized event (with Apple's body in `raw` when `include-raw yes`), or Apple's
+    /// body byte for byte.
+    package static func body(for notification: StoredNotification, _ options: DeliveryOptions) -> [UInt8] {
+        switch options.format {
+        case .apple: notification.body
+        case .normalized:
+            options.includeRaw ? notification.event.jsonBytes(includingRaw: notification.body) : notification.event.jsonBytes()
+        }
+    }
+
+    /// The event's id, type, subtype, environment, bundle id and `verified`, each present
+    /// only when the event has it; names as in the normalized event.
+    package static func metadata(_ event: NormalizedEvent) -> [(name: String, value: String)] {
+        var fields: [(name: String, value: String)] = [("id", event.id), ("type", event.type)]
+        if let subtype = event.subtype { fields.append(("subtype", subtype)) }
+        fields.append(("environment", event.environment?.rawValue ?? "unknown"))
+        if let bundleId = event.bundleId { fields.append(("bundleId", bundleId)) }
+        if let verified = event.verified { fields.append(("verified", verified ? "true" : "false")) }
+        return fields
+    }
+}
+
+extension NameTemplate {
+    /// The name for `event`: a missing subtype or bundle id reads `none`, an unknown
+    /// environment `unknown`, so every event gets a name of the same shape.
+    package func expand(for event: NormalizedEvent) -> String {
+        expand { placeholder in
+            switch placeholder {
+            case .environment: event.environment?.rawValue ?? "unknown"
+            case .type: event.type
+            case .subtype: event.subtype ?? "none"
+            case .bundleId: event.bundleId ?? "none"
+            }
+        }
+    }
+}
