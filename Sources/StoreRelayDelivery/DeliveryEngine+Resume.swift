@@ -1,8 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import Dispatch
 import StoreRelayStorage
 import StoreRelayCore
@@ -105,7 +100,8 @@ extension DeliveryEngine {
     /// Dead-letters what a destination no longer configured still held: its window, then
     /// every event routed to it from its cursor to the journal's end (`unrouted`, so a replay
     /// routes it again). Its book goes once all are written. On the backlog queue, a chunk at
-    /// a time, waiting for the letters so a long backlog is never all in memory.
+    /// a time, waiting for the letters so a long backlog is never all in memory; the waits are
+    /// timers on that queue, so no thread is held while letters are written.
     func drainRemoved(_ name: String, detail: String) {
         backlogQueue.async { [self] in
             guard let keeper = keeper(of: name) else { return }
@@ -113,40 +109,50 @@ extension DeliveryEngine {
             for parked in book.unfinished.values {
                 deadLetter(.parked(parked), reason: .unrouted, detail: detail)
             }
-            var cursor = book.cursor
-            var failures = 0
-            while true {
-                let read = readBacklogNow(of: name, from: cursor, room: 256)
-                if read.failed {
-                    failures += 1
-                    if failures >= DestinationQueue.maxFailedReadBacks {
-                        // As a destination does: what cannot be read is skipped, and said so.
-                        failures = 0
-                        cursor = RecordPosition(segment: cursor.segment + 1, offset: 0)
-                        logger.error("removed destination's backlog unreadable; skipped to the next segment",
-                                     [("destination", name), ("to", cursor.description)])
-                        continue
-                    }
-                    usleep(UInt32(readBackRetryDelay.wholeMilliseconds) * 1000)
-                    continue
-                }
-                failures = 0
-                keeper.took(read.jobs, cursor: read.next)
-                for job in read.jobs {
-                    writeDeadLetter(job.notification, key: name, destination: name, reason: .unrouted, detail: detail,
-                                    attempts: job.attempts, replayOf: nil, jobAt: job.position)
-                }
-                cursor = read.next
-                while keeper.unfinishedCount > 64 { usleep(10_000) }
-                if read.atEnd { break }
-            }
-            while keeper.unfinishedCount > 0 { usleep(10_000) }
-            books.withLock { books in
-                // Configured again meanwhile: the new queue carries on from this book.
-                if topology.current.queues[name] == nil { books.destinations[name] = nil }
-            }
-            logger.info("removed destination drained", [("destination", name)])
+            drainRemovedBacklog(name, keeper: keeper, detail: detail, from: book.cursor, failures: 0)
         }
+    }
+
+    /// Letters written and not yet confirmed, at most, before the next chunk is read.
+    private static let drainLettersInFlight = 64
+
+    /// One chunk of a removed destination's backlog, then the next (or the end).
+    private func drainRemovedBacklog(_ name: String, keeper: BookKeeper, detail: String, from cursor: RecordPosition, failures: Int) {
+        dispatchPrecondition(condition: .onQueue(backlogQueue))
+        let again = { [self] (delay: Duration, cursor: RecordPosition, failures: Int) in
+            backlogQueue.asyncAfter(deadline: .now() + delay.dispatchInterval) {
+                self.drainRemovedBacklog(name, keeper: keeper, detail: detail, from: cursor, failures: failures)
+            }
+        }
+        guard keeper.unfinishedCount <= Self.drainLettersInFlight else { return again(.milliseconds(10), cursor, failures) }
+        let read = readBacklogNow(of: name, from: cursor, room: 256)
+        if read.failed {
+            guard failures + 1 >= DestinationQueue.maxFailedReadBacks else { return again(readBackRetryDelay, cursor, failures + 1) }
+            // As a destination does: what cannot be read is skipped, and said so.
+            let next = RecordPosition(segment: cursor.segment + 1, offset: 0)
+            logger.error("removed destination's backlog unreadable; skipped to the next segment",
+                         [("destination", name), ("to", next.description)])
+            return again(.zero, next, 0)
+        }
+        keeper.took(read.jobs, cursor: read.next)
+        for job in read.jobs {
+            writeDeadLetter(job.notification, key: name, destination: name, reason: .unrouted, detail: detail,
+                            attempts: job.attempts, replayOf: nil, jobAt: job.position)
+        }
+        guard read.atEnd else { return again(.zero, read.next, 0) }
+        finishDrain(name, keeper: keeper)
+    }
+
+    /// Once every letter of a removed destination is written, its book goes.
+    private func finishDrain(_ name: String, keeper: BookKeeper) {
+        guard keeper.unfinishedCount == 0 else {
+            return backlogQueue.asyncAfter(deadline: .now() + .milliseconds(10)) { self.finishDrain(name, keeper: keeper) }
+        }
+        books.withLock { books in
+            // Configured again meanwhile: the new queue carries on from this book.
+            if topology.current.queues[name] == nil { books.destinations[name] = nil }
+        }
+        logger.info("removed destination drained", [("destination", name)])
     }
 
     // MARK: Checkpoints

@@ -11,7 +11,7 @@ final class SentinelWatch: Sendable {
     private let sentinels: [RedisClient]
     private let name: String
     private let interval: Duration
-    private let timer = Locked<(any DispatchSourceTimer)?>(nil)
+    private let timer = RepeatingTimer()
     private let queue = DispatchQueue(label: "storerelay.redis.sentinel-watch", target: .deliveryWork)
 
     init(configuration: RedisConfiguration, sentinels: [HostPort], name: String) {
@@ -36,19 +36,11 @@ final class SentinelWatch: Sendable {
     /// verdict (on the client's callback queue).
     func start(report: @escaping @Sendable (SentinelTally.Verdict) -> Void) {
         for sentinel in sentinels { sentinel.start() }
-        let source = DispatchSource.makeTimerSource(queue: queue)
-        source.schedule(deadline: .now().advanced(by: interval), repeating: interval.dispatchInterval,
-                        leeway: .milliseconds(50))
-        source.setEventHandler { [weak self] in self?.round(report) }
-        source.resume()
-        timer.withLock { $0 = source }
+        timer.start(after: interval, every: interval, leeway: .milliseconds(50), on: queue) { [weak self] in self?.round(report) }
     }
 
     func stop() {
-        timer.withLock { timer in
-            timer?.cancel()
-            timer = nil
-        }
+        timer.stop()
         for sentinel in sentinels { sentinel.shutdown() }
     }
 
