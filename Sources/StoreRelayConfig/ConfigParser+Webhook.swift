@@ -87,6 +87,14 @@ extension ConfigParser {
             }
             options.backoffInitial = from
             options.backoffMaximum = to
+        case "order":
+            guard arity(head, arguments, 1...1, "order per-subscription|none") else { return }
+            if let order = value(arguments[0], "order", { text throws(ConfigValueError) in
+                guard let order = DeliveryOptions.Order(rawValue: text) else { throw ConfigValueError("'\(text)' is not per-subscription or none") }
+                return order
+            }) {
+                options.order = order
+            }
         default:  // max-age
             guard arity(head, arguments, 1...1, "max-age DURATION") else { return }
             if let age = value(arguments[0], "max-age", Self.positiveDuration) { options.maxAge = age }

@@ -11,6 +11,14 @@ public struct DeliveryOptions: Sendable, Hashable {
         case apple
     }
 
+    /// Whether events of one subscription wait for each other (SPEC "Delivery controls").
+    public enum Order: String, Sendable, Hashable {
+        /// Events go out as soon as they are due, up to `concurrency` at once (default).
+        case none
+        /// Events of one `originalTransactionId` go one at a time, in acceptance order.
+        case perSubscription = "per-subscription"
+    }
+
     /// Body format; default normalized.
     public var format: Format = .normalized
     /// Whether normalized events carry Apple's body in `raw`; default no.
@@ -28,8 +36,11 @@ public struct DeliveryOptions: Sendable, Hashable {
     /// Age after which an event is dead-lettered however many attempts it had; default 72h.
     public var maxAge: Duration = .seconds(72 * 3600)
 
+    /// Default none.
+    public var order: Order = .none
+
     public init() {}
 
     /// The option names `ConfigParser.deliveryOption` reads, in the order errors list them.
-    public static let names = ["format", "include-raw", "timeout", "concurrency", "max-attempts", "backoff", "max-age"]
+    public static let names = ["format", "include-raw", "timeout", "concurrency", "max-attempts", "backoff", "max-age", "order"]
 }

@@ -13,6 +13,14 @@ public struct DestinationConfiguration: Sendable, Hashable {
     /// The kind and its options.
     public var kind: Kind
 
+    /// The common delivery options of a kind that has them (a file queue has none).
+    public var delivery: DeliveryOptions? {
+        switch kind {
+        case .webhook(let options): options.delivery
+        case .file: nil
+        }
+    }
+
     public init(name: String, kind: Kind) {
         self.name = name
         self.kind = kind

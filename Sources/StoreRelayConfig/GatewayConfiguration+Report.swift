@@ -118,6 +118,7 @@ extension GatewayConfiguration {
         "timeout \(ConfigFormat.duration(options.timeout)), concurrency \(options.concurrency), "
             + "max-attempts \(options.maxAttempts), backoff \(ConfigFormat.duration(options.backoffInitial)) "
             + "\(ConfigFormat.duration(options.backoffMaximum)), max-age \(ConfigFormat.duration(options.maxAge))"
+            + (options.order == .none ? "" : ", order \(options.order.rawValue)")
     }
 
     /// The URL without its query, which may carry a token.

@@ -12,6 +12,8 @@ import StoreRelayCore
 /// `journal` position true (see `DeliveryCheckpoint`).
 final class BookKeeper: Sendable {
     private let book: Locked<DestinationBook>
+    /// The holds of `order per-subscription`, shared for the same reason as the book.
+    let order = SubscriptionOrder()
 
     init(_ book: DestinationBook) { self.book = Locked(book) }
 

@@ -159,11 +159,14 @@ extension RecordPosition {
 
 extension ParkedJob {
     var json: JSONValue {
-        [
-            "p": position.json, "e": .string(eventId), "a": .array(attempts.map(\.progressJSON)),
-            "due": .integer(due.milliseconds), "budget": .integer(budgetStart.milliseconds),
-            "before": .integer(Int64(attemptsBeforeBudget)),
+        var fields: [JSONObject.Member] = [
+            ("p", position.json), ("e", .string(eventId)), ("a", .array(attempts.map(\.progressJSON))),
+            ("due", .integer(due.milliseconds)), ("budget", .integer(budgetStart.milliseconds)),
+            ("before", .integer(Int64(attemptsBeforeBudget))),
         ]
+        if let subscription { fields.append(("s", .string(subscription))) }
+        if let orderingGap { fields.append(("gap", .string(orderingGap))) }
+        return .object(JSONObject(fields))
     }
 
     init?(json: JSONValue, destination: String) {
@@ -175,6 +178,8 @@ extension ParkedJob {
         self.init(eventId: eventId, destination: destination, position: position, attempts: decoded,
                   due: Timestamp(milliseconds: due), attemptsBeforeBudget: Int(json["before"]?.int64Value ?? 0),
                   budgetStart: Timestamp(milliseconds: budget))
+        subscription = json["s"]?.stringValue
+        orderingGap = json["gap"]?.stringValue
     }
 }
 

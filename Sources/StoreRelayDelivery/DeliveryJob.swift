@@ -20,6 +20,9 @@ package struct DeliveryJob: Sendable {
     package var budgetStart: Timestamp
     /// The dead letter this job replays; such jobs are not in the journal's bookkeeping.
     package var replayOf: String?
+    /// With `order per-subscription`: the id of the event of the same subscription that was
+    /// dead-lettered just before this one went (`StoreRelay-Ordering-Gap`).
+    package var orderingGap: String?
 
     package init(notification: StoredNotification, destination: String, position: RecordPosition? = nil, body: [UInt8],
                  attempts: [DeliveryAttempt], due: Timestamp, attemptsBeforeBudget: Int = 0, budgetStart: Timestamp,
@@ -37,6 +40,8 @@ package struct DeliveryJob: Sendable {
 
     package var eventId: String { notification.id }
     package var attemptsInBudget: Int { attempts.count - attemptsBeforeBudget }
+    /// What `order per-subscription` orders by: the event's `originalTransactionId`.
+    package var subscription: String? { notification.event.originalTransactionId }
 }
 
 /// A waiting job whose event stays in the journal until it is due: its bookkeeping without
@@ -52,6 +57,10 @@ struct ParkedJob: Sendable, Equatable {
     var budgetStart: Timestamp
     /// Reads of its event that failed in a row (see `DestinationQueue.maxFailedReadBacks`).
     var failedReads = 0
+    /// The event's `originalTransactionId`, which `order per-subscription` orders by.
+    var subscription: String?
+    /// See `DeliveryJob.orderingGap`.
+    var orderingGap: String?
 
     init(eventId: String, destination: String, position: RecordPosition, attempts: [DeliveryAttempt], due: Timestamp,
          attemptsBeforeBudget: Int, budgetStart: Timestamp) {
@@ -74,13 +83,17 @@ struct ParkedJob: Sendable, Equatable {
         due = job.due
         attemptsBeforeBudget = job.attemptsBeforeBudget
         budgetStart = job.budgetStart
+        subscription = job.subscription
+        orderingGap = job.orderingGap
     }
 
     /// The whole job again, once its event has been read back; `body` is what the
     /// destination sends for it.
     func restored(_ notification: StoredNotification, body: [UInt8]) -> DeliveryJob {
-        DeliveryJob(notification: notification, destination: destination, position: position, body: body,
-                    attempts: attempts, due: due, attemptsBeforeBudget: attemptsBeforeBudget, budgetStart: budgetStart)
+        var job = DeliveryJob(notification: notification, destination: destination, position: position, body: body,
+                              attempts: attempts, due: due, attemptsBeforeBudget: attemptsBeforeBudget, budgetStart: budgetStart)
+        job.orderingGap = orderingGap
+        return job
     }
 }
 

@@ -72,6 +72,10 @@ final class DestinationQueue: @unchecked Sendable {
     /// engine's checkpoint.
     let keeper: BookKeeper
 
+    /// `order per-subscription`: events wait in `keeper.order` while an earlier event of
+    /// their subscription is on its way.
+    private let ordered: Bool
+
     // Confined to `queue`.
     private var waiting: WaitingRoom
     /// Taken, unfinished events at most (whole, parked, in flight).
@@ -97,6 +101,7 @@ final class DestinationQueue: @unchecked Sendable {
         self.readBackRetryDelay = readBackRetryDelay
         self.definition = definition
         self.name = definition.name
+        ordered = definition.delivery?.order == .perSubscription
         waiting = WaitingRoom(wholeLimit: wholeJobLimit)
         self.clock = clock
         self.logger = logger
@@ -119,7 +124,13 @@ final class DestinationQueue: @unchecked Sendable {
     func start(cursor: RecordPosition, unfinished: [ParkedJob]) {
         queue.async { [self] in
             self.cursor = cursor
-            for job in unfinished { waiting.add(job) }
+            // Journal order is acceptance order: the earliest unfinished event of each
+            // subscription holds it again, as before the restart.
+            for job in unfinished.sorted(by: { $0.position < $1.position }) { admit(job) }
+            if !ordered {
+                // A reload dropped `order`: nothing waits for anything any more.
+                for job in keeper.order.releaseAll() { waiting.add(job) }
+            }
             pump()
         }
     }
@@ -136,7 +147,7 @@ final class DestinationQueue: @unchecked Sendable {
                                       budgetStart: notification.receivedAt)
                 self.cursor = end
                 keeper.took([job], cursor: end)
-                waiting.add(job, now: clock.now())
+                admit(job, now: clock.now())
                 return pump()
             }
             if position >= cursor {
@@ -148,8 +159,29 @@ final class DestinationQueue: @unchecked Sendable {
         }
     }
 
-    /// Taken events the window can still hold.
-    private var roomToTake: Int { window - waiting.count - runner.inFlight }
+    /// Taken events the window can still hold (those held behind their subscription count).
+    private var roomToTake: Int { window - waiting.count - runner.inFlight - (ordered ? keeper.order.heldCount : 0) }
+
+    /// Into the waiting room, unless an earlier event of its subscription is on its way
+    /// (`order per-subscription`): then `keeper.order` holds it until that one finishes.
+    private func admit(_ job: DeliveryJob, now: Timestamp) {
+        if ordered, let parked = ParkedJob(job), !keeper.order.admit(parked) { return }
+        waiting.add(job, now: now)
+    }
+
+    private func admit(_ job: ParkedJob) {
+        if ordered, !keeper.order.admit(job) { return }
+        waiting.add(job)
+    }
+
+    /// The delivery at `position` is finished: the next event of its subscription, if one
+    /// was held, goes on its way (to the queue that replaces this one, while retiring).
+    /// Asked whatever `ordered` says: a reload may have just dropped or added `order`.
+    private func releaseNext(subscription: String?, at position: RecordPosition?, gap: String?) {
+        guard let next = keeper.order.release(subscription: subscription, at: position, gap: gap, now: clock.now()) else { return }
+        if case .retiring(let handOff, _) = lifecycle { return handOff(.parked(next)) }
+        waiting.add(next)
+    }
     /// Adds a job handed over from the queue a reload replaced (a whole one gets the body
     /// this definition sends).
     func takeOver(_ job: WaitingJob) {
@@ -166,8 +198,8 @@ final class DestinationQueue: @unchecked Sendable {
             case .stopping, .stopped: return
             }
             switch job {
-            case .whole(let whole): waiting.add(whole, now: clock.now())
-            case .parked(let parked): waiting.add(parked)
+            case .whole(let whole): admit(whole, now: clock.now())
+            case .parked(let parked): admit(parked)
             }
             pump()
         }
@@ -240,7 +272,8 @@ final class DestinationQueue: @unchecked Sendable {
 
     var status: DestinationStatus {
         queue.sync {
-            runner.status(queueDepth: waiting.count, parked: waiting.parkedCount)
+            let held = ordered ? keeper.order.heldCount : 0
+            return runner.status(queueDepth: waiting.count + held, parked: waiting.parkedCount + held)
         }
     }
 
@@ -323,7 +356,7 @@ final class DestinationQueue: @unchecked Sendable {
             for job in jobs { handOff(.whole(job)) }
             return closeIfRetiredAndIdle()
         }
-        for job in jobs { waiting.add(job, now: now) }
+        for job in jobs { admit(job, now: now) }
         if read.atEnd && (offeredWhileBehind.map { $0 < read.next } ?? true) {
             if case .behind = lifecycle { lifecycle = .live }
             offeredWhileBehind = nil
@@ -351,6 +384,7 @@ final class DestinationQueue: @unchecked Sendable {
             later.due = clock.now().advanced(by: readBackRetryDelay)
             if later.failedReads >= Self.maxFailedReadBacks {
                 events.unreadable(later)
+                releaseNext(subscription: later.subscription, at: later.position, gap: later.eventId)
             } else if case .retiring(let handOff, _) = lifecycle {
                 handOff(.parked(later))
             } else {
@@ -403,8 +437,10 @@ final class DestinationQueue: @unchecked Sendable {
             // the progress record the engine appends is never stored).
             keeper.finished(at: job.position)
             events.delivered(job)
+            releaseNext(subscription: job.subscription, at: job.position, gap: nil)
         case .deadLetter(let job, let reason, let detail):
             events.deadLettered(job, reason, detail)
+            releaseNext(subscription: job.subscription, at: job.position, gap: job.eventId)
         case .retry(let job, let attempt):
             keeper.attempted(job)
             events.attempted(job, attempt)

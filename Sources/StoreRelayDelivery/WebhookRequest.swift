@@ -12,7 +12,8 @@ package struct WebhookRequest {
     /// The body this destination receives for `notification` (`EventMessage`).
     func body(for notification: StoredNotification) -> [UInt8] { EventMessage.body(for: notification, options.delivery) }
 
-    func request(for notification: StoredNotification, body: [UInt8], attempt: Int, now: Timestamp) -> HTTPClientRequest {
+    func request(for notification: StoredNotification, body: [UInt8], attempt: Int, now: Timestamp,
+                 orderingGap: String? = nil) -> HTTPClientRequest {
         let timestamp = String(now.seconds)
         var headers: HTTPHeaders = [
             "Content-Type": "application/json",
@@ -32,6 +33,9 @@ package struct WebhookRequest {
         }
         if let verified = notification.event.verified {
             headers.add(name: "StoreRelay-Verified", value: verified ? "true" : "false")
+        }
+        if let orderingGap {
+            headers.add(name: "StoreRelay-Ordering-Gap", value: orderingGap)
         }
         for header in options.headers {
             headers.add(name: header.name, value: header.value)

@@ -10,10 +10,12 @@ import StoreRelayTestSupport
 /// rule, so a notification signed before the dedupe window is replayed only when forced.
 /// `typeJSON` is the notificationType as JSON string content, escapes and all.
 func sampleNotification(id: String = UUID().uuidString.lowercased(), destinations: [String] = ["a"],
-                        signedAgo: Duration = .seconds(60), typeJSON: String = "DID_RENEW") throws -> StoredNotification {
+                        signedAgo: Duration = .seconds(60), typeJSON: String = "DID_RENEW",
+                        subscription: String? = nil) throws -> StoredNotification {
     let signed = Timestamp.now().milliseconds - signedAgo.wholeMilliseconds
     let payload = try JSONValue.parse(#"{"notificationType":"\#(typeJSON)","notificationUUID":"\#(id)","version":"2.0","signedDate":\#(signed),"data":{"bundleId":"com.acme.journal","environment":"Sandbox","appAppleId":1}}"#)
-    let content = NotificationContent(payload: payload.objectValue!, environment: .sandbox)
+    let transaction = subscription.map { JSONValue.object(JSONObject([("originalTransactionId", .string($0))])) }
+    let content = NotificationContent(payload: payload.objectValue!, transaction: transaction, environment: .sandbox)
     let event = try NormalizedEvent(content: content, receivedAt: Timestamp(milliseconds: 1_700_000_000_500))
     return StoredNotification(event: event, disposition: .accept, destinations: destinations,
                               body: Array(#"{"signedPayload":"x.y.z"}"#.utf8), receivedAt: Timestamp(milliseconds: 1_700_000_000_500))

@@ -41,10 +41,12 @@ final class ParkingHarness: Sendable {
 
     /// Journals `count` notifications for `destinations` and submits each once it is stored,
     /// as the intake does; returns them in order.
-    func accept(_ count: Int, destinations: [String], typeJSON: String = "DID_RENEW", prefix: String = "event-") throws -> [StoredNotification] {
+    func accept(_ count: Int, destinations: [String], typeJSON: String = "DID_RENEW", prefix: String = "event-",
+                first: Int = 0, subscription: (Int) -> String? = { _ in nil }) throws -> [StoredNotification] {
         var accepted: [StoredNotification] = []
-        for n in 0..<count {
-            var notification = try sampleNotification(id: "\(prefix)\(n)", destinations: destinations, typeJSON: typeJSON)
+        for n in first..<(first + count) {
+            var notification = try sampleNotification(id: "\(prefix)\(n)", destinations: destinations, typeJSON: typeJSON,
+                                                      subscription: subscription(n))
             notification.receivedAt = .now()  // budgets (max-age) run from here
             let stored = Locked<RecordPosition?>(nil)
             let done = DispatchSemaphore(value: 0)

@@ -60,6 +60,13 @@ class Handler(BaseHTTPRequestHandler):
         status, extra = 200, {}
         if self.path.startswith("/flaky/"):
             status = 503 if count <= int(self.path.split("/")[2]) else 200
+        elif self.path.startswith("/fail-every/"):
+            # /fail-every/M/K[/...]: 503 for the first K attempts of events whose id ends
+            # in a number divisible by M (event-0, event-3, ... for M=3); 200 otherwise.
+            parts = self.path.split("/")
+            every, times = int(parts[2]), int(parts[3])
+            number = int(hook_id.rsplit("-", 1)[-1]) if hook_id.rsplit("-", 1)[-1].isdigit() else 1
+            status = 503 if number % every == 0 and count <= times else 200
         elif self.path == "/ratelimit":
             status, extra = (429, {"Retry-After": "1"}) if count == 1 else (200, {})
         elif self.path == "/ratelimit-date":
