@@ -40,6 +40,9 @@ final class ClusterDestination: @unchecked Sendable {
 
     let name: String
     let definition: DestinationConfiguration
+    /// `order per-subscription`: entries are read in their subscription's turn
+    /// (`ClusterQueue.readInTurn`), which the server keeps for every instance.
+    private let ordered: Bool
     private let queue: ClusterQueue
     private let seal: ClusterSeal
     private let settings: Settings
@@ -64,6 +67,7 @@ final class ClusterDestination: @unchecked Sendable {
          seal: ClusterSeal = .off, clock: any TimeSource, logger: Logger, observer: any DeliveryObserver) {
         self.seal = seal
         self.definition = definition
+        ordered = definition.delivery?.order == .perSubscription
         name = definition.name
         queue = ClusterQueue(client: client, destination: definition.name, consumer: consumer)
         self.settings = settings
@@ -205,7 +209,8 @@ final class ClusterDestination: @unchecked Sendable {
         guard runner.allowsAttempt(at: now) else { return schedulePoll(at: runner.openUntil) }
         let count = runner.breaker == .closed ? min(free, 100) : 1
         reading = true
-        queue.read(count: count) { [self] result in
+        let read = ordered ? queue.readInTurn : queue.read
+        read(count) { [self] result in
             work.async { [self] in
                 reading = false
                 switch result {
@@ -304,11 +309,12 @@ final class ClusterDestination: @unchecked Sendable {
                 return tampered(entry, .progress, "the delivery's progress " + (failed.failure ?? ""), now: now, read: read)
             }
         }
-        let job = DeliveryJob(notification: notification, destination: name, body: runner.prepare(notification),
+        var job = DeliveryJob(notification: notification, destination: name, body: runner.prepare(notification),
                               attempts: saved.attempts, due: now, attemptsBeforeBudget: saved.attemptsBefore,
                               budgetStart: saved.budgetStart, replayOf: saved.replayOf)
+        job.orderingGap = entry.orderingGap
         if let expired = runner.expired(job, now: now) { return handle(entry, saved, expired, now: now) }
-        runner.attempt(job) { [self, saved] outcome in
+        runner.attempt(job) { [self, saved, job] outcome in
             handle(entry, saved, runner.settle(job, outcome), now: clock.now())
         }
     }

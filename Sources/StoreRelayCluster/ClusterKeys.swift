@@ -26,6 +26,9 @@ public struct ClusterKeys: Sendable, Hashable {
     public func progress(_ destination: String) -> String { Self.prefix + "progress:" + destination }
     /// `recent`: finished events by finishing time (UNIX ms), trimmed to `recent-events`.
     public var recent: String { Self.prefix + "recent" }
+    /// `turns:<destination>`: with `order per-subscription`, each subscription's event on its
+    /// way there (original transaction id → event id).
+    public func turns(_ destination: String) -> String { Self.prefix + "turns:" + destination }
     /// `subscription:<originalTransactionId>`: the known events of one subscription.
     public func subscription(_ originalTransactionId: String) -> String { Self.prefix + "subscription:" + originalTransactionId }
     /// `letters`: every dead letter, by id (JSON, as single-node mode writes its files).
@@ -66,6 +69,36 @@ public struct ClusterKeys: Sendable, Hashable {
 
 /// Lua shared by the scripts that finish an event's last delivery.
 enum ClusterLua {
+    /// `passTurn(prefix, destination, id, stream, gap)`: `order per-subscription`'s release.
+    /// When event `id` held its subscription's turn at `destination`, the next event held
+    /// behind it (in `held:<destination>:<subscription>`, in the order they were read, which
+    /// is stream order) goes back into the stream and takes the turn, carrying `gap` (the id
+    /// of a dead-lettered event; '' for none); with none held the turn is given up.
+    static let passTurn = """
+        local function passTurn(prefix, destination, id, stream, gap)
+          local turns = prefix .. 'turns:' .. destination
+          if redis.call('EXISTS', turns) == 0 then
+            return
+          end
+          local subscription = redis.call('HGET', prefix .. 'state:' .. id, '_subscription')
+          if not subscription or subscription == '' or redis.call('HGET', turns, subscription) ~= id then
+            return
+          end
+          local nextId = redis.call('LPOP', prefix .. 'held:' .. destination .. ':' .. subscription)
+          if not nextId then
+            redis.call('HDEL', turns, subscription)
+            return
+          end
+          redis.call('HSET', turns, subscription, nextId)
+          if gap ~= '' then
+            redis.call('XADD', stream, '*', 'id', nextId, 'gap', gap)
+          else
+            redis.call('XADD', stream, '*', 'id', nextId)
+          end
+        end
+
+        """
+
     /// `finish(prefix, id, now, capacity)`: the event joins the window of recent events;
     /// those pushed out of the window (64 at a time) lose their record, state and
     /// subscription entry.

@@ -81,6 +81,33 @@ extension ClusterQueue {
         }
     }
 
+    /// `readInTurn`: new entries, each given its subscription's turn or held behind it.
+    struct ReadInTurnCall: ScriptCall {
+        static var script: RedisScript { ClusterQueue.readInTurn }
+
+        var stream: String
+        var turns: String
+        var group = ClusterKeys.group
+        var consumer: String
+        var count: Int
+        var prefix = ClusterKeys.prefix
+        var destination: String
+
+        init(queue: ClusterQueue, count: Int) {
+            stream = queue.keys.queue(queue.destination)
+            turns = queue.keys.turns(queue.destination)
+            consumer = queue.consumer
+            self.count = count
+            destination = queue.destination
+        }
+
+        var keys: [String] { [stream, turns] }
+        var arguments: [[UInt8]] {
+            typealias A = ScriptArgument
+            return [A.text(group), A.text(consumer), A.number(count), A.text(prefix), A.text(destination)]
+        }
+    }
+
     /// `moveDue`: retries due by `now` back into the stream, at most `limit`.
     struct MoveDueCall: ScriptCall {
         static var script: RedisScript { ClusterQueue.moveDue }

@@ -14,6 +14,15 @@ public final class ClusterQueue: Sendable {
     public struct Entry: Sendable, Equatable, Hashable {
         public var streamId: String
         public var eventId: String
+        /// With `order per-subscription`: the dead-lettered event of the same subscription
+        /// that released this one (`StoreRelay-Ordering-Gap`).
+        public var orderingGap: String?
+
+        public init(streamId: String, eventId: String, orderingGap: String? = nil) {
+            self.streamId = streamId
+            self.eventId = eventId
+            self.orderingGap = orderingGap
+        }
     }
 
     /// What `claimIdle` took over, and the entries it found deleted while pending: each is an
@@ -56,7 +65,7 @@ public final class ClusterQueue: Sendable {
     let client: RedisClient
     let keys: ClusterKeys
 
-    static let finish = RedisScript(source: ClusterLua.finish + """
+    static let finish = RedisScript(source: ClusterLua.finish + ClusterLua.passTurn + """
         -- One delivery finished (delivered, or dead-lettered). KEYS[1] the stream, KEYS[2] the
         -- progress hash, KEYS[3] the event's state; ARGV[1] the group, ARGV[2] the entry,
         -- ARGV[3] the event id, ARGV[4] the destination, ARGV[5] its final state, ARGV[6] the
@@ -71,6 +80,8 @@ public final class ClusterQueue: Sendable {
         end
         local prefix = ARGV[6]
         redis.call('HDEL', KEYS[2], ARGV[3])
+        -- Whatever the destination's `order` says now: a reload may just have dropped it.
+        passTurn(prefix, ARGV[4], ARGV[3], KEYS[1], ARGV[9] ~= '' and ARGV[3] or '')
         if ARGV[13] == '1' then
           -- Nothing that failed is lost: kept aside for a replay once it checks out, and a
           -- letter already stored under the id is left as it is.
@@ -126,6 +137,40 @@ public final class ClusterQueue: Sendable {
         return 1
         """)
 
+    static let readInTurn = RedisScript(source: """
+        -- `order per-subscription`: reads new entries as XREADGROUP does, and in the same step
+        -- gives each event its subscription's turn, or holds it when an earlier event of the
+        -- subscription has the turn (in flight on any instance, or waiting to retry). Reading
+        -- and taking turns in one step is what keeps stream (acceptance) order across
+        -- instances. A held entry leaves the stream; `passTurn` puts it back.
+        -- KEYS[1] the stream, KEYS[2] the destination's turns; ARGV[1] the group, ARGV[2] the
+        -- consumer, ARGV[3] at most this many, ARGV[4] the prefix, ARGV[5] the destination.
+        local reply = redis.call('XREADGROUP', 'GROUP', ARGV[1], ARGV[2], 'COUNT', tonumber(ARGV[3]), 'STREAMS', KEYS[1], '>')
+        if not reply then
+          return {}
+        end
+        local entries = {}
+        for _, entry in ipairs(reply[1][2]) do
+          local fields, id = entry[2], ''
+          for i = 1, #fields, 2 do
+            if fields[i] == 'id' then id = fields[i + 1] end
+          end
+          local subscription = id ~= '' and redis.call('HGET', ARGV[4] .. 'state:' .. id, '_subscription') or ''
+          local holder = subscription and subscription ~= '' and redis.call('HGET', KEYS[2], subscription)
+          if holder and holder ~= id then
+            redis.call('XACK', KEYS[1], ARGV[1], entry[1])
+            redis.call('XDEL', KEYS[1], entry[1])
+            redis.call('RPUSH', ARGV[4] .. 'held:' .. ARGV[5] .. ':' .. subscription, id)
+          else
+            if subscription and subscription ~= '' then
+              redis.call('HSET', KEYS[2], subscription, id)
+            end
+            entries[#entries + 1] = entry
+          end
+        end
+        return entries
+        """)
+
     static let moveDue = RedisScript(source: """
         -- Entries whose retry is due, back into the stream (any instance may run this).
         -- KEYS[1] the delayed set, KEYS[2] the stream; ARGV[1] now (UNIX ms), ARGV[2] at most
@@ -170,6 +215,17 @@ public final class ClusterQueue: Sendable {
                 // [[stream, [[id, [field, value, ...]], ...]]], or nil when nothing is new.
                 let entries = reply.elements?.first?.elements?.last?.elements ?? []
                 return .success(entries.compactMap(Self.entry))
+            })
+        }
+    }
+
+    /// `read` for a destination with `order per-subscription`: only events whose turn it is
+    /// come back; the others wait on the server behind their subscription's event.
+    public func readInTurn(count: Int, completion: @escaping @Sendable (Result<[Entry], RedisError>) -> Void) {
+        client.evaluate(ReadInTurnCall(queue: self, count: count)) { result in
+            completion(result.flatMap { reply in
+                if let error = reply.errorKind { return .failure(RedisError(.protocolError, "read in turn: \(error)")) }
+                return .success((reply.elements ?? []).compactMap(Self.entry))
             })
         }
     }
@@ -297,13 +353,16 @@ public final class ClusterQueue: Sendable {
     static func entry(_ value: RESPValue) -> Entry? {
         guard let parts = value.elements, parts.count == 2, let streamId = parts[0].string else { return nil }
         let fields = parts[1].elements ?? []
+        var entry = Entry(streamId: streamId, eventId: "")
         var index = 0
         while index + 1 < fields.count {
-            if fields[index].string == "id", let eventId = fields[index + 1].string, !eventId.isEmpty {
-                return Entry(streamId: streamId, eventId: eventId)
+            switch fields[index].string {
+            case "id": entry.eventId = fields[index + 1].string ?? ""
+            case "gap": entry.orderingGap = fields[index + 1].string
+            default: break
             }
             index += 2
         }
-        return Entry(streamId: streamId, eventId: "")
+        return entry
     }
 }

@@ -8,10 +8,12 @@ import StoreRelayVerification
 
 /// An accepted notification with id `id`, routed to `destinations` (none: unrouted), signed
 /// `signedAgo` before now (replays re-apply the staleness rule).
-func notification(_ id: String, destinations: [String] = ["billing", "crm"], signedAgo: Duration = .seconds(60)) -> StoredNotification {
+func notification(_ id: String, destinations: [String] = ["billing", "crm"], signedAgo: Duration = .seconds(60),
+                  subscription: String? = nil) -> StoredNotification {
     let signed = Timestamp.now().milliseconds - signedAgo.wholeMilliseconds
     let payload = try! JSONValue.parse(#"{"notificationType":"DID_RENEW","notificationUUID":"\#(id)","version":"2.0","signedDate":\#(signed),"data":{"bundleId":"com.acme.journal","environment":"Sandbox","appAppleId":1}}"#)
-    let event = try! NormalizedEvent(content: NotificationContent(payload: payload.objectValue!, environment: .sandbox),
+    let transaction = subscription.map { JSONValue.object(JSONObject([("originalTransactionId", .string($0))])) }
+    let event = try! NormalizedEvent(content: NotificationContent(payload: payload.objectValue!, transaction: transaction, environment: .sandbox),
                                      receivedAt: Timestamp(milliseconds: 1_700_000_000_500))
     return StoredNotification(event: event, disposition: .accept, destinations: destinations,
                               body: Array(#"{"signedPayload":"x.y.z"}"#.utf8), receivedAt: Timestamp(milliseconds: 1_700_000_000_500))

@@ -74,19 +74,6 @@ import StoreRelayTestSupport
         }.joined(separator: "\n") + "\nroute * * * -> \(destinations.map(\.name).joined(separator: ", "))\n"
     }
 
-    /// The ids a path answered 200 to, per subscription, in the order the sink received them.
-    static func deliveredPerSubscription(_ sink: WebhookSink, path: String, failingEvery: Int, failingTimes: Int,
-                                         subscriptions: Int = subscriptions) -> [Int: [Int]] {
-        var delivered: [Int: [Int]] = [:]
-        for request in sink.requests(path: path) {
-            guard let id = request["headers"]?["webhook-id"]?.stringValue, let count = request["count"]?.int64Value,
-                  let number = Int(id.split(separator: "-").last ?? "") else { continue }
-            let failed = number % failingEvery == 0 && count <= failingTimes
-            if !failed { delivered[number % subscriptions, default: []].append(number) }
-        }
-        return delivered
-    }
-
     @Test func eachSubscriptionArrivesInOrderWhileTheControlReorders() throws {
         let sink = try WebhookSink()
         let ordered = "/fail-every/3/2/ordered", control = "/fail-every/3/2/control"
@@ -94,15 +81,15 @@ import StoreRelayTestSupport
         defer { harness.stop() }
         _ = try harness.accept(Self.events, destinations: ["ordered", "control"]) { "sub-\($0 % Self.subscriptions)" }
         #expect(sink.waitFor(timeout: 30) { _ in
-            Self.deliveredPerSubscription(sink, path: ordered, failingEvery: 3, failingTimes: 2).values.map(\.count).reduce(0, +) == Self.events
-                && Self.deliveredPerSubscription(sink, path: control, failingEvery: 3, failingTimes: 2).values.map(\.count).reduce(0, +) == Self.events
+            sink.successes(path: ordered, groups: Self.subscriptions).values.map(\.count).reduce(0, +) == Self.events
+                && sink.successes(path: control, groups: Self.subscriptions).values.map(\.count).reduce(0, +) == Self.events
         })
-        let inOrder = Self.deliveredPerSubscription(sink, path: ordered, failingEvery: 3, failingTimes: 2)
+        let inOrder = sink.successes(path: ordered, groups: Self.subscriptions)
         for (subscription, numbers) in inOrder {
             #expect(numbers == Array(stride(from: subscription, to: Self.events, by: Self.subscriptions)), "subscription \(subscription)")
         }
         // Without `order`, a failed event's retry comes after later events of its subscription.
-        let reordered = Self.deliveredPerSubscription(sink, path: control, failingEvery: 3, failingTimes: 2)
+        let reordered = sink.successes(path: control, groups: Self.subscriptions)
         #expect(reordered.values.contains { $0 != $0.sorted() })
         // Other subscriptions proceed: the ordered destination had several requests in flight.
         let times = sink.requests(path: ordered).compactMap { $0["at"]?.doubleValue }
@@ -150,9 +137,9 @@ import StoreRelayTestSupport
         defer { second.stop() }
         try second.resume()
         #expect(sink.waitFor(timeout: 30) { _ in
-            Self.deliveredPerSubscription(sink, path: path, failingEvery: 3, failingTimes: 1, subscriptions: 4).values.map(\.count).reduce(0, +) == 20
+            sink.successes(path: path, groups: 4).values.map(\.count).reduce(0, +) == 20
         })
-        for (subscription, numbers) in Self.deliveredPerSubscription(sink, path: path, failingEvery: 3, failingTimes: 1, subscriptions: 4) {
+        for (subscription, numbers) in sink.successes(path: path, groups: 4) {
             #expect(numbers == Array(stride(from: subscription, to: 20, by: 4)), "subscription \(subscription)")
         }
     }

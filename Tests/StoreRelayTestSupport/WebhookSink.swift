@@ -52,6 +52,21 @@ public final class WebhookSink: @unchecked Sendable {
 
     public func requests(path: String) -> [JSONValue] { requests.filter { $0["path"]?.stringValue == path } }
 
+    /// For a `/fail-every/M/K/...` path: the numbers of the events (`...-N` ids) it answered
+    /// 200 to, grouped by `N % groups` (a subscription each), in the order the sink received
+    /// them.
+    public func successes(path: String, groups: Int) -> [Int: [Int]] {
+        let parts = path.split(separator: "/")
+        guard parts.count >= 3, parts[0] == "fail-every", let every = Int(parts[1]), let times = Int(parts[2]) else { return [:] }
+        var delivered: [Int: [Int]] = [:]
+        for request in requests(path: path) {
+            guard let id = request["headers"]?["webhook-id"]?.stringValue, let count = request["count"]?.int64Value,
+                  let number = Int(id.split(separator: "-").last ?? "") else { continue }
+            if !(number % every == 0 && count <= times) { delivered[number % groups, default: []].append(number) }
+        }
+        return delivered
+    }
+
     /// Waits until `predicate` holds for the received requests, or the deadline passes.
     @discardableResult
     public func waitFor(timeout: Double = 20, _ predicate: ([JSONValue]) -> Bool) -> Bool {
