@@ -27,11 +27,12 @@ public struct NotificationSigner: Sendable {
     /// nested signed transaction, for `bundleId`.
     public func body(
         uuid: String = UUID().uuidString.lowercased(), type: String = "DID_RENEW", subtype: String? = nil,
-        environment: String = "Sandbox", bundleId: String = "com.acme.journal", productId: String = "com.acme.journal.monthly"
+        environment: String = "Sandbox", bundleId: String = "com.acme.journal", productId: String = "com.acme.journal.monthly",
+        originalTransactionId: String = "2000000000000001"
     ) throws -> String {
         let now = Int64(Date().timeIntervalSince1970 * 1000)
         let transaction = try sign(payload: """
-            {"transactionId":"2000000\(now)","originalTransactionId":"2000000000000001","bundleId":"\(bundleId)",\
+            {"transactionId":"2000000\(now)","originalTransactionId":"\(originalTransactionId)","bundleId":"\(bundleId)",\
             "productId":"\(jsonEscaped(productId))","purchaseDate":\(now - 1000),"expiresDate":\(now + 2_592_000_000),\
             "type":"Auto-Renewable Subscription","environment":"\(environment)","signedDate":\(now)}
             """)
