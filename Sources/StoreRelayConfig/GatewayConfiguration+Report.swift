@@ -70,7 +70,7 @@ extension GatewayConfiguration {
             switch destination.kind {
             case .webhook(let options):
                 out.append("  \(destination.name)  webhook \(Self.redactedURL(options.url))\(unused)")
-                out.append("    signing-secret \(options.signingSecret == nil ? "<not set>" : "<set>"), \(Self.describeBody(options.delivery))")
+                out.append("    signing-secret \(Self.describeSigning(options)), \(Self.describeBody(options.delivery))")
                 out.append("    \(Self.describe(options.delivery))")
                 if let caFile = options.caFile { out.append("    ca-file \(caFile)") }
                 for header in options.headers { out.append("    header \(header.name) <set>") }
@@ -106,6 +106,17 @@ extension GatewayConfiguration {
 
     private static func pad(_ text: String, _ width: Int) -> String {
         text + String(repeating: " ", count: max(0, width - text.count))
+    }
+
+    /// `<not set>`, or the fingerprint of each active secret, labelled: `new sha256:1a2b3c4d,
+    /// old sha256:...` while two rotate. Never the secret.
+    static func describeSigning(_ options: WebhookOptions) -> String {
+        let fingerprints = options.signingSecretFingerprints
+        switch fingerprints.count {
+        case 0: return "<not set>"
+        case 1: return "<set> (\(fingerprints[0]))"
+        default: return "<set> (new \(fingerprints[0]), old \(fingerprints[1]): both sign)"
+        }
     }
 
     /// `format normalized, include-raw no`: what a destination's messages hold.
