@@ -99,6 +99,9 @@ extension ConfigParser {
             }
             options.backoffInitial = from
             options.backoffMaximum = to
+        case "rate":
+            guard arity(head, arguments, 1...1, "rate N/s or rate N/m") else { return }
+            if let rate = value(arguments[0], "rate", DeliveryRate.parse) { options.rate = rate }
         default:  // max-age
             guard arity(head, arguments, 1...1, "max-age DURATION") else { return }
             if let age = value(arguments[0], "max-age", Self.positiveDuration) { options.maxAge = age }

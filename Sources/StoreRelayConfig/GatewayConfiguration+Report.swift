@@ -128,7 +128,8 @@ extension GatewayConfiguration {
     static func describe(_ options: DeliveryOptions) -> String {
         "timeout \(ConfigFormat.duration(options.timeout)), concurrency \(options.concurrency), "
             + "max-attempts \(options.maxAttempts), backoff \(ConfigFormat.duration(options.backoffInitial)) "
-            + "\(ConfigFormat.duration(options.backoffMaximum)), max-age \(ConfigFormat.duration(options.maxAge))"
+            + "\(ConfigFormat.duration(options.backoffMaximum)), max-age \(ConfigFormat.duration(options.maxAge)), "
+            + "rate \(options.rate.map { "\($0) (burst \($0.burst))" } ?? "unlimited")"
     }
 
     /// The URL without its query, which may carry a token.
