@@ -69,7 +69,7 @@ let package = Package(
         // routes.conf and the configuration model.
         .target(
             name: "StoreRelayConfig",
-            dependencies: ["StoreRelayCore", "StoreRelayNet"],
+            dependencies: ["StoreRelayCore", "StoreRelayNet", "StoreRelayCrypto"],
             swiftSettings: swiftSettings
         ),
         // Routing, destination queues, retries, circuit breakers, dead letters.

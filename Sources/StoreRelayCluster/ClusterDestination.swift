@@ -206,8 +206,12 @@ final class ClusterDestination: @unchecked Sendable {
         let free = runner.room
         guard free > 0 else { return }
         let now = clock.now()
-        guard runner.allowsAttempt(at: now) else { return schedulePoll(at: runner.openUntil) }
-        let count = runner.breaker == .closed ? min(free, 100) : 1
+        guard runner.allowsAttempt(at: now) else {
+            // The later of the breaker's probe and the `rate`'s next token.
+            return schedulePoll(at: [runner.openUntil, runner.nextToken(at: now)].compactMap { $0 }.max())
+        }
+        // Each entry read spends a token of the `rate` (`hold`), so no more are read than it allows.
+        let count = runner.breaker == .closed ? min(free, 100, runner.rateRoom(at: now)) : 1
         reading = true
         let read = ordered ? queue.readInTurn : queue.read
         read(count) { [self] result in

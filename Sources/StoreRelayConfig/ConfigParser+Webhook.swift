@@ -10,15 +10,18 @@ extension ConfigParser {
     mutating func webhookOption(_ head: ConfigToken, _ arguments: [ConfigToken], _ options: inout WebhookOptions) {
         switch head.text {
         case "signing-secret":
-            guard arity(head, arguments, 1...1, "signing-secret whsec_BASE64") else { return }
-            let secret = value(arguments[0], "signing-secret") { text throws(ConfigValueError) in
-                guard text.hasPrefix("whsec_") else { throw ConfigValueError("the secret does not start with 'whsec_' (expected whsec_ followed by base64)") }
-                guard WebhookOptions.decodeSigningSecret(text) != nil else {
-                    throw ConfigValueError("the part after 'whsec_' is not valid non-empty base64 (expected whsec_ followed by base64)")
+            guard arity(head, arguments, 1...WebhookOptions.maxSigningSecrets, "signing-secret whsec_NEW [whsec_OLD]") else { return }
+            var secrets: [ConfigSecret] = []
+            for argument in arguments {
+                guard let secret = value(argument, "signing-secret", Self.signingSecret) else { return }
+                // The same secret twice would sign twice and rotate nothing: a copy-paste slip.
+                guard !secrets.contains(secret) else {
+                    report(.invalidValue, at: argument, "invalid signing-secret: the same secret is given twice (expected the new secret, then the old one)")
+                    return
                 }
-                return ConfigSecret(text)
+                secrets.append(secret)
             }
-            if let secret { options.signingSecret = secret }
+            options.signingSecrets = secrets
         case "header":
             guard arity(head, arguments, 2...2, "header NAME VALUE") else { return }
             if let name = value(arguments[0], "header name", Self.headerName) {
@@ -30,6 +33,15 @@ extension ConfigParser {
         default:
             deliveryOption(head, arguments, &options.delivery)
         }
+    }
+
+    /// A `whsec_<base64>` secret, its key non-empty.
+    static func signingSecret(_ text: String) throws(ConfigValueError) -> ConfigSecret {
+        guard text.hasPrefix("whsec_") else { throw ConfigValueError("the secret does not start with 'whsec_' (expected whsec_ followed by base64)") }
+        guard WebhookOptions.decodeSigningSecret(text) != nil else {
+            throw ConfigValueError("the part after 'whsec_' is not valid non-empty base64 (expected whsec_ followed by base64)")
+        }
+        return ConfigSecret(text)
     }
 
     /// An HTTP field name (RFC 9110 §5.1 token) that StoreRelay does not set itself.
@@ -95,6 +107,9 @@ extension ConfigParser {
             }) {
                 options.order = order
             }
+        case "rate":
+            guard arity(head, arguments, 1...1, "rate N/s or rate N/m") else { return }
+            if let rate = value(arguments[0], "rate", DeliveryRate.parse) { options.rate = rate }
         default:  // max-age
             guard arity(head, arguments, 1...1, "max-age DURATION") else { return }
             if let age = value(arguments[0], "max-age", Self.positiveDuration) { options.maxAge = age }

@@ -35,6 +35,9 @@ public struct DeliveryOptions: Sendable, Hashable {
     public var backoffMaximum: Duration = .seconds(3600)
     /// Age after which an event is dead-lettered however many attempts it had; default 72h.
     public var maxAge: Duration = .seconds(72 * 3600)
+    /// Attempts started per second or minute, retries included; nil (default): no limit
+    /// but `concurrency`.
+    public var rate: DeliveryRate?
 
     /// Default none.
     public var order: Order = .none
@@ -42,5 +45,5 @@ public struct DeliveryOptions: Sendable, Hashable {
     public init() {}
 
     /// The option names `ConfigParser.deliveryOption` reads, in the order errors list them.
-    public static let names = ["format", "include-raw", "timeout", "concurrency", "max-attempts", "backoff", "max-age", "order"]
+    public static let names = ["format", "include-raw", "timeout", "concurrency", "max-attempts", "backoff", "max-age", "rate", "order"]
 }

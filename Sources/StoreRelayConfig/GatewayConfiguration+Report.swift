@@ -70,7 +70,7 @@ extension GatewayConfiguration {
             switch destination.kind {
             case .webhook(let options):
                 out.append("  \(destination.name)  webhook \(Self.redactedURL(options.url))\(unused)")
-                out.append("    signing-secret \(options.signingSecret == nil ? "<not set>" : "<set>"), \(Self.describeBody(options.delivery))")
+                out.append("    signing-secret \(Self.describeSigning(options)), \(Self.describeBody(options.delivery))")
                 out.append("    \(Self.describe(options.delivery))")
                 if let caFile = options.caFile { out.append("    ca-file \(caFile)") }
                 for header in options.headers { out.append("    header \(header.name) <set>") }
@@ -108,6 +108,17 @@ extension GatewayConfiguration {
         text + String(repeating: " ", count: max(0, width - text.count))
     }
 
+    /// `<not set>`, or the fingerprint of each active secret, labelled: `new sha256:1a2b3c4d,
+    /// old sha256:...` while two rotate. Never the secret.
+    static func describeSigning(_ options: WebhookOptions) -> String {
+        let fingerprints = options.signingSecretFingerprints
+        switch fingerprints.count {
+        case 0: return "<not set>"
+        case 1: return "<set> (\(fingerprints[0]))"
+        default: return "<set> (new \(fingerprints[0]), old \(fingerprints[1]): both sign)"
+        }
+    }
+
     /// `format normalized, include-raw no`: what a destination's messages hold.
     static func describeBody(_ options: DeliveryOptions) -> String {
         "format \(options.format.rawValue), include-raw \(options.includeRaw ? "yes" : "no")"
@@ -117,7 +128,8 @@ extension GatewayConfiguration {
     static func describe(_ options: DeliveryOptions) -> String {
         "timeout \(ConfigFormat.duration(options.timeout)), concurrency \(options.concurrency), "
             + "max-attempts \(options.maxAttempts), backoff \(ConfigFormat.duration(options.backoffInitial)) "
-            + "\(ConfigFormat.duration(options.backoffMaximum)), max-age \(ConfigFormat.duration(options.maxAge))"
+            + "\(ConfigFormat.duration(options.backoffMaximum)), max-age \(ConfigFormat.duration(options.maxAge)), "
+            + "rate \(options.rate.map { "\($0) (burst \($0.burst))" } ?? "unlimited")"
             + (options.order == .none ? "" : ", order \(options.order.rawValue)")
     }
 

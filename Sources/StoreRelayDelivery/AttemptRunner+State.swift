@@ -4,8 +4,8 @@ import StoreRelayCore
 extension AttemptRunner {
     /// The runner's bookkeeping as a pure state machine with injected time: the circuit
     /// breaker, the attempts in flight, the last success and error, and the rules that turn
-    /// an attempt's outcome into a verdict (SPEC "Delivery to webhooks", retries). No I/O:
-    /// tested directly.
+    /// an attempt's outcome into a verdict (SPEC "Delivery to webhooks", retries), and the
+    /// `rate` every attempt spends a token of. No I/O: tested directly.
     struct State: Sendable {
         let limits: DeliveryLimits
         let concurrency: Int
@@ -15,21 +15,42 @@ extension AttemptRunner {
         private(set) var inFlight = 0
         private(set) var lastSuccess: Timestamp?
         private(set) var lastError: (message: String, at: Timestamp)?
+        /// `rate`: nil when the destination has none.
+        private(set) var pace: TokenBucket?
 
         init(limits: DeliveryLimits, concurrency: Int) {
             self.limits = limits
             self.concurrency = concurrency
             breaker = CircuitBreaker(threshold: 5, cooldown: limits.schedule)
+            pace = limits.rate.map(TokenBucket.init)
         }
 
         /// Slots free for more jobs.
         var room: Int { concurrency - inFlight }
 
-        mutating func take(_ count: Int = 1) { inFlight += count }
+        /// Attempts the rate lets start at `now` (`Int.max` without a rate).
+        func rateRoom(at now: Timestamp) -> Int { pace?.available(at: now) ?? .max }
+
+        /// When the rate lets the next attempt start; nil when it does at `now`, or there is
+        /// no rate.
+        func nextToken(at now: Timestamp) -> Timestamp? { pace?.nextToken(at: now) }
+
+        /// `count` jobs take a slot at `now`, each for one attempt: each spends a token of
+        /// the rate here, the one place both modes pass for every attempt, retries included.
+        mutating func take(_ count: Int = 1, at now: Timestamp) {
+            inFlight += count
+            pace?.spend(count, at: now)
+        }
+
         mutating func release(_ count: Int = 1) { inFlight = max(0, inFlight - count) }
 
-        /// Whether the breaker lets an attempt start at `now` (half-open: only the probe).
-        mutating func allowsAttempt(at now: Timestamp) -> Bool { breaker.allowsAttempt(at: now) }
+        /// Whether an attempt may start at `now`: the rate has a token for it and the breaker
+        /// lets it (half-open: only the probe). The rate is asked first, so a probe is never
+        /// let out and then held back.
+        mutating func allowsAttempt(at now: Timestamp) -> Bool {
+            guard rateRoom(at: now) > 0 else { return false }
+            return breaker.allowsAttempt(at: now)
+        }
 
         /// The probe allowed did not go out after all.
         mutating func cancelProbe() { breaker.cancelProbe() }

@@ -49,10 +49,16 @@ package final class AttemptRunner: @unchecked Sendable {
     /// What this destination receives for `notification` (kept in `DeliveryJob.body`).
     package func prepare(_ notification: StoredNotification) -> [UInt8] { kind.prepare(notification) }
 
-    package func take(_ count: Int = 1) { state.take(count) }
+    /// `count` jobs take a slot for one attempt each, spending as many tokens of the `rate`.
+    package func take(_ count: Int = 1) { state.take(count, at: clock.now()) }
     package func release(_ count: Int = 1) { state.release(count) }
     package func allowsAttempt(at now: Timestamp) -> Bool { state.allowsAttempt(at: now) }
     package func cancelProbe() { state.cancelProbe() }
+    /// Attempts the `rate` lets start at `now` (`Int.max` without one).
+    package func rateRoom(at now: Timestamp) -> Int { state.rateRoom(at: now) }
+    /// When the `rate` lets the next attempt start; nil when it does now or there is none:
+    /// the owner's timer waits for it.
+    package func nextToken(at now: Timestamp) -> Timestamp? { state.nextToken(at: now) }
 
     /// The dead-letter verdict on `job` when its `max-age` has passed; nil while it may go.
     package func expired(_ job: DeliveryJob, now: Timestamp) -> AttemptVerdict? { state.expired(job, now: now) }

@@ -404,6 +404,8 @@ final class DestinationQueue: @unchecked Sendable {
         case .open: notBefore = runner.openUntil
         case .halfOpen: canStart = false  // the probe's outcome pumps again
         }
+        // Out of `rate` tokens: what is due waits for the next one.
+        if canStart, let token = runner.nextToken(at: now) { notBefore = max(notBefore ?? token, token) }
         guard var wake = waiting.nextWake(canStart: canStart) else { return }
         if let notBefore { wake = max(wake, notBefore) }
         let delay = max(0, wake.milliseconds - now.milliseconds)

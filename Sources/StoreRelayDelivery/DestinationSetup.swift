@@ -54,17 +54,21 @@ package struct DeliveryLimits: Sendable {
     package var maxAttempts: Int
     package var maxAge: Duration
     package var schedule: RetrySchedule
+    /// Attempts started per second or minute, retries included; nil: no limit.
+    package var rate: DeliveryRate?
 
-    /// The limits a destination's `max-attempts`, `max-age` and `backoff` set.
+    /// The limits a destination's `max-attempts`, `max-age`, `backoff` and `rate` set.
     package init(_ options: DeliveryOptions) {
         maxAttempts = options.maxAttempts
         maxAge = options.maxAge
         schedule = RetrySchedule(initial: options.backoffInitial, maximum: options.backoffMaximum)
+        rate = options.rate
     }
 
-    package init(maxAttempts: Int, maxAge: Duration, schedule: RetrySchedule) {
+    package init(maxAttempts: Int, maxAge: Duration, schedule: RetrySchedule, rate: DeliveryRate? = nil) {
         self.maxAttempts = maxAttempts
         self.maxAge = maxAge
         self.schedule = schedule
+        self.rate = rate
     }
 }

@@ -21,9 +21,10 @@ package struct WebhookRequest {
             "webhook-id": notification.id,
             "webhook-timestamp": timestamp,
         ]
-        if let key = options.signingKey {
+        let keys = options.signingKeys
+        if !keys.isEmpty {
             headers.add(name: "webhook-signature",
-                        value: Self.signature(id: notification.id, timestamp: timestamp, body: body, key: key))
+                        value: Self.signatures(id: notification.id, timestamp: timestamp, body: body, keys: keys))
         }
         headers.add(name: "StoreRelay-Attempt", value: String(attempt))
         headers.add(name: "StoreRelay-Environment", value: notification.event.environment?.rawValue ?? "unknown")
@@ -60,6 +61,13 @@ package struct WebhookRequest {
                 + "it cannot be sent, however often it is tried"
         }
         return nil
+    }
+
+    /// One `v1,` signature per key, newest first, space-separated: during a secret rotation a
+    /// receiver still holding the old secret and one already holding the new both find theirs
+    /// (Standard Webhooks, "Signature scheme", rotation).
+    static func signatures(id: String, timestamp: String, body: [UInt8], keys: [[UInt8]]) -> String {
+        keys.map { signature(id: id, timestamp: timestamp, body: body, key: $0) }.joined(separator: " ")
     }
 
     /// `v1,<base64 HMAC-SHA256(key, "id.timestamp.body")>` (Standard Webhooks).

@@ -15,7 +15,7 @@ import Testing
                 retries 3
             }
             """, .unknownOption, line: 3, column: 5)
-        #expect(e?.description == "routes.conf:3:5: unknown option 'retries' in destination 'billing' (expected one of: signing-secret, header, ca-file, format, include-raw, timeout, concurrency, max-attempts, backoff, max-age, order)")
+        #expect(e?.description == "routes.conf:3:5: unknown option 'retries' in destination 'billing' (expected one of: signing-secret, header, ca-file, format, include-raw, timeout, concurrency, max-attempts, backoff, max-age, rate, order)")
         expectError("destination q file ./q {\n  timeout 1s\n}\n", .unknownOption, line: 2, column: 3, containing: "expected one of: rotate, compress")
         expectError("app com.a {\n  secret x\n}\n", .unknownOption, line: 2, column: 3, containing: "in app 'com.a'")
     }

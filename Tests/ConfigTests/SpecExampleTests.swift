@@ -131,7 +131,7 @@ route    *            *                 TEST                 ->  ledger
             "Primary shared secret: <set>",
             "com.acme.journal  apple-id 1234567890, shared-secret <set>",
             "billing  webhook https://billing.internal/appstore",
-            "signing-secret <set>, format normalized, include-raw no",
+            "signing-secret <set> (sha256:f74e1720), format normalized, include-raw no",
             "timeout 10s, concurrency 8, max-attempts 12, backoff 1s 1h, max-age 3d",
             "ca-file ./internal-ca.pem",
             "header X-Team <set>",

@@ -118,9 +118,9 @@ import StoreRelayTestSupport
 
     @Test func slotsBoundTheJobsInFlight() {
         var rules = state(concurrency: 2)
-        rules.take()
+        rules.take(at: now)
         #expect(rules.room == 1)
-        rules.take()
+        rules.take(at: now)
         #expect(rules.room == 0 && rules.status(name: "hook", kind: "file", queueDepth: 3, parked: 1).inFlight == 2)
         rules.release(2)
         rules.release()
