@@ -88,7 +88,11 @@ public final class ClusterDeadLetters: DeadLetterArchive {
         }
     }
 
-    public init(client: RedisClient, keys: ClusterKeys = ClusterKeys(), seal: ClusterSeal = .off) {
+    /// Index entries asked for per `HSCAN` step (a hint to the server; it may answer more).
+    let indexScanCount: Int
+
+    public init(client: RedisClient, keys: ClusterKeys = ClusterKeys(), seal: ClusterSeal = .off, indexScanCount: Int = 1000) {
+        self.indexScanCount = indexScanCount
         self.client = client
         self.keys = keys
         self.seal = seal
@@ -186,11 +190,13 @@ public final class ClusterDeadLetters: DeadLetterArchive {
         return await client.script(DeleteCall(keys: keys, id: id))?.integer == 1
     }
 
-    /// Reads the whole index (a few hundred bytes a letter), filters and sorts it as the
-    /// file store does, then fetches the page's letters and keeps those that, as read, match
-    /// the query too: the index is not sealed.
+    /// Scans the index (a few hundred bytes a letter) a batch at a time, keeping only the
+    /// page as the file store orders it, then fetches the page's letters and keeps those
+    /// that, as read, match the query too: the index is not sealed.
     public func list(_ query: DeadLetterQuery, limit: Int, cursor: String?) async -> (items: [DeadLetter], nextCursor: String?) {
-        let page = await DeadLetterEntry.page(entries(), query, limit: limit, cursor: cursor)
+        var collector = DeadLetterEntry.PageCollector(query, limit: limit, cursor: cursor)
+        await scanIndex { collector.consider($0) }
+        let page = collector.page
         let createdAt = Dictionary(page.entries.map { ($0.id, $0.createdAt) }, uniquingKeysWith: { first, _ in first })
         let items = await letters(page.entries.map(\.id)).filter { query.admits($0, createdAt: createdAt[$0.id]) }
         return (items, page.nextCursor)
@@ -223,14 +229,31 @@ public final class ClusterDeadLetters: DeadLetterArchive {
 
     /// The letters the index says are of `eventId`, kept only if they are, as read.
     public func letters(forEvent eventId: String) async -> [DeadLetter] {
-        await letters(entries().filter { $0.eventId == eventId }.map(\.id).sorted()).filter { letter in
+        var ids: [String] = []
+        await scanIndex { batch in ids += batch.filter { $0.eventId == eventId }.map(\.id) }
+        return await letters(ids.sorted()).filter { letter in
             letter.eventId == eventId && (letter.notification.map { $0.id == eventId } ?? true)
         }
     }
 
-    private func entries() async -> [DeadLetterEntry] {
-        let values = await client.reply(RESPCommand("HVALS", keys.letterIndex))?.elements ?? []
-        return values.compactMap { value in value.bytes.flatMap { try? JSONValue.parse($0) }.flatMap(DeadLetterEntry.init(json:)) }
+
+    /// Hands `visit` the whole index a batch at a time (`HSCAN`): one reply per batch, so
+    /// neither the server's reply nor this instance's memory grows with the number of letters
+    /// (one `HVALS` of a few hundred thousand letters outgrew the client's reply limit). A
+    /// letter written or deleted during the scan may be seen or not; none present throughout
+    /// is missed. A scan the server breaks off ends with what was seen.
+    private func scanIndex(_ visit: ([DeadLetterEntry]) -> Void) async {
+        var cursor = "0"
+        repeat {
+            guard let reply = await client.reply(RESPCommand("HSCAN", keys.letterIndex, cursor, "COUNT", String(indexScanCount))),
+                  reply.errorKind == nil, let parts = reply.elements, parts.count == 2, let next = parts[0].string else { return }
+            let fields = parts[1].elements ?? []
+            // [field, value, field, value, ...]: the values are the entries.
+            visit(stride(from: 1, to: fields.count, by: 2).compactMap { index in
+                fields[index].bytes.flatMap { try? JSONValue.parse($0) }.flatMap(DeadLetterEntry.init(json:))
+            })
+            cursor = next
+        } while cursor != "0"
     }
 
     private func letters(_ ids: [String]) async -> [DeadLetter] {

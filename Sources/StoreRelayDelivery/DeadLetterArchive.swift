@@ -90,21 +90,63 @@ package struct DeadLetterEntry: Sendable, Hashable {
     package static func page(
         _ entries: some Sequence<DeadLetterEntry>, _ query: DeadLetterQuery, limit: Int, cursor: String?
     ) -> (entries: [DeadLetterEntry], nextCursor: String?) {
-        let after = cursor.flatMap(decodeCursor)
-        let matching = entries
-            .filter(query.matches)
-            .filter { entry in after.map { (entry.createdAt, entry.id) < ($0.createdAt, $0.id) } ?? true }
-            .sorted { ($0.createdAt, $0.id) > ($1.createdAt, $1.id) }
-        let page = Array(matching.prefix(max(0, limit)))
-        let next = matching.count > page.count ? page.last.map(encodeCursor) : nil
-        return (page, next)
+        var collector = PageCollector(query, limit: limit, cursor: cursor)
+        collector.consider(entries)
+        return collector.page
     }
 
-    private static func encodeCursor(_ entry: DeadLetterEntry) -> String {
+    /// Builds one page of dead letters from entries offered in any order and in any number of
+    /// batches (the cluster server's index arrives a scan at a time), keeping at most twice
+    /// the page and one entry more between trims: memory follows the page size, not the
+    /// number of letters, and the cost is a sort of that much per page's worth of matches.
+    package struct PageCollector {
+        private let query: DeadLetterQuery
+        private let limit: Int
+        private let after: (createdAt: Int64, id: String)?
+        /// The page and one entry more: whether a next page exists.
+        private let capacity: Int
+        /// Candidates, unordered; trimmed to the newest `capacity` once it holds twice that.
+        private var kept: [DeadLetterEntry] = []
+        /// After a trim that filled the page: an entry no newer than this one cannot make it.
+        private var floor: (createdAt: Int64, id: String)?
+
+        package init(_ query: DeadLetterQuery, limit: Int, cursor: String?) {
+            self.query = query
+            self.limit = max(0, limit)
+            capacity = self.limit < Int.max ? self.limit + 1 : Int.max
+            after = cursor.flatMap(DeadLetterEntry.decodeCursor)
+        }
+
+        package mutating func consider(_ entries: some Sequence<DeadLetterEntry>) {
+            for entry in entries where query.matches(entry) {
+                let key = (entry.createdAt, entry.id)
+                if let after, !(key < after) { continue }
+                if let floor, !(key > floor) { continue }
+                kept.append(entry)
+                if kept.count >= (capacity < Int.max / 2 ? 2 * capacity : Int.max) { trim() }
+            }
+        }
+
+        private mutating func trim() {
+            kept.sort { ($0.createdAt, $0.id) > ($1.createdAt, $1.id) }
+            guard kept.count >= capacity else { return }
+            kept.removeLast(kept.count - capacity)
+            floor = kept.last.map { ($0.createdAt, $0.id) }
+        }
+
+        package var page: (entries: [DeadLetterEntry], nextCursor: String?) {
+            var sorted = self
+            sorted.trim()
+            let page = Array(sorted.kept.prefix(limit))
+            return (page, sorted.kept.count > page.count ? page.last.map(DeadLetterEntry.encodeCursor) : nil)
+        }
+    }
+
+    fileprivate static func encodeCursor(_ entry: DeadLetterEntry) -> String {
         Base64.urlEncode(Array("\(entry.createdAt):\(entry.id)".utf8))
     }
 
-    private static func decodeCursor(_ cursor: String) -> (createdAt: Int64, id: String)? {
+    fileprivate static func decodeCursor(_ cursor: String) -> (createdAt: Int64, id: String)? {
         guard let bytes = Base64.urlDecode(cursor) else { return nil }
         let parts = String(decoding: bytes, as: UTF8.self).split(separator: ":", maxSplits: 1)
         guard parts.count == 2, let createdAt = Int64(parts[0]), DeadLetterStore.isValidID(String(parts[1])) else { return nil }
