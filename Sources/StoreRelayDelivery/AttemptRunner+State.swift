@@ -76,8 +76,9 @@ extension AttemptRunner {
         /// nil while it may still be attempted.
         func expired(_ job: DeliveryJob, now: Timestamp) -> AttemptVerdict? {
             guard now >= expiry(of: job) else { return nil }
-            // Not for the pause: one attempt after the resume first (SPEC "Delivery controls").
-            if let resumedAt, !job.attempts.contains(where: { $0.at >= resumedAt }) { return nil }
+            // Not for the pause: a job whose max-age ran out by the resume gets one attempt
+            // after it first (SPEC "Delivery controls").
+            if let resumedAt, expiry(of: job) <= resumedAt, !job.attempts.contains(where: { $0.at >= resumedAt }) { return nil }
             var job = job
             job.due = now
             return .deadLetter(job, .exhausted, detail: "max-age \(ConfigFormat.duration(limits.maxAge)) passed before the event could be delivered")

@@ -54,6 +54,9 @@ import StoreRelayTestSupport
             return
         }
         #expect(detail.contains("max-age"))
+        // An event accepted after the resume is held to max-age as always.
+        let later = try job(acceptedAt: resumedAt.advanced(by: .seconds(1)))
+        #expect(rules.expired(later, now: resumedAt.advanced(by: .seconds(120))) != nil)
         // Without a pause, max-age dead-letters as before.
         #expect(state().expired(never, now: resumedAt) != nil)
     }
