@@ -82,6 +82,32 @@ struct PauseEndToEndTests {
             == #"{"paused":[]}"#)
     }
 
+    /// A reload that redefines a paused destination builds its new queue paused.
+    @Test func aReloadKeepsARedefinedDestinationPaused() throws {
+        let sink = try WebhookSink(secret: testSigningSecret)
+        let directory = try Gateway.directory(trusting: ca, "storerelay-pause-reload")
+        func config(_ timeout: String) -> String {
+            Gateway.bareConfig("""
+                trust-root ./test-root.pem
+                \(webhookDestination("hook", sink.url("/ok"), options: "timeout \(timeout)"))
+                route * * * -> hook
+                """)
+        }
+        let admin = try AdminGateway(Gateway(config: config("2s"), directory: directory))
+        #expect(try admin.post("/api/destinations/hook/pause").status == 200)
+        let ids = try post(admin.gateway, count: 2)
+        try config("3s").write(to: admin.gateway.process.configPath, atomically: true, encoding: .utf8)
+        admin.gateway.process.send(SIGHUP)
+        #expect(admin.gateway.process.waitForLog { $0["message"]?.stringValue == "configuration reloaded" } != nil)
+        Thread.sleep(forTimeInterval: 1)
+        #expect(sink.requests.isEmpty && listed(admin, "hook")?["state"] == "paused")
+        #expect(try admin.post("/api/destinations/hook/resume").status == 200)
+        #expect(sink.waitFor { $0.count >= 2 })
+        Thread.sleep(forTimeInterval: 0.3)
+        #expect(counts(sink, "/ok") == Dictionary(uniqueKeysWithValues: ids.map { ($0, 1) }))
+        stop(admin.gateway)
+    }
+
     @Test(.enabled(if: RedisServerProcess.isAvailable, "redis-server is not installed (apt-get install redis-server)"))
     func aPauseThroughOneInstanceHoldsOnTheOtherAndAcrossItsRestart() throws {
         let server = try RedisServerProcess()
