@@ -398,6 +398,19 @@ public final class ClusterDelivery: DeliveryService {
         for destination in retired { destination.stop(grace: .seconds(10)) {} }
     }
 
+    /// Pauses or resumes `name` for every instance: stored in the server's `paused` set
+    /// first, then applied here at once; the other instances follow at their next tick.
+    public func setPaused(_ pause: Bool, destination name: String) async -> PauseOutcome {
+        guard let destination = topology.current.destinations[name] else { return .unknownDestination }
+        let command = RESPCommand(pause ? "SADD" : "SREM", keys.paused, name)
+        guard let reply = await client.reply(command), let changed = reply.integer else {
+            return .failed("the cluster server did not store the change; try again")
+        }
+        destination.setPaused(pause)
+        if changed == 1 { logger.notice(pause ? "destination paused" : "destination resumed", [("destination", name)]) }
+        return .done(changed: changed == 1)
+    }
+
     public func stop(grace: Duration, completion: @escaping @Sendable () -> Void) {
         heartbeat.stop()
         resealer.stop()

@@ -50,6 +50,8 @@ final class ClusterDestination: @unchecked Sendable {
     private let logger: Logger
     private let observer: any DeliveryObserver
     private let work: DispatchQueue
+    /// Reads whether an operator paused this destination (`ClusterKeys.paused`).
+    private let client: RedisClient
     /// Sends, and judges every outcome; confined to `work` like the rest.
     private let runner: AttemptRunner
     private let maintenance = RepeatingTimer()
@@ -70,6 +72,7 @@ final class ClusterDestination: @unchecked Sendable {
         ordered = definition.delivery?.order == .perSubscription
         name = definition.name
         queue = ClusterQueue(client: client, destination: definition.name, consumer: consumer)
+        self.client = client
         self.settings = settings
         self.clock = clock
         self.logger = logger
@@ -135,9 +138,37 @@ final class ClusterDestination: @unchecked Sendable {
 
     // MARK: Reading
 
+    /// Pauses or resumes at once on this instance (the pause is stored on the server by
+    /// whoever asked; the other instances read it at their next tick). Paused, nothing is
+    /// read or claimed and no attempt starts; entries already read finish.
+    func setPaused(_ paused: Bool) {
+        work.async { [self] in applyPaused(paused) }
+    }
+
+    private func applyPaused(_ paused: Bool) {
+        dispatchPrecondition(condition: .onQueue(work))
+        guard runner.setPaused(paused), !paused else { return }
+        pump()
+    }
+
+    /// Each tick first reads whether this destination is paused (by an operator, through any
+    /// instance), then maintains it. A consumer being prepared waits for an answer: a
+    /// destination paused before a restart reads nothing after it.
     private func maintain() {
         dispatchPrecondition(condition: .onQueue(work))
         guard !isStopping else { return }
+        client.send(RESPCommand("SISMEMBER", ClusterKeys().paused, name)) { [self] result in
+            work.async { [self] in
+                guard !isStopping else { return }
+                let paused = (try? result.get())?.integer.map { $0 == 1 }
+                if let paused { applyPaused(paused) }
+                if paused == nil, case .preparing = lifecycle { return }
+                maintainAfterPauseCheck()
+            }
+        }
+    }
+
+    private func maintainAfterPauseCheck() {
         guard case .running = lifecycle else {
             queue.prepare { [self] result in
                 work.async { [self] in
@@ -157,8 +188,11 @@ final class ClusterDestination: @unchecked Sendable {
             if case .success(let moved) = result, moved > 0 { nudge() }
         }
         queue.keepAlive(Array(inFlight.values)) { _ in }
-        queue.claimIdle(minimumIdle: settings.claimAfter, count: 100) { [self] result in
-            work.async { [self] in claimed(result) }
+        // Paused, entries another instance left stay where they are until the resume.
+        if !runner.isPaused {
+            queue.claimIdle(minimumIdle: settings.claimAfter, count: 100) { [self] result in
+                work.async { [self] in claimed(result) }
+            }
         }
         removeDeadConsumersWhenDue()
         queue.figures(now: now) { [self] result in
@@ -202,7 +236,7 @@ final class ClusterDestination: @unchecked Sendable {
     /// Reads as many new entries as the concurrency limit and the breaker allow.
     private func pump() {
         dispatchPrecondition(condition: .onQueue(work))
-        guard case .running = lifecycle, !reading else { return }
+        guard case .running = lifecycle, !reading, !runner.isPaused else { return }
         let free = runner.room
         guard free > 0 else { return }
         let now = clock.now()

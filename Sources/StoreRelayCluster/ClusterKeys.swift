@@ -63,6 +63,10 @@ public struct ClusterKeys: Sendable, Hashable {
     /// `replication-fence`: written in the pipeline before each `WAITAOF`, so the wait covers
     /// every write the server made before it, another instance's included (`ReplicaWait`).
     public var replicationFence: String { Self.prefix + "replication-fence" }
+    /// `paused`: the set of destinations an operator paused. Every instance reads it at each
+    /// maintenance tick of each destination (about once a second), so a pause made through
+    /// one instance holds on all within a tick, and survives every restart.
+    public var paused: String { Self.prefix + "paused" }
     /// The consumer group every instance joins on every destination's stream.
     public static let group = "storerelay"
 }

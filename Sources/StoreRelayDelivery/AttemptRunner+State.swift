@@ -17,6 +17,12 @@ extension AttemptRunner {
         private(set) var lastError: (message: String, at: Timestamp)?
         /// `rate`: nil when the destination has none.
         private(set) var pace: TokenBucket?
+        /// Paused by an operator: no attempt starts until resumed.
+        private(set) var paused = false
+        /// When the destination was last resumed (this run): an event whose `max-age` passed
+        /// while it was paused still gets one attempt after that, so nothing is dead-lettered
+        /// for having waited out a pause.
+        private(set) var resumedAt: Timestamp?
 
         init(limits: DeliveryLimits, concurrency: Int) {
             self.limits = limits
@@ -48,8 +54,16 @@ extension AttemptRunner {
         /// lets it (half-open: only the probe). The rate is asked first, so a probe is never
         /// let out and then held back.
         mutating func allowsAttempt(at now: Timestamp) -> Bool {
-            guard rateRoom(at: now) > 0 else { return false }
+            guard !paused, rateRoom(at: now) > 0 else { return false }
             return breaker.allowsAttempt(at: now)
+        }
+
+        /// Pauses (no attempt starts) or resumes at `now`; false when it already was so.
+        mutating func setPaused(_ paused: Bool, at now: Timestamp) -> Bool {
+            guard paused != self.paused else { return false }
+            self.paused = paused
+            if !paused { resumedAt = now }
+            return true
         }
 
         /// The probe allowed did not go out after all.
@@ -62,6 +76,9 @@ extension AttemptRunner {
         /// nil while it may still be attempted.
         func expired(_ job: DeliveryJob, now: Timestamp) -> AttemptVerdict? {
             guard now >= expiry(of: job) else { return nil }
+            // Not for the pause: a job whose max-age ran out by the resume gets one attempt
+            // after it first (SPEC "Delivery controls").
+            if let resumedAt, expiry(of: job) <= resumedAt, !job.attempts.contains(where: { $0.at >= resumedAt }) { return nil }
             var job = job
             job.due = now
             return .deadLetter(job, .exhausted, detail: "max-age \(ConfigFormat.duration(limits.maxAge)) passed before the event could be delivered")
@@ -118,7 +135,7 @@ extension AttemptRunner {
         func status(name: String, kind: String, queueDepth: Int, parked: Int) -> DestinationStatus {
             DestinationStatus(name: name, kind: kind, queueDepth: queueDepth, parked: parked, inFlight: inFlight,
                               breaker: breaker.state, lastSuccess: lastSuccess, lastError: lastError?.message,
-                              lastErrorAt: lastError?.at)
+                              lastErrorAt: lastError?.at, paused: paused)
         }
     }
 }

@@ -54,6 +54,13 @@ package final class AttemptRunner: @unchecked Sendable {
     package func release(_ count: Int = 1) { state.release(count) }
     package func allowsAttempt(at now: Timestamp) -> Bool { state.allowsAttempt(at: now) }
     package func cancelProbe() { state.cancelProbe() }
+    /// Paused by an operator: `allowsAttempt` says no, and the owner reads nothing new.
+    package var isPaused: Bool { state.paused }
+    /// Pauses or resumes; false when it already was so. Called on `queue`.
+    package func setPaused(_ paused: Bool) -> Bool {
+        dispatchPrecondition(condition: .onQueue(queue))
+        return state.setPaused(paused, at: clock.now())
+    }
     /// Attempts the `rate` lets start at `now` (`Int.max` without one).
     package func rateRoom(at now: Timestamp) -> Int { state.rateRoom(at: now) }
     /// When the `rate` lets the next attempt start; nil when it does now or there is none:

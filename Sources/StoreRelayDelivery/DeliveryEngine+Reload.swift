@@ -68,7 +68,8 @@ extension DeliveryEngine {
             queues[definition.name] = try Self.makeQueue(definition, client: client, wholeJobLimit: wholeJobsPerDestination,
                                                          window: windowPerDestination, clock: clock, logger: logger,
                                                          observer: observer, keeper: keeper, events: reference.events,
-                                                         readBackRetryDelay: readBackRetryDelay)
+                                                         readBackRetryDelay: readBackRetryDelay,
+                                                         paused: paused.current.contains(definition.name))
         }
         topology.withLock {
             $0 = Topology(queues: queues, order: configuration.destinations.map(\.name), routes: configuration.routes)

@@ -67,6 +67,11 @@ public final class DeliveryEngine: Sendable {
     /// Lets destination queues, including those a reload builds, reach the engine without a
     /// retain cycle.
     let reference: EngineReference
+    /// The destinations an operator paused, as last stored (`pausedFile`).
+    let paused: Locked<Set<String>>
+    let pausedFile: PausedDestinationsFile
+    /// Pauses and resumes are stored one at a time (blocking I/O).
+    let pauseQueue = DispatchQueue(label: "storerelay.delivery.pause")
 
     /// Opens every destination (file queues now, so a bad directory fails start-up).
     ///
@@ -77,11 +82,14 @@ public final class DeliveryEngine: Sendable {
     ///   - windowPerDestination: how many taken, unfinished events a destination holds; the
     ///     rest of its backlog is read from the journal as the window frees.
     ///   - checkpointPause: a test seam (see `CheckpointFile.pauseBeforeRename`).
+    ///   - pausedFile: where the paused destinations are kept (`PausedDestinationsFile`);
+    ///     nil: in memory only.
     public init(
         configuration: GatewayConfiguration, journal: Journal, deadLetters: DeadLetterStore,
         clock: any TimeSource = WallClock(), logger: Logger, observer: any DeliveryObserver = NoDeliveryObserver(),
         wholeJobsPerDestination: Int = 256, windowPerDestination: Int = 4096, readBackRetryDelay: Duration = .seconds(5),
-        checkpointInterval: Duration = .seconds(1), checkpointPause: Duration? = nil, replayDirectory: String? = nil
+        checkpointInterval: Duration = .seconds(1), checkpointPause: Duration? = nil, replayDirectory: String? = nil,
+        pausedFile: String? = nil
     ) throws(DeliveryError) {
         checkpointIntervalMilliseconds = max(1, Int(checkpointInterval.wholeMilliseconds))
         intents = try ReplayIntentStore(directory: replayDirectory, logger: logger)
@@ -99,6 +107,9 @@ public final class DeliveryEngine: Sendable {
         self.wholeJobsPerDestination = wholeJobsPerDestination
         self.windowPerDestination = max(wholeJobsPerDestination, windowPerDestination)
         reader = ParkedEventReader(journal: journal, logger: logger)
+        self.pausedFile = PausedDestinationsFile(path: pausedFile, logger: logger)
+        let paused = self.pausedFile.load()
+        self.paused = Locked(paused)
         checkpointFile = CheckpointFile(directory: journal.directory, pauseBeforeRename: checkpointPause)
         var books = DeliveryBooks(router: RouterBook(reached: journal.endPosition))
         var queues: [String: DestinationQueue] = [:]
@@ -108,7 +119,7 @@ public final class DeliveryEngine: Sendable {
             queues[destination.name] = try Self.makeQueue(
                 destination, client: client, wholeJobLimit: wholeJobsPerDestination, window: self.windowPerDestination,
                 clock: clock, logger: logger, observer: observer, keeper: keeper, events: reference.events,
-                readBackRetryDelay: readBackRetryDelay)
+                readBackRetryDelay: readBackRetryDelay, paused: paused.contains(destination.name))
         }
         self.books = Locked(books)
         topology = Locked(Topology(queues: queues, order: configuration.destinations.map(\.name), routes: configuration.routes))
@@ -201,12 +212,15 @@ public final class DeliveryEngine: Sendable {
     static func makeQueue(
         _ destination: DestinationConfiguration, client: HTTPClient, wholeJobLimit: Int, window: Int, clock: any TimeSource,
         logger: Logger, observer: any DeliveryObserver, keeper: BookKeeper, events: DestinationQueue.Events,
-        readBackRetryDelay: Duration
+        readBackRetryDelay: Duration, paused: Bool
     ) throws(DeliveryError) -> DestinationQueue {
         let setup = try DestinationSetup(destination, client: client, clock: clock, logger: logger)
-        return DestinationQueue(definition: destination, setup: setup, wholeJobLimit: wholeJobLimit, window: window, clock: clock,
-                                observer: observer, logger: logger, keeper: keeper, events: events,
-                                readBackRetryDelay: readBackRetryDelay)
+        let queue = DestinationQueue(definition: destination, setup: setup, wholeJobLimit: wholeJobLimit, window: window, clock: clock,
+                                     observer: observer, logger: logger, keeper: keeper, events: events,
+                                     readBackRetryDelay: readBackRetryDelay)
+        // Before `start` (queued first on the queue's own serial queue): it reads nothing.
+        if paused { queue.setPaused(true) }
+        return queue
     }
 }
 

@@ -25,6 +25,10 @@ public protocol DeliveryService: AnyObject, Sendable {
     func replay(deadLetterId: String, force: Bool) async -> ReplayResult
     /// Replays every dead letter in `query.bulkReplayScope` (stale ones only when `force`).
     func replayAll(_ query: DeadLetterQuery, force: Bool) async -> BulkReplayResult
+    /// Pauses or resumes destination `destination` (SPEC "Delivery controls"): durably (a
+    /// file in single-node mode, a key on the server in cluster mode, so every instance
+    /// follows), before it answers.
+    func setPaused(_ pause: Bool, destination: String) async -> PauseOutcome
     /// Applies a reloaded configuration's destinations and routes; `completion` gets the
     /// error when a new or redefined destination cannot be opened (nil once applied).
     func reconfigure(_ configuration: GatewayConfiguration, completion: @escaping @Sendable (DeliveryError?) -> Void)

@@ -141,7 +141,8 @@ final class DestinationQueue: @unchecked Sendable {
     func offer(_ notification: StoredNotification, at position: RecordPosition, end: RecordPosition) {
         queue.async { [self] in
             guard let cursor, isRunning else { return }
-            if case .live = lifecycle, position >= cursor && roomToTake > 0 && waiting.wholeRoom > 0 {
+            // Paused, the event stays in the journal: the backlog costs no memory.
+            if case .live = lifecycle, !runner.isPaused, position >= cursor && roomToTake > 0 && waiting.wholeRoom > 0 {
                 let job = DeliveryJob(notification: notification, destination: name, position: position,
                                       body: runner.prepare(notification), attempts: [], due: clock.now(),
                                       budgetStart: notification.receivedAt)
@@ -156,6 +157,17 @@ final class DestinationQueue: @unchecked Sendable {
                 keeper.passed()
                 pump()
             }
+        }
+    }
+
+    /// Pauses or resumes the destination (SPEC "Delivery controls"). Paused, no attempt starts
+    /// and nothing is read from the journal (neither backlog nor parked events) and no timer
+    /// is armed: a backlog costs nothing while it waits. Attempts in flight finish and are
+    /// recorded; a retry they ask for waits for the resume.
+    func setPaused(_ paused: Bool) {
+        queue.async { [self] in
+            guard runner.setPaused(paused) else { return }
+            pump()
         }
     }
 
@@ -284,6 +296,11 @@ final class DestinationQueue: @unchecked Sendable {
     private func pump() {
         dispatchPrecondition(condition: .onQueue(queue))
         guard isRunning else { return closeIfRetiredAndIdle() }
+        guard !runner.isPaused else {
+            timer?.cancel()
+            timer = nil
+            return
+        }
         let now = clock.now()
         while runner.room > 0, let job = waiting.popDue(now: now) {
             if let expired = runner.expired(job, now: now) {

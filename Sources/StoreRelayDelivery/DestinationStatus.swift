@@ -12,9 +12,11 @@ public struct DestinationStatus: Sendable {
     public var lastSuccess: Timestamp?
     public var lastError: String?
     public var lastErrorAt: Timestamp?
+    /// Paused by an operator: no attempt starts, the backlog waits (SPEC "Delivery controls").
+    public var paused: Bool
 
     public init(name: String, kind: String, queueDepth: Int, parked: Int, inFlight: Int, breaker: CircuitBreaker.State,
-                lastSuccess: Timestamp?, lastError: String?, lastErrorAt: Timestamp?) {
+                lastSuccess: Timestamp?, lastError: String?, lastErrorAt: Timestamp?, paused: Bool = false) {
         self.name = name
         self.kind = kind
         self.queueDepth = queueDepth
@@ -24,5 +26,6 @@ public struct DestinationStatus: Sendable {
         self.lastSuccess = lastSuccess
         self.lastError = lastError
         self.lastErrorAt = lastErrorAt
+        self.paused = paused
     }
 }

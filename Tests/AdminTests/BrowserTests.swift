@@ -36,4 +36,17 @@ import StoreRelayTestSupport
         #expect(admin.backend.replayed == [letter.id])
         #expect(admin.backend.store.letter(id: other.id) != nil)
     }
+
+    /// Issue 30, point 2: the Pause and Resume buttons beside a destination.
+    @Test(.enabled(if: available, "Chromium and chromedriver are not installed (apt-get install chromium chromium-driver): browser test skipped"))
+    func pauseAndResumeADestinationFromItsRow() throws {
+        let admin = try AdminHarness()
+        let letter = try admin.backend.add(destination: "billing")
+        admin.backend.update { $0.statuses = [FakeBackend.status("billing", depth: 4), FakeBackend.status("ledger", kind: "file")] }
+        let script = TestPaths.packageRoot.appendingPathComponent("Tests/Fixtures/browser_replay.py").path
+        let result = try CommandRunner.run("python3", [script, admin.baseURL, admin.token, letter.id, "--pause", "billing"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("ok: paused and resumed billing"))
+        #expect(admin.backend.destinationStatuses.allSatisfy { !$0.paused }, "paused, then resumed")
+    }
 }

@@ -63,6 +63,16 @@ final class FakeBackend: AdminBackend {
         return result
     }
 
+    /// Pauses or resumes a destination among `statuses`, as the engine would.
+    func setPaused(_ pause: Bool, destination: String) -> PauseOutcome {
+        state.withLock { state in
+            guard let index = state.statuses.firstIndex(where: { $0.name == destination }) else { return .unknownDestination }
+            let changed = state.statuses[index].paused != pause
+            state.statuses[index].paused = pause
+            return .done(changed: changed)
+        }
+    }
+
     func update(_ body: (inout State) -> Void) { state.withLock(body) }
 
     /// Makes `letter` the one delivery of its event, dead-lettered, as the engine would know it.

@@ -49,4 +49,34 @@ struct RateLimitEndToEndTests {
         #expect(span >= 10, "120 attempts at 10/s take about 12 s; took \(span) s")
         #expect(gateway.deadLetters.isEmpty)
     }
+
+    /// The same limit in cluster mode, where the runner's bucket paces the entries each read
+    /// takes from the shared stream: 30 events, each failing once, at `rate 10/s`.
+    @Test(.enabled(if: RedisServerProcess.isAvailable, "redis-server is not installed (apt-get install redis-server)"))
+    func clusterModeKeepsTheSameRate() throws {
+        let server = try RedisServerProcess()
+        let sink = try WebhookSink(secret: testSigningSecret)
+        let ca = try TestCertificateAuthority()
+        let directory = try Gateway.directory(trusting: ca, "storerelay-rate-cluster")
+        let gateway = try Gateway(config: Gateway.bareConfig("""
+            trust-root ./test-root.pem
+            cluster redis://127.0.0.1:\(server.port) {
+                instance-id a
+            }
+            \(webhookDestination("paced", sink.url("/flaky/1"), options: "rate 10/s\nconcurrency 8"))
+            route * * * -> paced
+            """), directory: directory)
+        for _ in 0..<30 {
+            let uuid = UUID().uuidString.lowercased()
+            #expect(try gateway.post(signedPayload: TestChainTests.notification(uuid: uuid, ca: ca, variant: .valid)).status == 200)
+        }
+        #expect(sink.waitFor(timeout: 60) { $0.count >= 60 }, "\(sink.requests.count) of 60 attempts arrived")
+        let arrivals = sink.requests.compactMap { $0["at"]?.doubleValue }
+        let busiest = busiestWindow(arrivals, width: 1)
+        #expect(busiest <= 13, "at most 10/s + burst 1 + jitter 2 in any second; saw \(busiest)")
+        let span = (arrivals.max() ?? 0) - (arrivals.min() ?? 0)
+        #expect(span >= 4.5, "60 attempts at 10/s take about 6 s; took \(span) s")
+        gateway.process.send(SIGTERM)
+        #expect(gateway.process.waitForExit() == 0)
+    }
 }

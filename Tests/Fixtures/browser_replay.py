@@ -2,13 +2,15 @@
 """Drives headless Chromium through the StoreRelay admin page with the WebDriver HTTP API
 (chromedriver), using only the standard library:
 
-    browser_replay.py BASE_URL TOKEN DEAD_LETTER_ID [EVENT_ID]
+    browser_replay.py BASE_URL TOKEN DEAD_LETTER_ID [EVENT_ID | --pause DESTINATION]
 
 Opens the page (and is sent to the login form), logs in with the token, finds the dead
 letter's row, clicks its Replay button, and checks that the page then says it was replayed
 and no longer lists it. With EVENT_ID it instead types the event id into the search box,
 checks that only that event's letter is listed, opens the event's view from its id, and
-replays the letter from there, landing back on the event's view. Also checks the session cookie is HttpOnly and SameSite=Strict and the
+replays the letter from there, landing back on the event's view. With --pause it clicks the
+destination's Pause button, checks the page says it is paused (its destinations table fitting
+a 1280-pixel-wide window), then Resume. Also checks the session cookie is HttpOnly and SameSite=Strict and the
 token never appears in a URL. Exit 0 on success; 1 with the reason on stderr; 77 when
 Chromium or chromedriver is missing.
 """
@@ -112,12 +114,34 @@ def search(driver, base, token, letter_id, event_id):
     print("ok: searched %s, opened its view, replayed %s" % (event_id, letter_id))
 
 
+def pause_and_resume(driver, destination):
+    """Click the destination's Pause button, then its Resume button."""
+    driver.s("POST", "/window/rect", {"width": 1280, "height": 900})
+    button = "//tr[td[1][text()='%s']]//form[@action='/ui/%s']/button"
+    driver.s("POST", "/element/%s/click" % driver.find(button % (destination, "pause")), {})
+    driver.wait_for(lambda: "done=paused" in driver.s("GET", "/url"), "the redirect after pause")
+    source = driver.s("GET", "/source")
+    if "Paused: the destination starts no attempt" not in source or ">paused<" not in source:
+        fail("the page does not say the destination is paused")
+    # The destinations table, which the State column and its buttons widen, still fits.
+    width = driver.s("POST", "/execute/sync", {"script": "return document.querySelector('table').scrollWidth;", "args": []})
+    viewport = driver.s("POST", "/execute/sync", {"script": "return document.documentElement.clientWidth;", "args": []})
+    if width > viewport:
+        fail("the destinations table is %d pixels wide in a %d-pixel window" % (width, viewport))
+    driver.s("POST", "/element/%s/click" % driver.find(button % (destination, "resume")), {})
+    driver.wait_for(lambda: "done=resumed" in driver.s("GET", "/url"), "the redirect after resume")
+    if "Resumed: the destination delivers its backlog." not in driver.s("GET", "/source"):
+        fail("no resume notice on the page")
+    print("ok: paused and resumed %s" % destination)
+
+
 def main():
-    if len(sys.argv) not in (4, 5):
+    if len(sys.argv) not in (4, 5, 6) or (len(sys.argv) == 6 and sys.argv[4] != "--pause"):
         sys.stderr.write(__doc__)
         sys.exit(2)
     base, token, letter_id = sys.argv[1:4]
     event_id = sys.argv[4] if len(sys.argv) == 5 else None
+    paused = sys.argv[5] if len(sys.argv) == 6 else None
     chromium = find_binary("chromium", "chromium-browser", "google-chrome")
     driver_binary = find_binary("chromedriver")
     if not chromium or not driver_binary:
@@ -158,6 +182,9 @@ def main():
 
         if event_id:
             search(driver, base, token, letter_id, event_id)
+            return
+        if paused:
+            pause_and_resume(driver, paused)
             return
         button = driver.find("//form[@action='/ui/replay'][input[@name='id' and @value='%s']]/button" % letter_id)
         driver.s("POST", "/element/%s/click" % button, {})

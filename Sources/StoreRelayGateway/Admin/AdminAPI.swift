@@ -13,19 +13,7 @@ struct AdminAPI: Sendable {
 
     func status() async -> HTTPResponse {
         let counts = await backend.deadLetters.countsByDestination
-        let destinations: [JSONValue] = backend.destinationStatuses.map { status in
-            [
-                "name": .string(status.name),
-                "kind": .string(status.kind),
-                "queueDepth": .integer(Int64(status.queueDepth)),
-                "inFlight": .integer(Int64(status.inFlight)),
-                "breaker": .string(status.breaker.rawValue),
-                "lastSuccess": .string(status.lastSuccess?.iso8601),
-                "lastError": .string(status.lastError),
-                "lastErrorAt": .string(status.lastErrorAt?.iso8601),
-                "deadLetters": .integer(Int64(counts[status.name] ?? 0)),
-            ]
-        }
+        let destinations: [JSONValue] = backend.destinationStatuses.map { Self.json($0, deadLetters: counts[$0.name] ?? 0) }
         var members: [(String, JSONValue)] = [
             ("ready", .bool(backend.isReady)),
             ("destinations", .array(destinations)),

@@ -24,6 +24,9 @@ public protocol AdminBackend: Sendable {
     /// Replays every dead letter in `query.bulkReplayScope` (quarantined ones only when the
     /// query names their reason; stale ones only when `force`).
     func replayAll(_ query: DeadLetterQuery, force: Bool) async -> BulkReplayResult
+    /// Pauses or resumes one destination, durably and for every instance (SPEC "Delivery
+    /// controls").
+    func setPaused(_ pause: Bool, destination: String) async -> PauseOutcome
     /// Readiness: journal writable and configuration loaded.
     var isReady: Bool { get }
     /// Cluster mode: this instance, the live instances, the server and its durability

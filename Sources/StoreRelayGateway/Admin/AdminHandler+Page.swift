@@ -142,6 +142,8 @@ extension AdminHandler {
             }
         case .uiPurge:
             notice = await backend.deadLetters.delete(id: id) ? "purged-1" : "missing"
+        case .uiPause, .uiResume:
+            notice = await pauseOrResume(route == .uiPause, destination: field("destination") ?? "")
         case .uiReplayAll where parsed == nil:
             // Filters that do not parse must never widen a bulk replay to everything.
             notice = "badfilter"
@@ -157,6 +159,16 @@ extension AdminHandler {
             return redirect("/events/\(event)?" + FormEncoding.encode([("done", notice)]))
         }
         return redirect("/?" + AdminPage.filterQuery(filters, cursor: cursor, notice: notice))
+    }
+
+    /// The page's Pause or Resume button: the `done=` marker of what happened.
+    private func pauseOrResume(_ pause: Bool, destination name: String) async -> String {
+        guard AdminAPI.isValidDestinationName(name) else { return "nodestination" }
+        switch await backend.setPaused(pause, destination: name) {
+        case .done: return pause ? "paused" : "resumed"
+        case .unknownDestination: return "nodestination"
+        case .failed: return "pausefailed"
+        }
     }
 
     /// The sentence for a `done=` marker; only known markers are shown.
@@ -182,6 +194,10 @@ extension AdminHandler {
         case "notunderstood": return "This StoreRelay still cannot read that notification (see its reason); replay it again after an upgrade that reads it."
         case "stale": return "That dead letter's notification is stale (signed before the dedupe-window): a destination could not tell "
             + "a replay from a first delivery. Replay it with storerelay dlq replay --force if it can."
+        case "paused": return "Paused: the destination starts no attempt and keeps its backlog until resumed."
+        case "resumed": return "Resumed: the destination delivers its backlog."
+        case "nodestination": return "There is no such destination."
+        case "pausefailed": return "The change could not be stored; nothing changed. Try again."
         case "invalid": return "That is not a dead-letter id."
         case "badfilter": return "Those filters are not valid; nothing was replayed."
         default: return nil

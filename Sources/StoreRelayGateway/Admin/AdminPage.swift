@@ -83,7 +83,7 @@ enum AdminPage {
     }
 
     private static func destinationsTable(_ model: Model) -> String {
-        var out = "<h2>Destinations</h2>\n<table><tr><th>Name</th><th>Kind</th><th>Queue depth</th><th>In flight</th>"
+        var out = "<h2>Destinations</h2>\n<table><tr><th>Name</th><th>Kind</th><th>State</th><th>Queue depth</th><th>In flight</th>"
             + "<th>Breaker</th><th>Last success</th><th>Last error</th><th>Dead letters</th></tr>\n"
         for status in model.destinations {
             let breakerClass = status.breaker == .closed ? "ok" : "bad"
@@ -91,13 +91,22 @@ enum AdminPage {
             if let message = status.lastError {
                 lastError = h(message) + (status.lastErrorAt.map { " <span class=\"muted\">(\(h(age($0, model.now))) ago)</span>" } ?? "")
             }
-            out += "<tr><td>\(h(status.name))</td><td>\(h(status.kind))</td><td class=\"num\">\(status.queueDepth)</td>"
+            out += "<tr><td>\(h(status.name))</td><td>\(h(status.kind))</td><td>\(pauseCell(status, model))</td>"
+                + "<td class=\"num\">\(status.queueDepth)</td>"
                 + "<td class=\"num\">\(status.inFlight)</td><td class=\"\(breakerClass)\">\(h(status.breaker.rawValue))</td>"
                 + "<td>\(status.lastSuccess.map { h(age($0, model.now)) + " ago" } ?? "<span class=\"muted\">never</span>")</td>"
                 + "<td class=\"err\">\(lastError)</td><td class=\"num\">\(model.deadLetterCounts[status.name] ?? 0)</td></tr>\n"
         }
-        if model.destinations.isEmpty { out += "<tr><td colspan=\"8\" class=\"muted\">No destinations configured.</td></tr>\n" }
+        if model.destinations.isEmpty { out += "<tr><td colspan=\"9\" class=\"muted\">No destinations configured.</td></tr>\n" }
         return out + "</table>\n"
+    }
+
+    /// `active` or `paused`, with the button that changes it (a plain form, as every action).
+    private static func pauseCell(_ status: DestinationStatus, _ model: Model) -> String {
+        let (label, action, button) = status.paused ? ("<span class=\"bad\">paused</span>", "/ui/resume", "Resume")
+            : ("<span class=\"ok\">active</span>", "/ui/pause", "Pause")
+        return label + " <form class=\"inline\" method=\"post\" action=\"\(action)\">" + hidden("csrf", model.csrfToken ?? "")
+            + hidden("destination", status.name) + "<button>\(button)</button></form>"
     }
 
     /// Each app and environment reconciled with Apple: last pass (when, outcome, what it

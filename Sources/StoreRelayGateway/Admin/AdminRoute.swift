@@ -26,6 +26,14 @@ enum AdminRoute: Equatable {
     case reconcile
     /// `POST /api/probe`: a TEST notification's round trip, answered when done.
     case probe
+    /// `GET /api/destinations`: every destination's state, paused or not.
+    case listDestinations
+    /// `POST /api/destinations/{name}/pause` and `/resume` (SPEC "Delivery controls").
+    case pauseDestination(name: String)
+    case resumeDestination(name: String)
+    /// The page's Pause and Resume buttons (a form with the destination's name).
+    case uiPause
+    case uiResume
 
     enum Match: Equatable {
         case route(AdminRoute)
@@ -54,6 +62,9 @@ enum AdminRoute: Equatable {
         case "/ui/replay": return [("POST", .uiReplay)]
         case "/ui/purge": return [("POST", .uiPurge)]
         case "/ui/replay-all": return [("POST", .uiReplayAll)]
+        case "/ui/pause": return [("POST", .uiPause)]
+        case "/ui/resume": return [("POST", .uiResume)]
+        case "/api/destinations": return [("GET", .listDestinations)]
         case "/api/status": return [("GET", .status)]
         case "/api/events": return [("GET", .listEvents)]
         case "/api/dead-letters": return [("GET", .listDeadLetters)]
@@ -75,6 +86,10 @@ enum AdminRoute: Equatable {
             return [("GET", .deadLetter(id: id)), ("DELETE", .deleteDeadLetter(id: id))]
         case ("dead-letters", 5) where segments[4] == "replay":
             return [("POST", .replayDeadLetter(id: id))]
+        case ("destinations", 5) where segments[4] == "pause":
+            return [("POST", .pauseDestination(name: id))]
+        case ("destinations", 5) where segments[4] == "resume":
+            return [("POST", .resumeDestination(name: id))]
         default:
             return []
         }
@@ -96,7 +111,7 @@ enum AdminRoute: Equatable {
     /// Whether the route is the HTML page's (session cookie accepted) rather than the API's.
     var isPage: Bool {
         switch self {
-        case .page, .eventPage, .loginForm, .login, .logout, .uiReplay, .uiPurge, .uiReplayAll: true
+        case .page, .eventPage, .loginForm, .login, .logout, .uiReplay, .uiPurge, .uiReplayAll, .uiPause, .uiResume: true
         default: false
         }
     }

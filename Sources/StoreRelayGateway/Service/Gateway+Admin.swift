@@ -23,6 +23,10 @@ extension Gateway: AdminBackend {
         await delivery.replayAll(query, force: force)
     }
 
+    public func setPaused(_ pause: Bool, destination: String) async -> PauseOutcome {
+        await delivery.setPaused(pause, destination: destination)
+    }
+
     public var isReady: Bool { store.isWritable }
 
     public var clusterStatus: JSONValue? {

@@ -77,7 +77,8 @@ extension Gateway {
             delivery = try DeliveryEngine(configuration: configuration, journal: journal, deadLetters: deadLetters,
                                           clock: clock, logger: logger, observer: metrics,
                                           checkpointPause: hooks.checkpointPause,
-                                          replayDirectory: configuration.dataDirectory + "/replays")
+                                          replayDirectory: configuration.dataDirectory + "/replays",
+                                          pausedFile: configuration.dataDirectory + "/paused-destinations.json")
         } catch {
             journal.close()
             throw GatewayError("cannot open the destinations: \(error)")

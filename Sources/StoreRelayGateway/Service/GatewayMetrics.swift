@@ -126,6 +126,11 @@ final class GatewayMetrics: Sendable {
                 return ([status.name], value)
             }
         }
+        registry.gauge("storerelay_destination_paused",
+                       help: "1 while an operator has paused the destination (no attempt starts, its backlog waits), else 0.",
+                       labels: ["destination"]) {
+            delivery.status.map { ([$0.name], $0.paused ? 1 : 0) }
+        }
         registry.gauge("storerelay_dead_letters", help: "Dead letters in the store, by destination (empty: unrouted and quarantined).",
                        labels: ["destination"]) {
             delivery.deadLetterCounts.map { ([$0.key ?? ""], Double($0.value)) }

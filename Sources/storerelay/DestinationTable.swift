@@ -1,0 +1,24 @@
+import StoreRelayCore
+
+/// The `destination list` table: fixed columns, widths fitted to the data, as `dlq list`.
+enum DestinationTable {
+    static let headers = ["NAME", "KIND", "STATE", "QUEUE", "IN FLIGHT", "BREAKER", "DEAD LETTERS"]
+
+    /// `items` as `/api/destinations` lists them.
+    static func render(_ items: [JSONValue]) -> String {
+        let rows = items.map { item in
+            [item["name"]?.stringValue ?? "-", item["kind"]?.stringValue ?? "-", item["state"]?.stringValue ?? "-",
+             String(item["queueDepth"]?.int64Value ?? 0), String(item["inFlight"]?.int64Value ?? 0),
+             item["breaker"]?.stringValue ?? "-", String(item["deadLetters"]?.int64Value ?? 0)]
+        }
+        var widths = headers.map(\.count)
+        for row in rows {
+            for (column, cell) in row.enumerated() { widths[column] = max(widths[column], cell.count) }
+        }
+        return ([headers] + rows).map { row in
+            row.enumerated().map { column, cell in
+                column == row.count - 1 ? cell : cell + String(repeating: " ", count: widths[column] - cell.count + 2)
+            }.joined()
+        }.joined(separator: "\n")
+    }
+}
