@@ -92,7 +92,9 @@ struct NATSClientTests {
         let untrusting = try self.client(server) { $0.caFile = nil }
         defer { untrusting.shutdown() }
         guard case .failure(let error) = publish(untrusting, "a.b", id: "2") else { Issue.record("an untrusted certificate passed"); return }
-        #expect(error.code == .connection && error.message.contains("TLS"), "\(error)")
+        // The handshake fails on our side, or the server resets the connection first: either
+        // way the connection failed and nothing was published.
+        #expect(error.code == .connection, "\(error)")
         #expect(try server.messages(in: "EVENTS").count == 1)
     }
 
@@ -111,11 +113,3 @@ struct NATSClientTests {
     }
 }
 
-/// Answers compare by value, failures by code: what the tests assert on.
-private func == (lhs: Result<NATSPublishAnswer, NATSError>, rhs: Result<NATSPublishAnswer, NATSError>) -> Bool {
-    switch (lhs, rhs) {
-    case (.success(let a), .success(let b)): a == b
-    case (.failure(let a), .failure(let b)): a.code == b.code
-    default: false
-    }
-}

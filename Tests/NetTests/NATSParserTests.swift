@@ -78,6 +78,13 @@ import Testing
         #expect(error?.code == .protocolError && error?.message == "the NATS server sent \(reason)", "\(String(describing: error))")
     }
 
+    @Test func anErrorIsFinal() {
+        var parser = NATSParser()
+        parser.append(Array("BOGUS\r\nPING\r\n".utf8))
+        #expect(throws: NATSError.self) { try parser.next() }
+        #expect(throws: NATSError(.protocolError, "the NATS server sent an unknown operation 'BOGUS'")) { try parser.next() }
+    }
+
     @Test func aLineLongerThanTheLimitIsAnErrorBeforeItEnds() {
         var limits = NATSParser.Limits()
         limits.maxLine = 32

@@ -1,6 +1,6 @@
 /// Why a NATS connection or publish failed. A struct with a code (compare on it) and a
 /// sentence for logs and dead letters, like `RedisError`.
-public struct NATSError: Error, Sendable, CustomStringConvertible {
+public struct NATSError: Error, Sendable, Equatable, CustomStringConvertible {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Base: String { case connection, timeout, protocolError, refused, shutdown }
         private let base: Base

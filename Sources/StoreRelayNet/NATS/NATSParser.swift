@@ -23,11 +23,13 @@ public struct NATSParser {
     private var state = State.line
     private var buffer: [UInt8] = []
     private var offset = 0
+    /// The error that stopped parsing: the stream cannot be read past it, so it is final.
+    private var failure: NATSError?
 
-    init(limits: Limits = Limits()) { self.limits = limits }
+    public init(limits: Limits = Limits()) { self.limits = limits }
 
     /// Adds bytes that arrived.
-    mutating func append(_ bytes: some Collection<UInt8>) {
+    public mutating func append(_ bytes: some Collection<UInt8>) {
         if offset > 0, offset == buffer.count {
             buffer.removeAll(keepingCapacity: true)
             offset = 0
@@ -38,8 +40,22 @@ public struct NATSParser {
         buffer.append(contentsOf: bytes)
     }
 
-    /// The next complete operation, or nil until more bytes arrive.
-    mutating func next() throws(NATSError) -> NATSServerMessage? {
+    /// The next complete operation, or nil until more bytes arrive. After an error, every
+    /// call throws it again.
+    public mutating func next() throws(NATSError) -> NATSServerMessage? {
+        if let failure { throw failure }
+        do throws(NATSError) {
+            return try nextOperation()
+        } catch {
+            failure = error
+            throw error
+        }
+    }
+
+    /// Bytes received and not yet handed out as an operation.
+    public var bufferedByteCount: Int { buffer.count - offset }
+
+    private mutating func nextOperation() throws(NATSError) -> NATSServerMessage? {
         while true {
             switch state {
             case .line:

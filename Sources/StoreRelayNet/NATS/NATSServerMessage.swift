@@ -1,7 +1,7 @@
 import StoreRelayCore
 
 /// One operation a NATS server sends (NATS "Client Protocol"): what `NATSParser` yields.
-enum NATSServerMessage: Equatable {
+public enum NATSServerMessage: Sendable, Equatable {
     /// `INFO {...}`: the server's greeting, and later cluster updates.
     case info(NATSServerInfo)
     /// `MSG` or `HMSG`: a message for one of our subscriptions.
@@ -15,17 +15,25 @@ enum NATSServerMessage: Equatable {
 }
 
 /// A message delivered to a subscription: a JetStream PubAck on our reply inbox.
-struct NATSInboundMessage: Equatable {
-    var subject: String
-    var sid: String
-    var replyTo: String?
+public struct NATSInboundMessage: Sendable, Equatable {
+    public var subject: String
+    public var sid: String
+    public var replyTo: String?
     /// The header block (`NATS/1.0 503\r\n...\r\n\r\n`) of an `HMSG`; nil for a `MSG`.
-    var headers: [UInt8]?
-    var payload: [UInt8]
+    public var headers: [UInt8]?
+    public var payload: [UInt8]
+
+    init(subject: String, sid: String, replyTo: String? = nil, headers: [UInt8]? = nil, payload: [UInt8]) {
+        self.subject = subject
+        self.sid = sid
+        self.replyTo = replyTo
+        self.headers = headers
+        self.payload = payload
+    }
 
     /// The status code on the header block's first line (`NATS/1.0 503`): 503 is "no
     /// responders" (nothing listens on the subject), nil when there is none.
-    var status: Int? {
+    public var status: Int? {
         guard let headers else { return nil }
         let firstLine = headers.prefix { $0 != UInt8(ascii: "\r") && $0 != UInt8(ascii: "\n") }
         let words = firstLine.split(separator: UInt8(ascii: " "), maxSplits: 2)
@@ -34,7 +42,7 @@ struct NATSInboundMessage: Equatable {
     }
 
     /// The status line's description (`No Responders`), empty when none.
-    var statusDescription: String {
+    public var statusDescription: String {
         guard let headers else { return "" }
         let firstLine = headers.prefix { $0 != UInt8(ascii: "\r") && $0 != UInt8(ascii: "\n") }
         let words = firstLine.split(separator: UInt8(ascii: " "), maxSplits: 2)
@@ -43,13 +51,13 @@ struct NATSInboundMessage: Equatable {
 }
 
 /// What the client needs of the server's INFO.
-struct NATSServerInfo: Equatable {
-    var serverId = ""
-    var tlsRequired = false
-    var tlsAvailable = false
-    var headers = false
+public struct NATSServerInfo: Sendable, Equatable {
+    public var serverId = ""
+    public var tlsRequired = false
+    public var tlsAvailable = false
+    public var headers = false
     /// The largest message payload (headers included) the server takes; 1 MiB by default.
-    var maxPayload = 1 << 20
+    public var maxPayload = 1 << 20
 
     init(serverId: String = "", tlsRequired: Bool = false, tlsAvailable: Bool = false, headers: Bool = false,
          maxPayload: Int = 1 << 20) {
