@@ -9,8 +9,10 @@ import StoreRelayTestSupport
 /// and a refusal dead-lettered as `rejected` with the broker's reason.
 @Suite(.serialized) struct BusDeliveryTests {
     /// The stream's entries as field maps, from `XRANGE key - +` (redis-cli's view).
-    static func entries(_ server: RedisServerProcess, _ key: String) throws -> [[String: String]] {
-        let output = try CommandRunner.run("redis-cli", ["-p", String(server.port), "--json", "XRANGE", key, "-", "+"], check: true).stdout
+    static func entries(_ server: RedisServerProcess, _ key: String, password: String? = nil) throws -> [[String: String]] {
+        let auth = password.map { ["--no-auth-warning", "-a", $0] } ?? []
+        let output = try CommandRunner.run("redis-cli", ["-p", String(server.port)] + auth + ["--json", "XRANGE", key, "-", "+"],
+                                           check: true).stdout
         guard let entries = try JSONValue.parse(output).arrayValue else { return [] }
         return entries.compactMap { entry in
             guard let fields = entry.arrayValue?.last?.arrayValue else { return nil }
@@ -38,6 +40,33 @@ import StoreRelayTestSupport
             #expect(entry["type"] == "DID_RENEW" && entry["environment"] == "sandbox" && entry["bundleId"] == "com.acme.journal")
             #expect(entry["event"].flatMap { try? JSONValue.parse($0) }?["id"]?.stringValue == entry["id"])
         }
+        #expect(harness.engine.deadLetters.count == 0)
+    }
+
+    @Test(.enabled(if: RedisServerProcess.isAvailable, "redis-server is not installed"))
+    func overTLSWithThePasswordInTheURL() throws {
+        let certificates = try TLSTestCertificates.shared()
+        let tlsPort = try RedisServerProcess.freePort()
+        let server = try RedisServerProcess(extraArguments: [
+            "--tls-port", String(tlsPort), "--tls-cert-file", certificates.localhost.certificateFile,
+            "--tls-key-file", certificates.localhost.privateKeyFile, "--tls-ca-cert-file", certificates.caFile,
+            "--tls-auth-clients", "no", "--requirepass", "s3cret/@:",
+        ], durable: false)
+        let harness = try ParkingHarness(routes: """
+            destination ledger redis-stream rediss://:s3cret%2F%40%3A@localhost:\(tlsPort)/3 {
+                ca-file \(certificates.caFile)
+                backoff 50ms 200ms
+            }
+            """, whole: 64)
+        defer { harness.stop() }
+        let accepted = try harness.accept(3, destinations: ["ledger"])
+        let select = { () -> [String] in
+            let output = (try? CommandRunner.run("redis-cli", ["-p", String(server.port), "--no-auth-warning", "-a", "s3cret/@:", "-n", "3",
+                                                                "--json", "XRANGE", "appstore:events", "-", "+"]).stdout) ?? "[]"
+            let entries = (try? JSONValue.parse(output).arrayValue) ?? []
+            return entries.compactMap { $0.arrayValue?.last?.arrayValue?[1].stringValue }
+        }
+        #expect(pollUntil(timeout: 15) { select().sorted() == accepted.map(\.id).sorted() })
         #expect(harness.engine.deadLetters.count == 0)
     }
 
