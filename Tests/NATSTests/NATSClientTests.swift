@@ -72,7 +72,11 @@ struct NATSClientTests {
         let bad = try client(withUser) { $0.password = "wrong" }
         defer { bad.shutdown() }
         guard case .failure(let error) = publish(bad, "a.b", id: "2") else { Issue.record("a wrong password was accepted"); return }
-        #expect(error.code == .refused && error.message.contains("Authorization Violation"), "\(error)")
+        // The server answers -ERR 'Authorization Violation' and closes; under load the close
+        // can reset the connection before the line is read. Either way nothing is published.
+        #expect(error.code == .refused || error.code == .connection, "\(error)")
+        if error.code == .refused { #expect(error.message.contains("Authorization Violation"), "\(error)") }
+        #expect(try withUser.messages(in: "EVENTS").count == 1)
 
         let withToken = try NATSServerProcess(token: "t0ken")
         try withToken.addStream("EVENTS", subjects: ["a.>"])
@@ -96,6 +100,26 @@ struct NATSClientTests {
         // way the connection failed and nothing was published.
         #expect(error.code == .connection, "\(error)")
         #expect(try server.messages(in: "EVENTS").count == 1)
+    }
+
+    @Test func aServerThatStopsAnsweringIsLeftForANewConnection() throws {
+        let server = try NATSServerProcess()
+        try server.addStream("EVENTS", subjects: ["a.>"])
+        let client = try client(server)
+        defer { client.shutdown() }
+        #expect(publish(client, "a.b", id: "1") == .success(.acknowledged(stream: "EVENTS", sequence: 1, duplicate: false)))
+        server.pause()
+        guard case .failure(let error) = publish(client, "a.b", id: "2", timeout: .milliseconds(300)) else {
+            server.resume()
+            Issue.record("a paused server answered"); return
+        }
+        #expect(error.code == .timeout)
+        server.resume()
+        // The PubAck of "2" may still come on the old connection: it is ignored there, and the
+        // stream drops the retry as a duplicate of the same id.
+        let retried = publish(client, "a.b", id: "2")
+        guard case .success(.acknowledged(_, 2, _)) = retried else { Issue.record("\(retried)"); return }
+        #expect(publish(client, "a.b", id: "3") == .success(.acknowledged(stream: "EVENTS", sequence: 3, duplicate: false)))
     }
 
     @Test func publishesAgainAfterTheServerRestarts() throws {

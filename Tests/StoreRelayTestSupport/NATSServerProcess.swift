@@ -72,6 +72,13 @@ public final class NATSServerProcess: @unchecked Sendable {
         try launch()
     }
 
+    /// Freezes the server (SIGSTOP): its sockets stay open and nothing answers, which is what
+    /// a hung host or a partition looks like to clients.
+    public func pause() { kill(process.processIdentifier, SIGSTOP) }
+
+    /// Lets a paused server run again (SIGCONT).
+    public func resume() { kill(process.processIdentifier, SIGCONT) }
+
     private func launch() throws {
         process.executableURL = URL(fileURLWithPath: arguments[0])
         process.arguments = Array(arguments.dropFirst())

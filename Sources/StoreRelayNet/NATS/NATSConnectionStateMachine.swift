@@ -22,7 +22,7 @@ struct NATSConnectionStateMachine<Waiter> {
         /// The timer's new deadline (`.distantFuture`: none).
         case setDeadline(DispatchTime)
         case deliver(Waiter, NATSPublishAnswer)
-        /// These publishes got no answer in time; the connection goes on.
+        /// These publishes cannot be sent (the connection is closed).
         case fail([Waiter], NATSError)
         /// Close the connection; every waiter still unanswered fails with the error.
         case close(NATSError, unanswered: [Waiter])
@@ -121,20 +121,17 @@ struct NATSConnectionStateMachine<Waiter> {
         return actions
     }
 
-    /// The timer fired: before `ready`, the connect took too long; after, the publishes whose
-    /// deadline passed fail (their late PubAcks are then ignored).
+    /// The timer fired: before `ready`, the connect took too long; after, a publish whose
+    /// deadline passed ends the connection, as a Redis command's does. A server that stopped
+    /// answering (a half-open connection, a hung host) would leave every later publish to
+    /// time out on the same socket; a new connection either works or says why. The other
+    /// unanswered publishes fail with it and are retried, deduplicated by `Nats-Msg-Id`.
     mutating func deadlinePassed(now: DispatchTime) -> [Action] {
         switch state {
         case .closed: return []
         case .ready:
-            let expired = pending.filter { $0.value.deadline <= now }.sorted { $0.key < $1.key }
-            for (number, _) in expired { pending[number] = nil }
-            var actions: [Action] = []
-            if !expired.isEmpty {
-                actions.append(.fail(expired.map(\.value.waiter), NATSError(.timeout, "\(origin) sent no PubAck in time")))
-            }
-            actions.append(.setDeadline(earliestDeadline))
-            return actions
+            guard earliestDeadline <= now else { return [.setDeadline(earliestDeadline)] }
+            return close(NATSError(.timeout, "\(origin) sent no PubAck in time"))
         default:
             guard now >= connectDeadline else { return [.setDeadline(connectDeadline)] }
             return close(NATSError(.timeout, "connecting to \(origin) took longer than \(configuration.connectTimeout)"))
