@@ -139,7 +139,7 @@ import Testing
     }
 
     @Test func aNonJetStreamAnswerIsARefusal() {
-        let answer = Machine.interpret(NATSInboundMessage(subject: "_INBOX.T.1", sid: "1", payload: Array("ok".utf8)), subject: "s")
+        let answer = NATSPublishAnswer(reply: NATSInboundMessage(subject: "_INBOX.T.1", sid: "1", payload: Array("ok".utf8)), subject: "s")
         #expect(answer == .refused("the answer on 's' is not a JetStream PubAck: ok"))
     }
 

@@ -193,17 +193,7 @@ struct NATSConnectionStateMachine<Waiter> {
     /// CONNECT, the inbox subscription and a PING whose PONG confirms both.
     private mutating func greet() -> [Action] {
         state = .awaitingPong
-        var fields: [(key: String, value: JSONValue)] = [
-            ("verbose", false), ("pedantic", false), ("tls_required", .bool(usesTLS)), ("name", .string(configuration.clientName)),
-            ("lang", "swift"), ("version", "1"), ("protocol", 1), ("headers", true), ("no_responders", true),
-        ]
-        if let user = configuration.user, let password = configuration.password {
-            fields += [("user", .string(user)), ("pass", .string(password))]
-        } else if let token = configuration.token {
-            fields.append(("auth_token", .string(token)))
-        }
-        var bytes = Array("CONNECT ".utf8)
-        JSONValue.object(JSONObject(fields)).serialize(into: &bytes)
+        var bytes = configuration.connectCommand(tls: usesTLS)
         bytes += Array("\r\nSUB \(inbox).* \(Self.inboxSid)\r\nPING\r\n".utf8)
         return [.send(bytes)]
     }
@@ -251,35 +241,7 @@ struct NATSConnectionStateMachine<Waiter> {
               let entry = pending[number], entry.bytes == nil
         else { return [] }  // late (timed out), or not ours
         pending[number] = nil
-        return [.deliver(entry.waiter, Self.interpret(message, subject: entry.subject))]
-    }
-
-    /// A PubAck `{"stream":..,"seq":..}` is stored; `{"error":{...}}`, a 503 status (no stream
-    /// listens on the subject) or any other answer is a refusal.
-    static func interpret(_ message: NATSInboundMessage, subject: String) -> NATSPublishAnswer {
-        if let status = message.status {
-            if status == 503 { return .refused("no JetStream stream takes subject '\(subject)' (NATS 503 no responders)") }
-            let description = message.statusDescription
-            return .refused("NATS answered status \(status)" + (description.isEmpty ? "" : " \(description)"))
-        }
-        guard let json = try? JSONValue.parse(message.payload) else {
-            return .refused("the answer on '\(subject)' is not a JetStream PubAck: \(snippet(message.payload))")
-        }
-        if let error = json["error"] {
-            let code = error["code"]?.int64Value.map { "\($0)" } ?? "?"
-            let errCode = error["err_code"]?.int64Value.map { " (err_code \($0))" } ?? ""
-            let description = error["description"]?.stringValue ?? snippet(message.payload)
-            return .refused("JetStream refused the message: \(description), code \(code)\(errCode)")
-        }
-        guard let stream = json["stream"]?.stringValue, let sequence = json["seq"]?.int64Value, sequence >= 0 else {
-            return .refused("the answer on '\(subject)' is not a JetStream PubAck: \(snippet(message.payload))")
-        }
-        return .acknowledged(stream: stream, sequence: UInt64(sequence), duplicate: json["duplicate"]?.boolValue ?? false)
-    }
-
-    private static func snippet(_ bytes: [UInt8]) -> String {
-        String(decoding: bytes.prefix(200), as: UTF8.self).unicodeScalars
-            .map { $0.value < 0x20 || $0.value == 0x7F ? " " : String($0) }.joined()
+        return [.deliver(entry.waiter, NATSPublishAnswer(reply: message, subject: entry.subject))]
     }
 
     private static func tooLarge(_ size: Int, _ limit: Int) -> String {

@@ -50,14 +50,3 @@ public struct NATSPublish: Sendable {
     /// The bytes the server counts against its `max_payload`.
     var size: Int { headerBlock.count + payload.count }
 }
-
-/// What the stream said of one publish.
-public enum NATSPublishAnswer: Sendable, Equatable {
-    /// A PubAck: the message is stored as `sequence` in `stream` (`duplicate`: it already was,
-    /// under the same `Nats-Msg-Id`, within the stream's duplicate window).
-    case acknowledged(stream: String, sequence: UInt64, duplicate: Bool)
-    /// The server answered and did not store it: an error PubAck, no stream listening on the
-    /// subject (status 503, "no responders"), a message larger than the server takes, or a
-    /// permissions violation. The sentence says which, for the dead letter.
-    case refused(String)
-}
