@@ -113,6 +113,27 @@ struct BusDestinationEndToEndTests {
         #expect(audit["detail"]?.stringValue?.contains("JetStream refused the message: maximum messages exceeded") == true)
     }
 
+    @Test func aReplayedDeadLetterGoesBackToTheSameBus() throws {
+        let redis = try RedisServerProcess(durable: false)
+        try redis.command("SET", "appstore:sandbox", "a string, not a stream")
+        let nats = try NATSServerProcess()
+        let admin = try AdminGateway(try Gateway(config: Gateway.trustingConfig(destinations(redis: redis, nats: nats)),
+                                                 directory: try Gateway.trustingDirectory("storerelay-bus-replay")))
+        let ids = try post(admin.gateway, count: 1)
+        #expect(admin.gateway.waitForDeadLetters { $0.count == 2 })
+        // The operator fixes both buses, then replays the letters.
+        try redis.command("DEL", "appstore:sandbox")
+        try nats.addStream("EVENTS", subjects: ["appstore.>"])
+        let letters = try #require(try admin.get("/api/dead-letters").json?["items"]?.arrayValue)
+        #expect(letters.count == 2)
+        for letter in letters {
+            let replay = try admin.post("/api/dead-letters/\(try #require(letter["id"]?.stringValue))/replay")
+            #expect(replay.status == 200 || replay.status == 202, "\(replay.body)")
+        }
+        #expect(pollUntil(timeout: 20) { delivered(redis, key: "appstore:sandbox", nats) == (ids, ids) })
+        #expect(pollUntil(timeout: 20) { (try? admin.get("/api/dead-letters"))?.json?["items"]?.arrayValue?.isEmpty == true })
+    }
+
     @Test func clusterModeDeliversToBothBuses() throws {
         let clusterServer = try RedisServerProcess()
         let redis = try RedisServerProcess(durable: false)
