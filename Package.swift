@@ -129,7 +129,12 @@ let package = Package(
         .testTarget(name: "JSONTests", dependencies: ["StoreRelayCore", "StoreRelayTestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "SupportTests", dependencies: ["StoreRelayCore"], swiftSettings: swiftSettings),
         .testTarget(name: "MetricsTests", dependencies: ["StoreRelayCore", "StoreRelayTestSupport"], swiftSettings: swiftSettings),
-        .testTarget(name: "NetTests", dependencies: ["StoreRelayNet"], swiftSettings: swiftSettings),
+        .testTarget(name: "NetTests", dependencies: ["StoreRelayNet", "StoreRelayCore"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "NATSTests",
+            dependencies: ["StoreRelayNet", "StoreRelayCore", "StoreRelayTestSupport"],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "RedisTests",
             dependencies: ["StoreRelayNet", "StoreRelayCore", "StoreRelayTestSupport"],

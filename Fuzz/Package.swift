@@ -24,6 +24,10 @@ let package = Package(
             dependencies: ["FuzzSupport", .product(name: "StoreRelayNet", package: "StoreRelay")]
         ),
         .executableTarget(
+            name: "FuzzNATSProtocol",
+            dependencies: ["FuzzSupport", .product(name: "StoreRelayNet", package: "StoreRelay")]
+        ),
+        .executableTarget(
             name: "FuzzRedisTopology",
             dependencies: ["FuzzSupport", .product(name: "StoreRelayNet", package: "StoreRelay")]
         ),

@@ -1,4 +1,5 @@
 import StoreRelayCore
+import StoreRelayNet
 
 /// `app`, `destination` and `cluster`: their header lines, the options of their blocks, and closing.
 extension ConfigParser {
@@ -27,7 +28,7 @@ extension ConfigParser {
     }
 
     mutating func beginDestination(_ head: ConfigToken, _ arguments: [ConfigToken], opener: ConfigToken?) {
-        let syntax = "destination NAME webhook URL or destination NAME file DIRECTORY"
+        let syntax = "destination NAME KIND TARGET: webhook URL, file DIRECTORY, redis-stream redis://HOST:PORT/DB or nats nats://HOST:PORT"
         if let name = arguments.first, destinationLines[name.text] == nil { destinationLines[name.text] = name.line }
         var isValid = arity(head, arguments, 3...3, syntax)
         let name = arguments.first?.text ?? ""
@@ -49,8 +50,20 @@ extension ConfigParser {
                 let directory = pathValue(target, "file queue directory")
                 isValid = isValid && directory != nil
                 kind = .file(FileQueueOptions(directory: directory ?? ""))
+            case "redis-stream":
+                let url = value(target, "redis-stream URL") { text throws(ConfigValueError) in
+                    do throws(AddressError) { return try RedisURL.parse(text) } catch { throw ConfigValueError(error.description) }
+                }
+                isValid = isValid && url != nil
+                kind = .redisStream(RedisStreamOptions(url: url ?? Self.placeholderRedisURL))
+            case "nats":
+                let url = value(target, "nats URL") { text throws(ConfigValueError) in
+                    do throws(AddressError) { return try NATSURL.parse(text) } catch { throw ConfigValueError(error.description) }
+                }
+                isValid = isValid && url != nil
+                kind = .nats(NATSOptions(url: url ?? NATSURL(requiresTLS: false, host: "invalid", hostKind: .hostname, port: NATSURL.defaultPort)))
             default:
-                report(.invalidValue, at: kindToken, "unknown destination kind '\(kindToken.text)' (expected webhook or file)")
+                report(.invalidValue, at: kindToken, "unknown destination kind '\(kindToken.text)' (expected webhook, file, redis-stream or nats)")
                 isValid = false
             }
         }
@@ -70,6 +83,10 @@ extension ConfigParser {
             apps.append(app)
         case .webhook(let options): destinations.append(DestinationConfiguration(name: block.name, kind: .webhook(options)))
         case .file(let options): destinations.append(DestinationConfiguration(name: block.name, kind: .file(options)))
+        case .redisStream(let options): destinations.append(DestinationConfiguration(name: block.name, kind: .redisStream(options)))
+        case .nats(let options):
+            guard checkCredentials(options, block) else { return }
+            destinations.append(DestinationConfiguration(name: block.name, kind: .nats(options)))
         case .cluster(let options):
             cluster = options
             clusterNamesDedupeWindow = block.seenOptions["dedupe-window"] != nil
@@ -87,6 +104,8 @@ extension ConfigParser {
         case .app: known = Self.appOptions
         case .webhook: known = Self.webhookOptions
         case .file: known = Self.fileOptions
+        case .redisStream: known = Self.redisStreamOptions
+        case .nats: known = Self.natsOptions
         case .cluster: known = Self.clusterOptions
         case .ignored: return
         }
@@ -111,6 +130,12 @@ extension ConfigParser {
         case .file(var options):
             fileOption(head, arguments, &options)
             block.kind = .file(options)
+        case .redisStream(var options):
+            redisStreamOption(head, arguments, &options)
+            block.kind = .redisStream(options)
+        case .nats(var options):
+            natsOption(head, arguments, &options)
+            block.kind = .nats(options)
         case .cluster(var options):
             clusterOption(head, arguments, &options)
             block.kind = .cluster(options)
@@ -219,6 +244,10 @@ extension ConfigParser {
         }
         return text
     }
+
+    /// Stands in for an invalid Redis URL so the block's options can still be checked.
+    static let placeholderRedisURL = RedisURL(usesTLS: false, host: "invalid", hostKind: .hostname, port: RedisURL.defaultPort,
+                                              user: nil, password: nil, database: 0)
 
     /// Stands in for an invalid URL so the block's options can still be checked.
     static let placeholderURL = WebhookURL(

@@ -41,6 +41,8 @@ struct ConfigParser {
             case app(AppConfiguration)
             case webhook(WebhookOptions)
             case file(FileQueueOptions)
+            case redisStream(RedisStreamOptions)
+            case nats(NATSOptions)
             case cluster(ClusterConfiguration)
             /// The block's header line was unusable; its options are skipped, its `}` still closes it.
             case ignored
@@ -165,8 +167,13 @@ struct ConfigParser {
         case .app: return !Self.appOptions.contains(head.text)
         case .webhook: return !Self.webhookOptions.contains(head.text)
         case .file: return !Self.fileOptions.contains(head.text)
+        case .redisStream: return !Self.redisStreamOptions.contains(head.text)
+        case .nats: return !Self.natsOptions.contains(head.text)
         case .cluster: return !Self.clusterOptions.contains(head.text)
-        case .ignored: return !(Self.appOptions + Self.webhookOptions + Self.fileOptions + Self.clusterOptions).contains(head.text)
+        case .ignored:
+            let options = Self.appOptions + Self.webhookOptions + Self.fileOptions + Self.redisStreamOptions + Self.natsOptions
+                + Self.clusterOptions
+            return !options.contains(head.text)
         }
     }
 

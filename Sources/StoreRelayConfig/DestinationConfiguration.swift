@@ -6,6 +6,10 @@ public struct DestinationConfiguration: Sendable, Hashable {
         case webhook(WebhookOptions)
         /// Append to JSON-lines segments in a directory.
         case file(FileQueueOptions)
+        /// `XADD` to a Redis stream.
+        case redisStream(RedisStreamOptions)
+        /// Publish to a NATS JetStream subject.
+        case nats(NATSOptions)
     }
 
     /// The name routes use; letters, digits, `-`, `_`, `.` (safe in file names and metric labels).
@@ -17,6 +21,8 @@ public struct DestinationConfiguration: Sendable, Hashable {
     public var delivery: DeliveryOptions? {
         switch kind {
         case .webhook(let options): options.delivery
+        case .redisStream(let options): options.delivery
+        case .nats(let options): options.delivery
         case .file: nil
         }
     }

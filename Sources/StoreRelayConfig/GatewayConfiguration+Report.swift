@@ -77,6 +77,20 @@ extension GatewayConfiguration {
             case .file(let options):
                 out.append("  \(destination.name)  file \(options.directory)\(unused)")
                 out.append("    rotate \(ConfigFormat.size(options.rotateSize)) \(ConfigFormat.duration(options.rotateInterval)), compress \(options.compression.rawValue)")
+            case .redisStream(let options):
+                // RedisURL's description hides the password.
+                out.append("  \(destination.name)  redis-stream \(options.url)\(unused)")
+                let trim = options.maxLength.map { "max-length \($0)" } ?? "max-length none"
+                out.append("    stream \(options.stream), \(trim), \(Self.describeBody(options.delivery))")
+                out.append("    \(Self.describe(options.delivery))")
+                if let caFile = options.caFile { out.append("    ca-file \(caFile)") }
+            case .nats(let options):
+                out.append("  \(destination.name)  nats \(options.url)\(unused)")
+                let auth = options.token != nil ? "token <set>"
+                    : options.user.map { "user \($0), password <set>" } ?? "no authentication"
+                out.append("    subject \(options.subject), \(auth), \(Self.describeBody(options.delivery))")
+                out.append("    \(Self.describe(options.delivery))")
+                if let caFile = options.caFile { out.append("    ca-file \(caFile)") }
             }
         }
         if !referencedFiles.isEmpty {

@@ -66,9 +66,13 @@ extension GatewayConfiguration {
             files.append(ReferencedFile(directive: "cluster client-cert", path: identity.privateKeyFile, isPrivateKey: true))
         }
         for destination in destinations {
-            if case .webhook(let options) = destination.kind, let caFile = options.caFile {
-                files.append(ReferencedFile(directive: "destination \(destination.name) ca-file", path: caFile))
+            let caFile: String? = switch destination.kind {
+            case .webhook(let options): options.caFile
+            case .redisStream(let options): options.caFile
+            case .nats(let options): options.caFile
+            case .file: nil
             }
+            if let caFile { files.append(ReferencedFile(directive: "destination \(destination.name) ca-file", path: caFile)) }
         }
         return files
     }

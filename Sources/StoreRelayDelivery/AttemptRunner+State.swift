@@ -99,8 +99,10 @@ extension AttemptRunner {
                 // An answer proves the destination is up, whatever it said.
                 breaker.recordAnswer()
                 lastError = (attempt.error ?? "rejected", now)
-                return (.deadLetter(job, .rejected, detail: "the destination answered HTTP \(attempt.status ?? 0), which is not retried"),
-                        outcome.metricLabel)
+                // A broker's refusal has no HTTP status: its error says what it refused.
+                let detail = attempt.status.map { "the destination answered HTTP \($0), which is not retried" }
+                    ?? "the destination refused the message, which is not retried: \(attempt.error ?? "no reason given")"
+                return (.deadLetter(job, .rejected, detail: detail), outcome.metricLabel)
             case .unsendable(let attempt):
                 // Nothing reached the destination: the breaker hears nothing of it.
                 lastError = (attempt.error ?? "unsendable", now)

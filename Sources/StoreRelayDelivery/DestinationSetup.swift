@@ -10,7 +10,7 @@ package struct DestinationSetup: Sendable {
     package let kind: any DestinationKind
     package let limits: DeliveryLimits
 
-    /// `webhook` or `file`, for status listings and metrics.
+    /// `webhook`, `file`, `redis-stream` or `nats`, for status listings and metrics.
     package var kindName: String { type(of: kind).name }
 
     /// A destination of `kind`, retried within `limits` (tests; kinds built elsewhere).
@@ -45,6 +45,12 @@ package struct DestinationSetup: Sendable {
             limits = DeliveryLimits(
                 maxAttempts: Int.max, maxAge: .seconds(365 * 86400),
                 schedule: RetrySchedule(initial: .milliseconds(100), maximum: .seconds(30)))
+        case .redisStream(let options):
+            kind = RedisStreamKind(options: options, logger: logger)
+            limits = DeliveryLimits(options.delivery)
+        case .nats(let options):
+            kind = NATSKind(options: options, logger: logger)
+            limits = DeliveryLimits(options.delivery)
         }
     }
 }

@@ -39,12 +39,28 @@ import StoreRelayTestSupport
         route production,sandbox * REFUND, REVOKE/* -> billing
         route * * DID_RENEW/BILLING_RECOVERY -> ledger
         """,
+        """
+        destination stream redis-stream rediss://:p%40ss@cache:6380/2 {
+            stream appstore:{environment}:{type}
+            max-length 1000
+            ca-file ./ca.pem
+            timeout 2s
+        }
+        destination audit nats tls://[::1]:4222 {
+            subject appstore.{environment}.{bundleId}.{type}
+            user relay
+            password ${A}
+            format apple
+        }
+        route * * * -> stream, audit
+        """,
     ]
 
     /// Fragments that reach the interesting states of the lexer and parser.
     static let dictionary: [String] = [
         "{", "}", "->", ",", "*", "#", "\"", "\\", "$", "$$", "${A}", "${SECRET}", "${EMPTY}", "${SPACE}", "${MISSING}",
         "\n", "\r\n", " ", "\t", "/", ":", "[", "]", "route ", "destination x webhook http://h/ {\n", "app a {\n",
+        "destination y redis-stream redis://h/0 {\n", "destination z nats nats://h {\n", "{type}", "{enviroment}", ".*",
         "}\n", "9999999999999999999999", "-1", "0", "KiB", "GiB", "ms", "d", "é", "\u{0}", "whsec_", "=",
     ]
 

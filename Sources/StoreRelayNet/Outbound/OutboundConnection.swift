@@ -130,6 +130,23 @@ public final class OutboundConnection: @unchecked Sendable {
         // Watched for the connect's end only; from now on, while output waits.
         channel.setWriting(false)
         guard let identity = endpoint.tls else { return established() }
+        startHandshake(identity)
+    }
+
+    /// Starts TLS on an established plaintext connection, for a protocol that upgrades in
+    /// band (NATS after its INFO line): nothing written meanwhile goes out in plaintext, and
+    /// `established` is delivered again once the handshake is done. Bytes the peer sent
+    /// before its first handshake record must already have been consumed.
+    public func startTLS(_ identity: TLSClientIdentity) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard phase == .established, transport is SocketTransport, isOutputFlushed else {
+            return fail(OutboundError(.tlsSetup, "cannot start TLS with \(peer) now (already TLS, or plaintext still being sent)"))
+        }
+        startHandshake(identity)
+    }
+
+    private func startHandshake(_ identity: TLSClientIdentity) {
+        guard let channel else { return }
         let engine: TLSConnection
         do {
             engine = try TLSConnection(clientContext: try connector.tlsContext(for: identity), serverName: endpoint.host)
