@@ -142,6 +142,11 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "AMQPTests",
+            dependencies: ["StoreRelayNet", "StoreRelayCore", "StoreRelayTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "HTTPTests",
             dependencies: ["StoreRelayNet", "StoreRelayCore", "StoreRelayTestSupport", "CStoreRelayShims"],
             swiftSettings: swiftSettings

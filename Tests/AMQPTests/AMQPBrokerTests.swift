@@ -1,0 +1,139 @@
+import Dispatch
+import Foundation
+import StoreRelayCore
+import StoreRelayNet
+import StoreRelayTestSupport
+import Testing
+
+/// One broker for the suite: RabbitMQ takes seconds to boot.
+private let sharedBroker = Result { try RabbitMQProcess() }
+
+/// The publisher against a real RabbitMQ, read back with pika.
+@Suite(.serialized, .enabled(if: RabbitMQProcess.isAvailable, Comment(rawValue: RabbitMQProcess.skipMessage)))
+struct AMQPBrokerTests {
+    private func publisher(_ broker: RabbitMQProcess, url: String? = nil, timeout: Duration = .seconds(5)) throws -> AMQPPublisher {
+        var configuration = AMQPConfiguration(url: try AMQPURL.parse(url ?? broker.url))
+        configuration.publishTimeout = timeout
+        configuration.connectTimeout = timeout
+        return AMQPPublisher(configuration: configuration)
+    }
+
+    private func publish(_ publisher: AMQPPublisher, _ message: AMQPMessage) -> Result<Void, AMQPError> {
+        Result { () throws(AMQPError) in try waitForCompletion { publisher.publish(message, completion: $0) } }
+    }
+
+    /// A durable topic exchange and queue bound to `binding`, fresh for the test.
+    private func declare(_ broker: RabbitMQProcess, exchange: String, queue: String, binding: String) throws {
+        _ = try broker.python("""
+            c = pika.BlockingConnection(params); ch = c.channel()
+            ch.exchange_declare('\(exchange)', 'topic', durable=True)
+            ch.queue_declare('\(queue)', durable=True)
+            ch.queue_bind('\(queue)', '\(exchange)', '\(binding)')
+            c.close()
+            """)
+    }
+
+    /// Every message in `queue`, as JSON lines: routing key, message id, delivery mode,
+    /// content type, headers, body.
+    private func drain(_ broker: RabbitMQProcess, queue: String) throws -> [[String: Any]] {
+        let output = try broker.python("""
+            c = pika.BlockingConnection(params); ch = c.channel()
+            while True:
+                m, p, body = ch.basic_get('\(queue)', auto_ack=True)
+                if m is None: break
+                print(json.dumps({'key': m.routing_key, 'id': p.message_id, 'mode': p.delivery_mode,
+                                  'type': p.content_type, 'headers': {k: (v.decode() if isinstance(v, bytes) else v) for k, v in (p.headers or {}).items()},
+                                  'body': body.decode()}))
+            c.close()
+            """)
+        return output.split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
+    }
+
+    @Test func confirmedMessagesArriveWithTheirPropertiesAndHeaders() throws {
+        let broker = try sharedBroker.get()
+        try declare(broker, exchange: "appstore", queue: "confirmed", binding: "Sandbox.#")
+        let publisher = try publisher(broker)
+        defer { publisher.shutdown() }
+        let big = String(repeating: "x", count: 300_000)  // above frame-max: several body frames
+        let bodies = ["{\"n\":1}", "{\"n\":2}", big]
+        for (index, body) in bodies.enumerated() {
+            let message = AMQPMessage(exchange: "appstore", routingKey: "Sandbox.TEST", messageId: "event-\(index)",
+                                      headers: [.init(name: "type", value: "TEST"), .init(name: "verified", value: "true")],
+                                      body: Array(body.utf8))
+            try publish(publisher, message).get()
+        }
+        let messages = try drain(broker, queue: "confirmed")
+        #expect(messages.count == 3)
+        #expect(messages.map { $0["id"] as? String } == ["event-0", "event-1", "event-2"])
+        #expect(messages.map { $0["body"] as? String } == bodies)
+        #expect(messages.allSatisfy { $0["mode"] as? Int == 2 && $0["type"] as? String == "application/json" })
+        #expect((messages.first?["headers"] as? [String: String]) == ["type": "TEST", "verified": "true"])
+    }
+
+    @Test func concurrentPublishesAreEachConfirmed() throws {
+        let broker = try sharedBroker.get()
+        try declare(broker, exchange: "appstore", queue: "concurrent", binding: "Concurrent.*")
+        let publisher = try publisher(broker)
+        defer { publisher.shutdown() }
+        let group = DispatchGroup()
+        let failures = Locked<[AMQPError]>([])
+        for index in 0..<200 {
+            group.enter()
+            publisher.publish(AMQPMessage(exchange: "appstore", routingKey: "Concurrent.x", messageId: "c\(index)", body: [0x7B, 0x7D])) {
+                if case .failure(let error) = $0 { failures.withLock { $0.append(error) } }
+                group.leave()
+            }
+        }
+        #expect(group.wait(timeout: .now() + 20) == .success)
+        #expect(failures.current.isEmpty, "\(failures.current)")
+        #expect(try drain(broker, queue: "concurrent").count == 200)
+    }
+
+    @Test func anUnroutableMessageIsRefusedNotDropped() throws {
+        let broker = try sharedBroker.get()
+        try declare(broker, exchange: "appstore", queue: "routed", binding: "Routed.*")
+        let publisher = try publisher(broker)
+        defer { publisher.shutdown() }
+        let result = publish(publisher, AMQPMessage(exchange: "appstore", routingKey: "Nobody.listens", messageId: "lost", body: [1]))
+        guard case .failure(let error) = result else { Issue.record("an unroutable message was confirmed"); return }
+        #expect(error.code == .refused && error.message.contains("NO_ROUTE"), "\(error)")
+        // The connection stays usable.
+        try publish(publisher, AMQPMessage(exchange: "appstore", routingKey: "Routed.x", messageId: "ok", body: [1])).get()
+    }
+
+    @Test func aMissingExchangeIsRefusedAndTheNextPublishReconnects() throws {
+        let broker = try sharedBroker.get()
+        try declare(broker, exchange: "appstore", queue: "after-missing", binding: "After.*")
+        let publisher = try publisher(broker)
+        defer { publisher.shutdown() }
+        let result = publish(publisher, AMQPMessage(exchange: "no-such-exchange", routingKey: "x", messageId: "m", body: [1]))
+        guard case .failure(let error) = result else { Issue.record("a publish to a missing exchange was confirmed"); return }
+        #expect(error.code == .refused && error.message.contains("404"), "\(error)")
+        try publish(publisher, AMQPMessage(exchange: "appstore", routingKey: "After.x", messageId: "m2", body: [1])).get()
+    }
+
+    @Test func aWrongPasswordOrVhostIsRefused() throws {
+        let broker = try sharedBroker.get()
+        for url in ["amqp://guest:wrong@127.0.0.1:\(broker.port)/%2f", "amqp://guest:guest@127.0.0.1:\(broker.port)/nope"] {
+            let publisher = try publisher(broker, url: url)
+            defer { publisher.shutdown() }
+            let result = publish(publisher, AMQPMessage(exchange: "appstore", routingKey: "x", messageId: "m", body: [1]))
+            guard case .failure(let error) = result else { Issue.record("\(url) was confirmed"); continue }
+            #expect(error.code == .refused, "\(url): \(error)")
+            #expect(!error.message.contains("wrong"))
+        }
+    }
+
+    @Test func noBrokerIsUnavailable() throws {
+        let port = try RedisServerProcess.freePort()
+        var configuration = AMQPConfiguration(url: try AMQPURL.parse("amqp://guest:guest@127.0.0.1:\(port)/%2f"))
+        configuration.connectTimeout = .seconds(2)
+        let publisher = AMQPPublisher(configuration: configuration)
+        defer { publisher.shutdown() }
+        let result = publish(publisher, AMQPMessage(exchange: "appstore", routingKey: "x", messageId: "m", body: [1]))
+        guard case .failure(let error) = result else { Issue.record("confirmed without a broker"); return }
+        #expect(error.code == .unavailable, "\(error)")
+    }
+}
