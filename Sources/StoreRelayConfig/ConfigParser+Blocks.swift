@@ -27,7 +27,7 @@ extension ConfigParser {
     }
 
     mutating func beginDestination(_ head: ConfigToken, _ arguments: [ConfigToken], opener: ConfigToken?) {
-        let syntax = "destination NAME webhook URL or destination NAME file DIRECTORY"
+        let syntax = "destination NAME webhook URL, destination NAME file DIRECTORY or destination NAME amqp URL"
         if let name = arguments.first, destinationLines[name.text] == nil { destinationLines[name.text] = name.line }
         var isValid = arity(head, arguments, 3...3, syntax)
         let name = arguments.first?.text ?? ""
@@ -49,8 +49,12 @@ extension ConfigParser {
                 let directory = pathValue(target, "file queue directory")
                 isValid = isValid && directory != nil
                 kind = .file(FileQueueOptions(directory: directory ?? ""))
+            case "amqp":
+                let url = value(target, "AMQP URL", Self.amqpURL)
+                isValid = isValid && url != nil
+                kind = .amqp(AMQPOptions(url: url ?? Self.placeholderAMQPURL))
             default:
-                report(.invalidValue, at: kindToken, "unknown destination kind '\(kindToken.text)' (expected webhook or file)")
+                report(.invalidValue, at: kindToken, "unknown destination kind '\(kindToken.text)' (expected webhook, file or amqp)")
                 isValid = false
             }
         }
@@ -70,6 +74,9 @@ extension ConfigParser {
             apps.append(app)
         case .webhook(let options): destinations.append(DestinationConfiguration(name: block.name, kind: .webhook(options)))
         case .file(let options): destinations.append(DestinationConfiguration(name: block.name, kind: .file(options)))
+        case .amqp(let options):
+            reportMissing(Self.requiredAMQPOptions, in: block, syntax: "exchange NAME in the block")
+            destinations.append(DestinationConfiguration(name: block.name, kind: .amqp(options)))
         case .cluster(let options):
             cluster = options
             clusterNamesDedupeWindow = block.seenOptions["dedupe-window"] != nil
@@ -87,6 +94,7 @@ extension ConfigParser {
         case .app: known = Self.appOptions
         case .webhook: known = Self.webhookOptions
         case .file: known = Self.fileOptions
+        case .amqp: known = Self.amqpOptions
         case .cluster: known = Self.clusterOptions
         case .ignored: return
         }
@@ -111,6 +119,9 @@ extension ConfigParser {
         case .file(var options):
             fileOption(head, arguments, &options)
             block.kind = .file(options)
+        case .amqp(var options):
+            amqpOption(head, arguments, &options)
+            block.kind = .amqp(options)
         case .cluster(var options):
             clusterOption(head, arguments, &options)
             block.kind = .cluster(options)

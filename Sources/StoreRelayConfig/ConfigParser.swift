@@ -41,6 +41,7 @@ struct ConfigParser {
             case app(AppConfiguration)
             case webhook(WebhookOptions)
             case file(FileQueueOptions)
+            case amqp(AMQPOptions)
             case cluster(ClusterConfiguration)
             /// The block's header line was unusable; its options are skipped, its `}` still closes it.
             case ignored
@@ -165,8 +166,10 @@ struct ConfigParser {
         case .app: return !Self.appOptions.contains(head.text)
         case .webhook: return !Self.webhookOptions.contains(head.text)
         case .file: return !Self.fileOptions.contains(head.text)
+        case .amqp: return !Self.amqpOptions.contains(head.text)
         case .cluster: return !Self.clusterOptions.contains(head.text)
-        case .ignored: return !(Self.appOptions + Self.webhookOptions + Self.fileOptions + Self.clusterOptions).contains(head.text)
+        case .ignored:
+            return !(Self.appOptions + Self.webhookOptions + Self.fileOptions + Self.amqpOptions + Self.clusterOptions).contains(head.text)
         }
     }
 

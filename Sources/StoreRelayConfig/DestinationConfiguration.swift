@@ -6,6 +6,8 @@ public struct DestinationConfiguration: Sendable, Hashable {
         case webhook(WebhookOptions)
         /// Append to JSON-lines segments in a directory.
         case file(FileQueueOptions)
+        /// Publish to an AMQP 0-9-1 exchange with publisher confirms.
+        case amqp(AMQPOptions)
     }
 
     /// The name routes use; letters, digits, `-`, `_`, `.` (safe in file names and metric labels).

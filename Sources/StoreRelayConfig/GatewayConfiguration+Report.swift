@@ -1,3 +1,5 @@
+import StoreRelayNet
+
 /// The text `storerelay check` prints: the resolved configuration, every default filled in.
 ///
 /// Secrets are shown as `<set>`, never their value, and so are header values (they often
@@ -77,6 +79,12 @@ extension GatewayConfiguration {
             case .file(let options):
                 out.append("  \(destination.name)  file \(options.directory)\(unused)")
                 out.append("    rotate \(ConfigFormat.size(options.rotateSize)) \(ConfigFormat.duration(options.rotateInterval)), compress \(options.compression.rawValue)")
+            case .amqp(let options):
+                out.append("  \(destination.name)  amqp \(Self.describe(options.url))\(unused)")
+                let exchange = options.exchange.isEmpty ? "\"\" (default)" : options.exchange
+                out.append("    exchange \(exchange), routing-key \(options.routingKey), \(Self.describeBody(options.delivery))")
+                out.append("    \(Self.describe(options.delivery)), heartbeat \(ConfigFormat.duration(options.heartbeat))")
+                if let caFile = options.caFile { out.append("    ca-file \(caFile)") }
             }
         }
         if !referencedFiles.isEmpty {
@@ -118,6 +126,13 @@ extension GatewayConfiguration {
         "timeout \(ConfigFormat.duration(options.timeout)), concurrency \(options.concurrency), "
             + "max-attempts \(options.maxAttempts), backoff \(ConfigFormat.duration(options.backoffInitial)) "
             + "\(ConfigFormat.duration(options.backoffMaximum)), max-age \(ConfigFormat.duration(options.maxAge))"
+    }
+
+    /// The broker without its password: `amqp://user@host:5672/%2f (password <set>)`.
+    private static func describe(_ url: AMQPURL) -> String {
+        let host = url.hostKind == .ipv6 ? "[\(url.host)]" : url.host
+        let vhost = url.virtualHost.split(separator: "/", omittingEmptySubsequences: false).joined(separator: "%2f")
+        return "\(url.usesTLS ? "amqps" : "amqp")://\(url.user)@\(host):\(url.port)/\(vhost) (password <set>)"
     }
 
     /// The URL without its query, which may carry a token.

@@ -94,10 +94,15 @@ public final class RabbitMQProcess: @unchecked Sendable {
             "RABBITMQ_CONFIG_FILE": directory.appendingPathComponent("rabbitmq.conf").path,
             "RABBITMQ_ENABLED_PLUGINS_FILE": directory.appendingPathComponent("enabled_plugins").path,
             "RABBITMQ_PID_FILE": directory.appendingPathComponent("rabbitmq.pid").path,
+            // The script then execs the VM instead of waiting on it in a shell that traps
+            // signals: the process's pid is the broker's, so SIGKILL reaches the broker.
+            "RABBITMQ_ALLOW_INPUT": "1",
+            "RABBITMQ_SERVER_START_ARGS": "-noinput",
         ]) { _, new in new }
         let log = directory.appendingPathComponent("console.log")
         FileManager.default.createFile(atPath: log.path, contents: nil)
         let handle = try FileHandle(forWritingTo: log)
+        process.standardInput = FileHandle.nullDevice
         process.standardOutput = handle
         process.standardError = handle
         try process.run()
