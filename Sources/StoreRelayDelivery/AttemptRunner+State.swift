@@ -61,8 +61,11 @@ extension AttemptRunner {
                 // An answer proves the destination is up, whatever it said.
                 breaker.recordAnswer()
                 lastError = (attempt.error ?? "rejected", now)
-                return (.deadLetter(job, .rejected, detail: "the destination answered HTTP \(attempt.status ?? 0), which is not retried"),
-                        outcome.metricLabel)
+                // A bus has no HTTP status: its refusal (a nack, a return, an error reply) is the
+                // attempt's error.
+                let detail = attempt.status.map { "the destination answered HTTP \($0), which is not retried" }
+                    ?? "the destination refused the message (\(attempt.error ?? "no reason given")), which is not retried"
+                return (.deadLetter(job, .rejected, detail: detail), outcome.metricLabel)
             case .unsendable(let attempt):
                 // Nothing reached the destination: the breaker hears nothing of it.
                 lastError = (attempt.error ?? "unsendable", now)

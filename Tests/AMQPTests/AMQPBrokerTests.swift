@@ -22,31 +22,12 @@ struct AMQPBrokerTests {
         Result { () throws(AMQPError) in try waitForCompletion { publisher.publish(message, completion: $0) } }
     }
 
-    /// A durable topic exchange and queue bound to `binding`, fresh for the test.
     private func declare(_ broker: RabbitMQProcess, exchange: String, queue: String, binding: String) throws {
-        _ = try broker.python("""
-            c = pika.BlockingConnection(params); ch = c.channel()
-            ch.exchange_declare('\(exchange)', 'topic', durable=True)
-            ch.queue_declare('\(queue)', durable=True)
-            ch.queue_bind('\(queue)', '\(exchange)', '\(binding)')
-            c.close()
-            """)
+        try broker.declare(exchange: exchange, queue: queue, binding: binding)
     }
 
-    /// Every message in `queue`, as JSON lines: routing key, message id, delivery mode,
-    /// content type, headers, body.
     private func drain(_ broker: RabbitMQProcess, queue: String) throws -> [[String: Any]] {
-        let output = try broker.python("""
-            c = pika.BlockingConnection(params); ch = c.channel()
-            while True:
-                m, p, body = ch.basic_get('\(queue)', auto_ack=True)
-                if m is None: break
-                print(json.dumps({'key': m.routing_key, 'id': p.message_id, 'mode': p.delivery_mode,
-                                  'type': p.content_type, 'headers': {k: (v.decode() if isinstance(v, bytes) else v) for k, v in (p.headers or {}).items()},
-                                  'body': body.decode()}))
-            c.close()
-            """)
-        return output.split(separator: "\n").compactMap {
+        try broker.drain(queue: queue).compactMap {
             try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
         }
     }

@@ -81,6 +81,36 @@ public final class RabbitMQProcess: @unchecked Sendable {
         return try CommandRunner.run("python3", ["-c", prelude + script], check: true).stdout
     }
 
+    /// Declares a durable topic exchange and a durable queue bound to it with `binding`,
+    /// emptying the queue (each test starts from nothing).
+    public func declare(exchange: String, queue: String, binding: String) throws {
+        _ = try python("""
+            c = pika.BlockingConnection(params); ch = c.channel()
+            ch.exchange_declare('\(exchange)', 'topic', durable=True)
+            ch.queue_declare('\(queue)', durable=True)
+            ch.queue_bind('\(queue)', '\(exchange)', '\(binding)')
+            ch.queue_purge('\(queue)')
+            c.close()
+            """)
+    }
+
+    /// Takes every message now in `queue` (acknowledged, so each is read once): one JSON
+    /// object per message with `key` (routing key), `id` (message-id), `mode` (delivery
+    /// mode), `type` (content type), `headers` and `body` (UTF-8).
+    public func drain(queue: String) throws -> [String] {
+        let output = try python("""
+            c = pika.BlockingConnection(params); ch = c.channel()
+            while True:
+                m, p, body = ch.basic_get('\(queue)', auto_ack=True)
+                if m is None: break
+                headers = {k: (v.decode() if isinstance(v, bytes) else v) for k, v in (p.headers or {}).items()}
+                print(json.dumps({'key': m.routing_key, 'id': p.message_id, 'mode': p.delivery_mode,
+                                  'type': p.content_type, 'headers': headers, 'body': body.decode()}))
+            c.close()
+            """)
+        return output.split(separator: "\n").map(String.init)
+    }
+
     private func launch() throws {
         process.executableURL = URL(fileURLWithPath: Self.executable)
         process.environment = ProcessInfo.processInfo.environment.merging([
