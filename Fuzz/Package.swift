@@ -24,6 +24,10 @@ let package = Package(
             dependencies: ["FuzzSupport", .product(name: "StoreRelayNet", package: "StoreRelay")]
         ),
         .executableTarget(
+            name: "FuzzAMQPFrames",
+            dependencies: ["FuzzSupport", .product(name: "StoreRelayNet", package: "StoreRelay")]
+        ),
+        .executableTarget(
             name: "FuzzRedisTopology",
             dependencies: ["FuzzSupport", .product(name: "StoreRelayNet", package: "StoreRelay")]
         ),

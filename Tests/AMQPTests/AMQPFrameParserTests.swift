@@ -1,4 +1,5 @@
 @testable import StoreRelayNet
+import StoreRelayTestSupport
 import Testing
 
 /// The frame parser on its own: every chunking gives the same frames, and every malformed
@@ -79,5 +80,23 @@ struct AMQPFrameParserTests {
             #expect(throws: AMQPFrameParser.ProtocolError.self) { try AMQPIncoming.decode(Array(tune.prefix(length))) }
         }
         #expect(try AMQPIncoming.decode(tune) == .connectionTune(channelMax: 1, frameMax: 0x20000, heartbeat: 60))
+    }
+
+    /// The fuzz target's invariants (Fuzz/Sources/FuzzAMQPFrames) over seeded mutations of a
+    /// real broker's stream, so every test run exercises them a little.
+    @Test func mutatedStreamsParseTheSameInEveryChunking() throws {
+        var generator = SeededGenerator(seed: 29)
+        let base = Broker.start() + Broker.tune() + Broker.openOk + Broker.channelOpenOk + Broker.selectOk
+            + Broker.returned(messageId: "x") + Broker.ack(1, multiple: true)
+        for _ in 0..<300 {
+            var stream = base
+            for _ in 0..<Int.random(in: 1...4, using: &generator) {
+                stream[Int.random(in: 0..<stream.count, using: &generator)] = UInt8.random(in: 0...255, using: &generator)
+            }
+            let whole = parse(stream, chunk: stream.count)
+            let bytewise = parse(stream, chunk: 1)
+            #expect(whole.frames == bytewise.frames && whole.error == bytewise.error)
+            for frame in whole.frames where frame.kind == .method { _ = try? AMQPIncoming.decode(frame.payload) }
+        }
     }
 }
