@@ -27,7 +27,7 @@ extension ConfigParser {
     }
 
     mutating func beginDestination(_ head: ConfigToken, _ arguments: [ConfigToken], opener: ConfigToken?) {
-        let syntax = "destination NAME webhook URL, destination NAME file DIRECTORY or destination NAME amqp URL"
+        let syntax = "destination NAME webhook URL, destination NAME file DIRECTORY, destination NAME amqp URL or destination NAME sqs QUEUE-URL"
         if let name = arguments.first, destinationLines[name.text] == nil { destinationLines[name.text] = name.line }
         var isValid = arity(head, arguments, 3...3, syntax)
         let name = arguments.first?.text ?? ""
@@ -53,8 +53,12 @@ extension ConfigParser {
                 let url = value(target, "AMQP URL", Self.amqpURL)
                 isValid = isValid && url != nil
                 kind = .amqp(AMQPOptions(url: url ?? Self.placeholderAMQPURL))
+            case "sqs":
+                let url = value(target, "SQS queue URL", Self.sqsQueueURL)
+                isValid = isValid && url != nil
+                kind = .sqs(SQSOptions(queueURL: url ?? Self.placeholderSQSURL))
             default:
-                report(.invalidValue, at: kindToken, "unknown destination kind '\(kindToken.text)' (expected webhook, file or amqp)")
+                report(.invalidValue, at: kindToken, "unknown destination kind '\(kindToken.text)' (expected webhook, file, amqp or sqs)")
                 isValid = false
             }
         }
@@ -77,6 +81,9 @@ extension ConfigParser {
         case .amqp(let options):
             reportMissing(Self.requiredAMQPOptions, in: block, syntax: "exchange NAME in the block")
             destinations.append(DestinationConfiguration(name: block.name, kind: .amqp(options)))
+        case .sqs(var options):
+            completeSQS(&options, in: block)
+            destinations.append(DestinationConfiguration(name: block.name, kind: .sqs(options)))
         case .cluster(let options):
             cluster = options
             clusterNamesDedupeWindow = block.seenOptions["dedupe-window"] != nil
@@ -95,6 +102,7 @@ extension ConfigParser {
         case .webhook: known = Self.webhookOptions
         case .file: known = Self.fileOptions
         case .amqp: known = Self.amqpOptions
+        case .sqs: known = Self.sqsOptions
         case .cluster: known = Self.clusterOptions
         case .ignored: return
         }
@@ -122,6 +130,9 @@ extension ConfigParser {
         case .amqp(var options):
             amqpOption(head, arguments, &options)
             block.kind = .amqp(options)
+        case .sqs(var options):
+            sqsOption(head, arguments, &options)
+            block.kind = .sqs(options)
         case .cluster(var options):
             clusterOption(head, arguments, &options)
             block.kind = .cluster(options)

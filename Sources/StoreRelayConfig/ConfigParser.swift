@@ -42,6 +42,7 @@ struct ConfigParser {
             case webhook(WebhookOptions)
             case file(FileQueueOptions)
             case amqp(AMQPOptions)
+            case sqs(SQSOptions)
             case cluster(ClusterConfiguration)
             /// The block's header line was unusable; its options are skipped, its `}` still closes it.
             case ignored
@@ -79,6 +80,9 @@ struct ConfigParser {
     ]
 
     let file: String
+    /// The process environment: what `${NAME}` reads, and where an `sqs` block without
+    /// credentials or region finds the usual `AWS_*` variables.
+    var environment: [String: String] = [:]
     var state = State.topLevel
     var errors: [ConfigError] = []
 
@@ -167,9 +171,11 @@ struct ConfigParser {
         case .webhook: return !Self.webhookOptions.contains(head.text)
         case .file: return !Self.fileOptions.contains(head.text)
         case .amqp: return !Self.amqpOptions.contains(head.text)
+        case .sqs: return !Self.sqsOptions.contains(head.text)
         case .cluster: return !Self.clusterOptions.contains(head.text)
         case .ignored:
-            return !(Self.appOptions + Self.webhookOptions + Self.fileOptions + Self.amqpOptions + Self.clusterOptions).contains(head.text)
+            return !(Self.appOptions + Self.webhookOptions + Self.fileOptions + Self.amqpOptions + Self.sqsOptions + Self.clusterOptions)
+                .contains(head.text)
         }
     }
 

@@ -8,6 +8,8 @@ public struct DestinationConfiguration: Sendable, Hashable {
         case file(FileQueueOptions)
         /// Publish to an AMQP 0-9-1 exchange with publisher confirms.
         case amqp(AMQPOptions)
+        /// SendMessage to an Amazon SQS queue, signed with SigV4.
+        case sqs(SQSOptions)
     }
 
     /// The name routes use; letters, digits, `-`, `_`, `.` (safe in file names and metric labels).

@@ -85,6 +85,14 @@ extension GatewayConfiguration {
                 out.append("    exchange \(exchange), routing-key \(options.routingKey), \(Self.describeBody(options.delivery))")
                 out.append("    \(Self.describe(options.delivery)), heartbeat \(ConfigFormat.duration(options.heartbeat))")
                 if let caFile = options.caFile { out.append("    ca-file \(caFile)") }
+            case .sqs(let options):
+                out.append("  \(destination.name)  sqs \(options.queueURL.absoluteString)\(options.isFIFO ? " (FIFO)" : "")\(unused)")
+                let source = options.credentialsFromEnvironment ? "from AWS_ACCESS_KEY_ID" : "from the block"
+                let token = options.sessionToken == nil ? "" : ", session-token <set>"
+                out.append("    region \(options.region), access-key-id \(options.accessKeyId) (\(source)), secret-access-key <set>\(token)")
+                out.append("    \(Self.describeBody(options.delivery)), \(Self.describe(options.delivery))")
+                if let endpoint = options.endpoint { out.append("    endpoint \(endpoint.absoluteString)") }
+                if let caFile = options.caFile { out.append("    ca-file \(caFile)") }
             }
         }
         if !referencedFiles.isEmpty {

@@ -10,7 +10,7 @@ package struct DestinationSetup: Sendable {
     package let kind: any DestinationKind
     package let limits: DeliveryLimits
 
-    /// `webhook`, `file` or `amqp`, for status listings and metrics.
+    /// `webhook`, `file`, `amqp` or `sqs`, for status listings and metrics.
     package var kindName: String { type(of: kind).name }
 
     /// A destination of `kind`, retried within `limits` (tests; kinds built elsewhere).
@@ -32,6 +32,9 @@ package struct DestinationSetup: Sendable {
             limits = DeliveryLimits(options.delivery)
         case .amqp(let options):
             kind = AMQPKind(options: options, logger: logger)
+            limits = DeliveryLimits(options.delivery)
+        case .sqs(let options):
+            kind = SQSKind(options: options, client: client)
             limits = DeliveryLimits(options.delivery)
         case .file(let options):
             var queueOptions = FileQueueOptions(

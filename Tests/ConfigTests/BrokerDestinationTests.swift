@@ -60,7 +60,7 @@ struct BrokerDestinationTests {
         expectError("destination d amqp amqp://u:p@h/a/b\n", .invalidValue, line: 1, column: 20, containing: "%2f")
         let error = expectError("destination d amqp amqp://u:sec%zzret@h/\n", .invalidValue, line: 1, column: 20, containing: "two hex digits")
         #expect(error?.message.contains("sec") == false)
-        expectError("destination d kafka kafka://h\n", .invalidValue, line: 1, column: 15, containing: "expected webhook, file or amqp")
+        expectError("destination d kafka kafka://h\n", .invalidValue, line: 1, column: 15, containing: "expected webhook, file, amqp or sqs")
     }
 
     @Test func theExchangeIsRequired() {
@@ -97,5 +97,99 @@ struct BrokerDestinationTests {
         #expect(report.contains("d  amqp amqp://relay@127.0.0.1:5672/billing (password <set>)"))
         #expect(report.contains("exchange appstore, routing-key {environment}.{type}, format normalized, include-raw no"))
         #expect(report.contains("max-age 3d, heartbeat 30s"))
+    }
+}
+
+/// The `sqs` destination kind's block: credentials from the block or the environment, the
+/// region, FIFO queues, and every malformed line.
+struct SQSDestinationTests {
+    private func sqs(_ configuration: GatewayConfiguration, _ name: String) throws -> SQSOptions {
+        guard case .sqs(let options)? = configuration.destination(named: name)?.kind else {
+            Issue.record("no sqs destination '\(name)'")
+            throw ConfigErrors([])
+        }
+        return options
+    }
+
+    private let credentials = "    access-key-id AKIAIOSFODNN7EXAMPLE\n    secret-access-key wJalrXUtnFEMI/K7MDENG\n"
+
+    private func block(_ option: String) -> String {
+        "destination d sqs https://sqs.eu-west-1.amazonaws.com/123456789012/appstore {\n\(credentials)    \(option)\n}\n"
+    }
+
+    @Test func theSpecExampleParses() throws {
+        let text = """
+            destination crm sqs https://sqs.eu-west-1.amazonaws.com/123456789012/appstore {
+                region eu-west-1
+                access-key-id ${AWS_ACCESS_KEY_ID}
+                secret-access-key ${AWS_SECRET_ACCESS_KEY}
+                max-attempts 5
+            }
+            """
+        let options = try sqs(try parsed(text, environment: ["AWS_ACCESS_KEY_ID": "AKID", "AWS_SECRET_ACCESS_KEY": "s3cret"]), "crm")
+        #expect(options.region == "eu-west-1" && options.accessKeyId == "AKID" && options.secretAccessKey.value == "s3cret")
+        #expect(!options.credentialsFromEnvironment && options.sessionToken == nil && !options.isFIFO)
+        #expect(options.queueURL.absoluteString == "https://sqs.eu-west-1.amazonaws.com/123456789012/appstore")
+        #expect(options.delivery.maxAttempts == 5)
+    }
+
+    @Test func credentialsAndRegionComeFromTheEnvironmentWhenTheBlockHasNone() throws {
+        let text = "destination d sqs https://sqs.ap-south-1.amazonaws.com/1/orders.fifo\n"
+        let options = try sqs(try parsed(text, environment: ["AWS_ACCESS_KEY_ID": "AKID", "AWS_SECRET_ACCESS_KEY": "s", "AWS_SESSION_TOKEN": "t"]), "d")
+        #expect(options.credentialsFromEnvironment && options.accessKeyId == "AKID" && options.sessionToken?.value == "t")
+        #expect(options.region == "ap-south-1" && options.isFIFO)
+        let fromRegion = try sqs(try parsed(text, environment: ["AWS_ACCESS_KEY_ID": "A", "AWS_SECRET_ACCESS_KEY": "s", "AWS_REGION": "us-west-2"]), "d")
+        #expect(fromRegion.region == "us-west-2")
+    }
+
+    @Test func aLoopbackEmulatorMayUsePlainHTTP() throws {
+        let text = """
+            destination d sqs http://127.0.0.1:4566/000000000000/events {
+                region us-east-1
+            \(credentials)    session-token FQoGZXIvYXdz
+                endpoint http://localhost:4566
+                ca-file ./ca.pem
+            }
+            """
+        let options = try sqs(try parsed(text), "d")
+        #expect(options.endpoint?.absoluteString == "http://localhost:4566" && options.sessionToken?.value == "FQoGZXIvYXdz")
+        #expect(options.caFile == "./ca.pem")
+    }
+
+    @Test func malformedQueueURLs() {
+        expectError("destination d sqs http://sqs.eu-west-1.amazonaws.com/1/q\n", .invalidValue, line: 1, column: 19, containing: "only for a loopback host")
+        expectError("destination d sqs https://sqs.eu-west-1.amazonaws.com/q\n", .invalidValue, line: 1, column: 19, containing: "/ACCOUNT/QUEUE")
+        expectError("destination d sqs https://sqs.eu-west-1.amazonaws.com/1/q?x=1\n", .invalidValue, line: 1, column: 19, containing: "/ACCOUNT/QUEUE")
+        expectError("destination d sqs https://sqs.eu-west-1.amazonaws.com/1/bad%20name\n", .invalidValue, line: 1, column: 19, containing: "not a queue name")
+        expectError("destination d sqs ftp://h/1/q\n", .invalidValue, line: 1, column: 19)
+    }
+
+    @Test func missingCredentialsOrRegionAreNamed() {
+        expectError("destination d sqs https://sqs.eu-west-1.amazonaws.com/1/q\n", .missingArgument, line: 1, column: 1,
+                    containing: "has no credentials (expected access-key-id and secret-access-key in the block, or AWS_ACCESS_KEY_ID")
+        expectError("destination d sqs https://sqs.eu-west-1.amazonaws.com/1/q {\n access-key-id A\n}\n", .missingArgument, line: 1, column: 59,
+                    containing: "needs 'secret-access-key' too")
+        expectError("destination d sqs https://vpce-1.sqs.example.internal/1/q {\n\(credentials)}\n", .missingArgument, line: 1, column: 59,
+                    containing: "has no region")
+    }
+
+    @Test func malformedOptions() {
+        expectError(block("region EU_WEST"), .invalidValue, line: 4, column: 12, containing: "not a region")
+        expectError(block("region"), .missingArgument, line: 4, column: 11, containing: "expected region NAME")
+        expectError(block("endpoint http://sqs.example.com"), .invalidValue, line: 4, column: 14, containing: "only for a loopback host")
+        expectError(block("endpoint https://vpce.example.com/path"), .invalidValue, line: 4, column: 14, containing: "has a path")
+        expectError(block("session-token \"\""), .invalidValue, line: 4, column: 19, containing: "empty value")
+        expectError(block("access-key-id again"), .duplicate, line: 4, column: 5, containing: "duplicate option 'access-key-id'")
+        expectError(block("max-attempts 0"), .invalidValue, line: 4, column: 18)
+        let unknown = expectError(block("exchange x"), .unknownOption, line: 4, column: 5)
+        #expect(unknown?.message.contains("expected one of: region, access-key-id, secret-access-key, session-token, endpoint, ca-file, format") == true)
+    }
+
+    @Test func theCheckReportHidesTheSecrets() throws {
+        let text = "destination d sqs https://sqs.eu-west-1.amazonaws.com/1/q.fifo {\n access-key-id AKID\n secret-access-key hunter2\n session-token tok3n\n}\nroute * * * -> d\n"
+        let report = try parsed(text).checkReport()
+        #expect(!report.contains("hunter2") && !report.contains("tok3n"))
+        #expect(report.contains("d  sqs https://sqs.eu-west-1.amazonaws.com/1/q.fifo (FIFO)"))
+        #expect(report.contains("region eu-west-1, access-key-id AKID (from the block), secret-access-key <set>, session-token <set>"))
     }
 }
