@@ -199,7 +199,7 @@ let package = Package(
             name: "DeliveryTests",
             dependencies: [
                 "StoreRelayDelivery", "StoreRelayConfig", "StoreRelayVerification", "StoreRelayStorage", "StoreRelayNet",
-                "StoreRelayCore", "StoreRelayTestSupport",
+                "StoreRelayCore", "StoreRelayTestSupport", "StoreRelayAWS",
             ],
             swiftSettings: swiftSettings
         ),

@@ -27,6 +27,18 @@ public final class MotoServerProcess: @unchecked Sendable {
     public init() throws {
         port = try RedisServerProcess.freePort()
         process = Process()
+        try launch()
+    }
+
+    /// Freezes the server (SIGSTOP): connections are still accepted and nothing answers, so
+    /// every request times out, as with an unreachable endpoint. moto keeps its queues in
+    /// memory, so a frozen server (unlike a killed one) comes back with them.
+    public func pause() { kill(process.processIdentifier, SIGSTOP) }
+
+    /// Lets a paused server run again (SIGCONT).
+    public func resume() { kill(process.processIdentifier, SIGCONT) }
+
+    private func launch() throws {
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["python3", "-m", "moto.server", "-H", "127.0.0.1", "-p", String(port)]
         process.standardInput = FileHandle.nullDevice
@@ -56,6 +68,7 @@ public final class MotoServerProcess: @unchecked Sendable {
 
     public func stop() {
         if process.isRunning {
+            kill(process.processIdentifier, SIGCONT)
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
         }
