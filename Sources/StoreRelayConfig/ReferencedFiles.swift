@@ -66,9 +66,14 @@ extension GatewayConfiguration {
             files.append(ReferencedFile(directive: "cluster client-cert", path: identity.privateKeyFile, isPrivateKey: true))
         }
         for destination in destinations {
-            if case .webhook(let options) = destination.kind, let caFile = options.caFile {
-                files.append(ReferencedFile(directive: "destination \(destination.name) ca-file", path: caFile))
+            let caFile: String?
+            switch destination.kind {
+            case .webhook(let options): caFile = options.caFile
+            case .amqp(let options): caFile = options.caFile
+            case .sqs(let options): caFile = options.caFile
+            case .file: caFile = nil
             }
+            if let caFile { files.append(ReferencedFile(directive: "destination \(destination.name) ca-file", path: caFile)) }
         }
         return files
     }
