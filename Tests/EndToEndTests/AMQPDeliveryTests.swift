@@ -111,6 +111,16 @@ struct AMQPDeliveryTests {
         }
         let text = letters.map { "\($0)" }.joined()
         #expect(text.contains("NO_ROUTE") && text.contains("404"), "\(text)")
+
+        // Once a queue is bound for the key, the replayed letter goes back to the same exchange.
+        try broker.declare(exchange: "refusals", queue: "e2e-replayed", binding: "nobody.#")
+        let admin = try AdminGateway(gateway)
+        let id = try #require(letters.first { $0["destination"]?.stringValue == "unroutable" }?["id"]?.stringValue)
+        let replay = try admin.post("/api/dead-letters/\(id)/replay")
+        #expect(replay.status == 200 || replay.status == 202, "\(replay.body)")
+        let replayed = try messages(broker, queue: "e2e-replayed") { !$0.isEmpty }
+        #expect(replayed.map { $0["id"]?.stringValue } == [uuid])
+        #expect(replayed.first?["key"]?.stringValue == "nobody.DID_RENEW")
     }
 
     @Test(.enabled(if: RedisServerProcess.isAvailable, "redis-server is not installed"))
