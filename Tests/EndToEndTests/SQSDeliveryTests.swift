@@ -21,7 +21,8 @@ struct SQSDeliveryTests {
     }
 
     /// A destination on `queueURL` through moto, credentials from the block.
-    private func destination(_ name: String, _ moto: MotoServerProcess, _ queueURL: String, _ options: String = "") -> String {
+    private func destination(_ name: String, _ moto: MotoServerProcess, _ queueURL: String, _ options: String = "",
+                             timeout: String = "3s") -> String {
         """
         destination \(name) sqs \(queueURL) {
             endpoint \(moto.endpoint)
@@ -29,7 +30,7 @@ struct SQSDeliveryTests {
             access-key-id \(MotoServerProcess.accessKeyId)
             secret-access-key \(MotoServerProcess.secretAccessKey)
             backoff 50ms 500ms
-            timeout 3s
+            timeout \(timeout)
         \(options)
         }
         """
@@ -89,7 +90,7 @@ struct SQSDeliveryTests {
     @Test func anEndpointDownMidRunLosesNothing() throws {
         let moto = try sharedMoto.get()
         let queueURL = try moto.createQueue("e2e-restart")
-        let gateway = try gateway("\(destination("crm", moto, queueURL, "    max-attempts 1000"))\nroute * * * -> crm")
+        let gateway = try gateway("\(destination("crm", moto, queueURL, "    max-attempts 1000", timeout: "1s"))\nroute * * * -> crm")
         var uuids: [String] = []
         func post(_ count: Int) throws {
             for _ in 0..<count {
@@ -102,7 +103,7 @@ struct SQSDeliveryTests {
         var read = try messages(moto, queue: "e2e-restart") { $0.count >= 3 }
         moto.pause()
         try post(3)
-        Thread.sleep(forTimeInterval: 4)  // attempts time out (timeout 3s) and are scheduled for retry
+        Thread.sleep(forTimeInterval: 1.5)  // attempts time out (timeout 1s) and are scheduled for retry
         moto.resume()
         read += try messages(moto, queue: "e2e-restart") { Set($0.compactMap { $0["attributes"]?["id"]?.stringValue }).count >= 3 }
         #expect(Set(read.compactMap { $0["attributes"]?["id"]?.stringValue }) == Set(uuids))
