@@ -43,6 +43,25 @@ struct AMQPFrameParserTests {
         }
     }
 
+    @Test func aLongStreamSplitMidFrameKeepsTheBufferSmall() throws {
+        var parser = AMQPFrameParser()
+        var one: [UInt8] = []
+        AMQPFrame(.method, channel: 1, payload: [0, 60, 0, 80, 0, 0, 0, 0, 0, 0, 0, 1, 0]).encode(into: &one)
+        // Each read ends halfway through a frame: a frame and a half, then the rest and so on.
+        let stream = Array(repeating: one, count: 1000).flatMap { $0 }
+        var offset = 0
+        var count = 0
+        while offset < stream.count {
+            let end = min(offset + one.count + one.count / 2, stream.count)
+            parser.feed(stream[offset..<end])
+            offset = end
+            while try parser.next() != nil { count += 1 }
+            #expect(parser.bufferedByteCount < one.count)
+            #expect(parser.storedByteCount < 3 * one.count)
+        }
+        #expect(count == 1000)
+    }
+
     @Test func aWrongFrameEndIsFinal() {
         var stream = frames([AMQPFrame(.method, channel: 0, payload: [1, 2, 3])])
         stream[stream.count - 1] = 0

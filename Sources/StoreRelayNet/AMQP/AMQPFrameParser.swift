@@ -10,9 +10,8 @@ public struct AMQPFrameParser: Sendable {
         init(_ description: String) { self.description = description }
     }
 
-    /// The largest frame accepted, overhead included (frame-max; until tuned, the spec's
-    /// minimum of 4096 is what a broker may send, but brokers send Connection.Start bigger, so
-    /// the client's own maximum applies from the start).
+    /// The largest frame accepted, overhead included: the client's own maximum until
+    /// Connection.Tune, the negotiated frame-max after (never below the spec's minimum, 4096).
     public var maxFrameSize: Int
     private var buffer: [UInt8] = []
     private var offset = 0
@@ -25,10 +24,15 @@ public struct AMQPFrameParser: Sendable {
     /// Bytes received and not yet handed out in a frame.
     public var bufferedByteCount: Int { buffer.count - offset }
 
+    /// Bytes held, handed out or not (tests: the buffer does not grow with the stream).
+    var storedByteCount: Int { buffer.count }
+
     public mutating func feed(_ bytes: some Sequence<UInt8>) {
         guard error == nil else { return }
-        if offset > 0, offset == buffer.count {
-            buffer.removeAll(keepingCapacity: true)
+        // What is left is at most one partial frame: drop what was handed out, so a long-lived
+        // connection whose reads keep splitting frames does not grow the buffer for ever.
+        if offset > 0 {
+            buffer.removeFirst(offset)
             offset = 0
         }
         buffer.append(contentsOf: bytes)
