@@ -6,7 +6,7 @@ import StoreRelayTestSupport
 import Testing
 
 /// One broker for the suite: RabbitMQ takes seconds to boot.
-private let sharedBroker = Result { try RabbitMQProcess() }
+private let sharedBroker = Result { try RabbitMQProcess(tls: try TLSTestCertificates.shared().localhost) }
 
 /// The publisher against a real RabbitMQ, read back with pika.
 @Suite(.serialized, .enabled(if: RabbitMQProcess.isAvailable, Comment(rawValue: RabbitMQProcess.skipMessage)))
@@ -105,6 +105,24 @@ struct AMQPBrokerTests {
             #expect(error.code == .refused, "\(url): \(error)")
             #expect(!error.message.contains("wrong"))
         }
+    }
+
+    @Test func amqpsVerifiesTheBrokerAgainstTheCAFile() throws {
+        let broker = try sharedBroker.get()
+        try declare(broker, exchange: "appstore", queue: "over-tls", binding: "Tls.*")
+        let url = "amqps://guest:guest@localhost:\(try #require(broker.tlsPort))/%2f"
+        var configuration = AMQPConfiguration(url: try AMQPURL.parse(url))
+        configuration.caFile = try TLSTestCertificates.shared().caFile
+        let trusting = AMQPPublisher(configuration: configuration)
+        defer { trusting.shutdown() }
+        try publish(trusting, AMQPMessage(exchange: "appstore", routingKey: "Tls.x", messageId: "tls", body: [1])).get()
+        #expect(try drain(broker, queue: "over-tls").map { $0["id"] as? String } == ["tls"])
+
+        let untrusting = try publisher(broker, url: url)
+        defer { untrusting.shutdown() }
+        let result = publish(untrusting, AMQPMessage(exchange: "appstore", routingKey: "Tls.x", messageId: "no", body: [1]))
+        guard case .failure(let error) = result else { Issue.record("a broker with an unknown CA was trusted"); return }
+        #expect(error.code == .unavailable, "\(error)")
     }
 
     @Test func noBrokerIsUnavailable() throws {

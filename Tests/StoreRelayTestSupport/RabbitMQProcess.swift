@@ -13,6 +13,8 @@ public final class RabbitMQProcess: @unchecked Sendable {
     // Invariant: `process` is replaced only by `restart`, called from the test's own thread.
     public let directory: URL
     public let port: Int
+    /// The `amqps` listener's port, when started with a TLS identity.
+    public let tlsPort: Int?
     private let distributionPort: Int
     private let nodeName: String
     private var process: Process
@@ -29,16 +31,29 @@ public final class RabbitMQProcess: @unchecked Sendable {
 
     public static let skipMessage = "rabbitmq-server or python3-pika is not installed (script/setup installs them)"
 
-    public init() throws {
+    /// `tls`: a certificate and key for an extra `amqps` listener (clients are not asked for
+    /// a certificate).
+    public init(tls: TLSTestCertificates.Identity? = nil) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("storerelay-rabbitmq-\(UUID().uuidString)")
         for sub in ["mnesia", "log", "home"] {
             try FileManager.default.createDirectory(at: directory.appendingPathComponent(sub), withIntermediateDirectories: true)
         }
         port = try RedisServerProcess.freePort()
         distributionPort = try RedisServerProcess.freePort()
+        tlsPort = try tls.map { _ in try RedisServerProcess.freePort() }
         nodeName = "storerelay\(UInt32.random(in: 0...UInt32.max))@localhost"
-        try "listeners.tcp.default = 127.0.0.1:\(port)\nloopback_users = none\n"
-            .write(to: directory.appendingPathComponent("rabbitmq.conf"), atomically: true, encoding: .utf8)
+        var configuration = "listeners.tcp.default = 127.0.0.1:\(port)\nloopback_users = none\n"
+        if let tls, let tlsPort {
+            configuration += """
+                listeners.ssl.default = 127.0.0.1:\(tlsPort)
+                ssl_options.certfile = \(tls.certificateFile)
+                ssl_options.keyfile = \(tls.privateKeyFile)
+                ssl_options.verify = verify_none
+                ssl_options.fail_if_no_peer_cert = false
+
+                """
+        }
+        try configuration.write(to: directory.appendingPathComponent("rabbitmq.conf"), atomically: true, encoding: .utf8)
         try "[].\n".write(to: directory.appendingPathComponent("enabled_plugins"), atomically: true, encoding: .utf8)
         process = Process()
         try launch()
