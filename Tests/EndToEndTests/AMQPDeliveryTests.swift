@@ -85,7 +85,10 @@ struct AMQPDeliveryTests {
         try post(5)
         Thread.sleep(forTimeInterval: 0.5)  // attempts fail and are scheduled for retry
         try broker.restart()
-        read += try messages(broker, queue: "e2e-restart") { Set($0.compactMap { $0["id"]?.stringValue }).count >= 5 }
+        // Until every event was read: messages read and acked before the kill may come back too
+        // (the broker had not yet written the acks down), which must not end the wait early.
+        let before = read
+        read += try messages(broker, queue: "e2e-restart") { Set((before + $0).compactMap { $0["id"]?.stringValue }) == Set(uuids) }
         // At least once: a confirmation lost in the crash may bring a message twice, never none.
         #expect(Set(read.compactMap { $0["id"]?.stringValue }) == Set(uuids))
         #expect(gateway.deadLetters.isEmpty)

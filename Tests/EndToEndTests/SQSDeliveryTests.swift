@@ -105,7 +105,8 @@ struct SQSDeliveryTests {
         try post(3)
         Thread.sleep(forTimeInterval: 1.5)  // attempts time out (timeout 1s) and are scheduled for retry
         moto.resume()
-        read += try messages(moto, queue: "e2e-restart") { Set($0.compactMap { $0["attributes"]?["id"]?.stringValue }).count >= 3 }
+        let before = read
+        read += try messages(moto, queue: "e2e-restart") { Set((before + $0).compactMap { $0["attributes"]?["id"]?.stringValue }) == Set(uuids) }
         #expect(Set(read.compactMap { $0["attributes"]?["id"]?.stringValue }) == Set(uuids))
         #expect(gateway.deadLetters.isEmpty)
     }
