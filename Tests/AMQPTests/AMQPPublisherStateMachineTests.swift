@@ -268,6 +268,15 @@ struct AMQPPublisherStateMachineTests {
         #expect(closed(machine.deadlinePassed(now: now.advanced(by: .seconds(36))))?.0.code == .unavailable)
     }
 
+    @Test func theHeartbeatIsTheSmallerOneAndZeroTurnsItOff() throws {
+        for (ours, broker, agreed) in [(30, 60, 30), (30, 10, 10), (30, 0, 30), (0, 60, 0), (0, 0, 0)] as [(Int64, UInt16, UInt16)] {
+            var machine = Machine(configuration: try configuration(heartbeat: .seconds(ours)))
+            let frames = written(ready(&machine, now: .now(), tune: Broker.tune(heartbeat: broker)))
+            #expect(machine.heartbeat == agreed, "ours \(ours), broker's \(broker)")
+            #expect(Array(frames[1].payload.suffix(2)) == [UInt8(agreed >> 8), UInt8(agreed & 0xFF)], "TuneOk says \(agreed)")
+        }
+    }
+
     @Test func theBrokersBytesInAnyChunkingSettleTheSame() throws {
         let stream = Broker.start() + Broker.tune() + Broker.openOk + Broker.channelOpenOk + Broker.selectOk
             + Broker.returned(messageId: "b") + Broker.ack(2, multiple: true) + Broker.nack(3)

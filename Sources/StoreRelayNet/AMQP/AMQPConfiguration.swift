@@ -10,8 +10,8 @@ public struct AMQPConfiguration: Sendable {
     public var connectTimeout: Duration = .seconds(10)
     /// From a publish to its confirmation.
     public var publishTimeout: Duration = .seconds(10)
-    /// The heartbeat interval the client asks for (the broker may ask for less; 0 is never
-    /// sent unless both sides say 0). Heartbeats are honoured: one goes out when nothing else
+    /// The heartbeat interval the client asks for (a broker asking for less gets less; 0 turns
+    /// heartbeats off, as TuneOk may). Heartbeats are honoured: one goes out when nothing else
     /// did for half the interval, and a broker silent for two intervals is taken for gone, so
     /// an idle connection through a NAT or a dead broker is noticed before the next publish
     /// waits a whole timeout on it.

@@ -223,8 +223,9 @@ struct AMQPPublisherStateMachine<Waiter> {
             frameMax = serverFrameMax == 0 ? ours : min(Int(serverFrameMax), ours)
             frameMax = max(frameMax, 4096)
             parser.maxFrameSize = frameMax
+            // Our 0 turns heartbeats off (the broker goes by TuneOk); the broker's 0 leaves ours.
             let wanted = UInt16(clamping: configuration.heartbeat.components.seconds)
-            heartbeat = serverHeartbeat == 0 || wanted == 0 ? max(serverHeartbeat, wanted) : min(serverHeartbeat, wanted)
+            heartbeat = wanted == 0 ? 0 : (serverHeartbeat == 0 ? wanted : min(serverHeartbeat, wanted))
             state = .awaitingOpen
             return write([
                 AMQPOutgoing.tuneOk(channelMax: channelMax, frameMax: UInt32(frameMax), heartbeat: heartbeat),
