@@ -83,7 +83,8 @@ extension GatewayConfiguration {
                 out.append("  \(destination.name)  amqp \(Self.describe(options.url))\(unused)")
                 let exchange = options.exchange.isEmpty ? "\"\" (default)" : options.exchange
                 out.append("    exchange \(exchange), routing-key \(options.routingKey), \(Self.describeBody(options.delivery))")
-                out.append("    \(Self.describe(options.delivery)), heartbeat \(ConfigFormat.duration(options.heartbeat))")
+                let heartbeat = options.heartbeat == .zero ? "0 (off)" : ConfigFormat.duration(options.heartbeat)
+                out.append("    \(Self.describe(options.delivery)), heartbeat \(heartbeat)")
                 if let caFile = options.caFile { out.append("    ca-file \(caFile)") }
             case .sqs(let options):
                 out.append("  \(destination.name)  sqs \(options.queueURL.absoluteString)\(options.isFIFO ? " (FIFO)" : "")\(unused)")

@@ -97,6 +97,8 @@ struct BrokerDestinationTests {
         #expect(report.contains("d  amqp amqp://relay@127.0.0.1:5672/billing (password <set>)"))
         #expect(report.contains("exchange appstore, routing-key {environment}.{type}, format normalized, include-raw no"))
         #expect(report.contains("max-age 3d, heartbeat 30s"))
+        let off = try parsed("destination d amqp amqp://h {\n exchange x\n heartbeat 0\n}\n").checkReport()
+        #expect(off.contains("heartbeat 0 (off)"), "\(off)")
     }
 }
 
