@@ -90,6 +90,22 @@ struct BrokerDestinationTests {
         expectError("destination d amqp amqp://h {\n exchange x\nroute * * * -> d\n", .unclosedBlock, line: 1, column: 29)
     }
 
+    @Test func aPlaintextPasswordToAnotherHostIsWarnedAbout() throws {
+        let warnings = try parsed("""
+            destination remote amqp amqp://u:p@rabbit.internal/%2f {
+                exchange x
+            }
+            destination local amqp amqp://u:p@127.0.0.1/%2f {
+                exchange x
+            }
+            destination tls amqp amqps://u:p@rabbit.internal/%2f {
+                exchange x
+            }
+            """).warnings
+        #expect(warnings.filter { $0.contains("AMQP password in plaintext") }.count == 1)
+        #expect(warnings.contains { $0.hasPrefix("destination remote sends its AMQP password in plaintext to rabbit.internal") })
+    }
+
     @Test func theCheckReportHidesThePassword() throws {
         let text = "destination d amqp amqp://relay:hunter2@127.0.0.1:5672/billing {\n exchange appstore\n}\nroute * * * -> d\n"
         let report = try parsed(text).checkReport()
