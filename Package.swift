@@ -18,6 +18,7 @@ let package = Package(
         .library(name: "StoreRelayConfig", targets: ["StoreRelayConfig"]),
         .library(name: "StoreRelayStorage", targets: ["StoreRelayStorage"]),
         .library(name: "StoreRelayDelivery", targets: ["StoreRelayDelivery"]),
+        .library(name: "StoreRelayAWS", targets: ["StoreRelayAWS"]),
         .library(name: "StoreRelaySimulator", targets: ["StoreRelaySimulator"]),
     ],
     targets: [
@@ -66,6 +67,13 @@ let package = Package(
             dependencies: ["StoreRelayCore", "StoreRelayCrypto", "CZlib"],
             swiftSettings: swiftSettings
         ),
+        // AWS Signature Version 4 and the SQS JSON protocol (the `sqs` destination kind): the
+        // signer needs the hashes, so it sits beside the transports rather than in them.
+        .target(
+            name: "StoreRelayAWS",
+            dependencies: ["StoreRelayCore", "StoreRelayNet", "StoreRelayCrypto"],
+            swiftSettings: swiftSettings
+        ),
         // routes.conf and the configuration model.
         .target(
             name: "StoreRelayConfig",
@@ -77,7 +85,7 @@ let package = Package(
             name: "StoreRelayDelivery",
             dependencies: [
                 "StoreRelayCore", "StoreRelayNet", "StoreRelayCrypto", "StoreRelayVerification", "StoreRelayStorage",
-                "StoreRelayConfig",
+                "StoreRelayConfig", "StoreRelayAWS",
             ],
             swiftSettings: swiftSettings
         ),
@@ -147,6 +155,16 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "AMQPTests",
+            dependencies: ["StoreRelayNet", "StoreRelayCore", "StoreRelayTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "AWSTests",
+            dependencies: ["StoreRelayAWS", "StoreRelayNet", "StoreRelayCore", "StoreRelayTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "HTTPTests",
             dependencies: ["StoreRelayNet", "StoreRelayCore", "StoreRelayTestSupport", "CStoreRelayShims"],
             swiftSettings: swiftSettings
@@ -186,7 +204,7 @@ let package = Package(
             name: "DeliveryTests",
             dependencies: [
                 "StoreRelayDelivery", "StoreRelayConfig", "StoreRelayVerification", "StoreRelayStorage", "StoreRelayNet",
-                "StoreRelayCore", "StoreRelayTestSupport",
+                "StoreRelayCore", "StoreRelayTestSupport", "StoreRelayAWS",
             ],
             swiftSettings: swiftSettings
         ),

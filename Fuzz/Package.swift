@@ -28,6 +28,17 @@ let package = Package(
             dependencies: ["FuzzSupport", .product(name: "StoreRelayNet", package: "StoreRelay")]
         ),
         .executableTarget(
+            name: "FuzzAMQPFrames",
+            dependencies: ["FuzzSupport", .product(name: "StoreRelayNet", package: "StoreRelay")]
+        ),
+        .executableTarget(
+            name: "FuzzSQSAnswer",
+            dependencies: [
+                "FuzzSupport", .product(name: "StoreRelayAWS", package: "StoreRelay"),
+                .product(name: "StoreRelayNet", package: "StoreRelay"),
+            ]
+        ),
+        .executableTarget(
             name: "FuzzRedisTopology",
             dependencies: ["FuzzSupport", .product(name: "StoreRelayNet", package: "StoreRelay")]
         ),

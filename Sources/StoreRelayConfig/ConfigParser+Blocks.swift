@@ -28,7 +28,7 @@ extension ConfigParser {
     }
 
     mutating func beginDestination(_ head: ConfigToken, _ arguments: [ConfigToken], opener: ConfigToken?) {
-        let syntax = "destination NAME KIND TARGET: webhook URL, file DIRECTORY, redis-stream redis://HOST:PORT/DB or nats nats://HOST:PORT"
+        let syntax = "destination NAME KIND TARGET: webhook URL, file DIRECTORY, redis-stream redis://HOST:PORT/DB, nats nats://HOST:PORT, amqp URL or sqs QUEUE-URL"
         if let name = arguments.first, destinationLines[name.text] == nil { destinationLines[name.text] = name.line }
         var isValid = arity(head, arguments, 3...3, syntax)
         let name = arguments.first?.text ?? ""
@@ -62,8 +62,16 @@ extension ConfigParser {
                 }
                 isValid = isValid && url != nil
                 kind = .nats(NATSOptions(url: url ?? NATSURL(requiresTLS: false, host: "invalid", hostKind: .hostname, port: NATSURL.defaultPort)))
+            case "amqp":
+                let url = value(target, "AMQP URL", Self.amqpURL)
+                isValid = isValid && url != nil
+                kind = .amqp(AMQPOptions(url: url ?? Self.placeholderAMQPURL))
+            case "sqs":
+                let url = value(target, "SQS queue URL", Self.sqsQueueURL)
+                isValid = isValid && url != nil
+                kind = .sqs(SQSOptions(queueURL: url ?? Self.placeholderSQSURL))
             default:
-                report(.invalidValue, at: kindToken, "unknown destination kind '\(kindToken.text)' (expected webhook, file, redis-stream or nats)")
+                report(.invalidValue, at: kindToken, "unknown destination kind '\(kindToken.text)' (expected webhook, file, redis-stream, nats, amqp or sqs)")
                 isValid = false
             }
         }
@@ -87,6 +95,12 @@ extension ConfigParser {
         case .nats(let options):
             guard checkCredentials(options, block) else { return }
             destinations.append(DestinationConfiguration(name: block.name, kind: .nats(options)))
+        case .amqp(let options):
+            reportMissing(Self.requiredAMQPOptions, in: block, syntax: "exchange NAME in the block")
+            destinations.append(DestinationConfiguration(name: block.name, kind: .amqp(options)))
+        case .sqs(var options):
+            completeSQS(&options, in: block)
+            destinations.append(DestinationConfiguration(name: block.name, kind: .sqs(options)))
         case .cluster(let options):
             cluster = options
             clusterNamesDedupeWindow = block.seenOptions["dedupe-window"] != nil
@@ -106,6 +120,8 @@ extension ConfigParser {
         case .file: known = Self.fileOptions
         case .redisStream: known = Self.redisStreamOptions
         case .nats: known = Self.natsOptions
+        case .amqp: known = Self.amqpOptions
+        case .sqs: known = Self.sqsOptions
         case .cluster: known = Self.clusterOptions
         case .ignored: return
         }
@@ -136,6 +152,12 @@ extension ConfigParser {
         case .nats(var options):
             natsOption(head, arguments, &options)
             block.kind = .nats(options)
+        case .amqp(var options):
+            amqpOption(head, arguments, &options)
+            block.kind = .amqp(options)
+        case .sqs(var options):
+            sqsOption(head, arguments, &options)
+            block.kind = .sqs(options)
         case .cluster(var options):
             clusterOption(head, arguments, &options)
             block.kind = .cluster(options)

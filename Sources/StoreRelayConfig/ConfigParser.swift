@@ -43,6 +43,8 @@ struct ConfigParser {
             case file(FileQueueOptions)
             case redisStream(RedisStreamOptions)
             case nats(NATSOptions)
+            case amqp(AMQPOptions)
+            case sqs(SQSOptions)
             case cluster(ClusterConfiguration)
             /// The block's header line was unusable; its options are skipped, its `}` still closes it.
             case ignored
@@ -80,6 +82,9 @@ struct ConfigParser {
     ]
 
     let file: String
+    /// The process environment: what `${NAME}` reads, and where an `sqs` block without
+    /// credentials or region finds the usual `AWS_*` variables.
+    var environment: [String: String] = [:]
     var state = State.topLevel
     var errors: [ConfigError] = []
 
@@ -169,10 +174,12 @@ struct ConfigParser {
         case .file: return !Self.fileOptions.contains(head.text)
         case .redisStream: return !Self.redisStreamOptions.contains(head.text)
         case .nats: return !Self.natsOptions.contains(head.text)
+        case .amqp: return !Self.amqpOptions.contains(head.text)
+        case .sqs: return !Self.sqsOptions.contains(head.text)
         case .cluster: return !Self.clusterOptions.contains(head.text)
         case .ignored:
             let options = Self.appOptions + Self.webhookOptions + Self.fileOptions + Self.redisStreamOptions + Self.natsOptions
-                + Self.clusterOptions
+                + Self.amqpOptions + Self.sqsOptions + Self.clusterOptions
             return !options.contains(head.text)
         }
     }

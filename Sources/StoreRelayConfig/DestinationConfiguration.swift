@@ -10,6 +10,10 @@ public struct DestinationConfiguration: Sendable, Hashable {
         case redisStream(RedisStreamOptions)
         /// Publish to a NATS JetStream subject.
         case nats(NATSOptions)
+        /// Publish to an AMQP 0-9-1 exchange with publisher confirms.
+        case amqp(AMQPOptions)
+        /// SendMessage to an Amazon SQS queue, signed with SigV4.
+        case sqs(SQSOptions)
     }
 
     /// The name routes use; letters, digits, `-`, `_`, `.` (safe in file names and metric labels).
@@ -23,6 +27,8 @@ public struct DestinationConfiguration: Sendable, Hashable {
         case .webhook(let options): options.delivery
         case .redisStream(let options): options.delivery
         case .nats(let options): options.delivery
+        case .amqp(let options): options.delivery
+        case .sqs(let options): options.delivery
         case .file: nil
         }
     }

@@ -41,6 +41,7 @@ extension GatewayConfiguration {
         let lines = ConfigSource.lines(bytes, file: fileName, errors: &errors)
         let lexer = ConfigLexer(environment: environment, file: fileName)
         var parser = ConfigParser(file: fileName)
+        parser.environment = environment
         parser.errors = errors
         for line in lines {
             parser.consume(lexer.tokenize(line, errors: &parser.errors))

@@ -1,3 +1,5 @@
+import StoreRelayNet
+
 /// The text `storerelay check` prints: the resolved configuration, every default filled in.
 ///
 /// Secrets are shown as `<set>`, never their value, and so are header values (they often
@@ -90,6 +92,20 @@ extension GatewayConfiguration {
                     : options.user.map { "user \($0), password <set>" } ?? "no authentication"
                 out.append("    subject \(options.subject), \(auth), \(Self.describeBody(options.delivery))")
                 out.append("    \(Self.describe(options.delivery))")
+            case .amqp(let options):
+                out.append("  \(destination.name)  amqp \(Self.describe(options.url))\(unused)")
+                let exchange = options.exchange.isEmpty ? "\"\" (default)" : options.exchange
+                out.append("    exchange \(exchange), routing-key \(options.routingKey), \(Self.describeBody(options.delivery))")
+                let heartbeat = options.heartbeat == .zero ? "0 (off)" : ConfigFormat.duration(options.heartbeat)
+                out.append("    \(Self.describe(options.delivery)), heartbeat \(heartbeat)")
+                if let caFile = options.caFile { out.append("    ca-file \(caFile)") }
+            case .sqs(let options):
+                out.append("  \(destination.name)  sqs \(options.queueURL.absoluteString)\(options.isFIFO ? " (FIFO)" : "")\(unused)")
+                let source = options.credentialsFromEnvironment ? "from AWS_ACCESS_KEY_ID" : "from the block"
+                let token = options.sessionToken == nil ? "" : ", session-token <set>"
+                out.append("    region \(options.region), access-key-id \(options.accessKeyId) (\(source)), secret-access-key <set>\(token)")
+                out.append("    \(Self.describeBody(options.delivery)), \(Self.describe(options.delivery))")
+                if let endpoint = options.endpoint { out.append("    endpoint \(endpoint.absoluteString)") }
                 if let caFile = options.caFile { out.append("    ca-file \(caFile)") }
             }
         }
@@ -145,6 +161,13 @@ extension GatewayConfiguration {
             + "\(ConfigFormat.duration(options.backoffMaximum)), max-age \(ConfigFormat.duration(options.maxAge)), "
             + "rate \(options.rate.map { "\($0) (burst \($0.burst))" } ?? "unlimited")"
             + (options.order == .none ? "" : ", order \(options.order.rawValue)")
+    }
+
+    /// The broker without its password: `amqp://user@host:5672/%2f (password <set>)`.
+    private static func describe(_ url: AMQPURL) -> String {
+        let host = url.hostKind == .ipv6 ? "[\(url.host)]" : url.host
+        let vhost = url.virtualHost.split(separator: "/", omittingEmptySubsequences: false).joined(separator: "%2f")
+        return "\(url.usesTLS ? "amqps" : "amqp")://\(url.user)@\(host):\(url.port)/\(vhost) (password <set>)"
     }
 
     /// The URL without its query, which may carry a token.

@@ -8,7 +8,17 @@ import StoreRelayNet
 extension GatewayConfiguration {
     public var warnings: [String] {
         appWarnings + trustWarnings + proxyWarnings + routeWarnings + exposedKeyWarnings + plaintextAPIWarnings + clusterKeyWarnings
-            + plaintextRedisWarnings
+            + plaintextRedisWarnings + plaintextAMQPWarnings
+    }
+
+    /// PLAIN authentication over `amqp://` sends the password as it is: only this machine's
+    /// loopback keeps it from the network (the rule `plaintextRedisWarnings` uses).
+    private var plaintextAMQPWarnings: [String] {
+        destinations.compactMap { destination in
+            guard case .amqp(let options) = destination.kind, !options.url.usesTLS, !options.url.isLoopback else { return nil }
+            return "destination \(destination.name) sends its AMQP password in plaintext to \(options.url.host), which is not this "
+                + "machine: anyone on the network path can read it; use amqps:// (TLS)"
+        }
     }
 
     /// Cluster mode without `cluster-key`: whoever can write to the server can have a forged

@@ -70,6 +70,8 @@ extension GatewayConfiguration {
             case .webhook(let options): options.caFile
             case .redisStream(let options): options.caFile
             case .nats(let options): options.caFile
+            case .amqp(let options): options.caFile
+            case .sqs(let options): options.caFile
             case .file: nil
             }
             if let caFile { files.append(ReferencedFile(directive: "destination \(destination.name) ca-file", path: caFile)) }

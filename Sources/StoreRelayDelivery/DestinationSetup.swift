@@ -10,7 +10,7 @@ package struct DestinationSetup: Sendable {
     package let kind: any DestinationKind
     package let limits: DeliveryLimits
 
-    /// `webhook`, `file`, `redis-stream` or `nats`, for status listings and metrics.
+    /// `webhook`, `file`, `redis-stream`, `nats`, `amqp` or `sqs`, for status listings and metrics.
     package var kindName: String { type(of: kind).name }
 
     /// A destination of `kind`, retried within `limits` (tests; kinds built elsewhere).
@@ -29,6 +29,12 @@ package struct DestinationSetup: Sendable {
         switch destination.kind {
         case .webhook(let options):
             kind = WebhookKind(request: WebhookRequest(options: options), client: client)
+            limits = DeliveryLimits(options.delivery)
+        case .amqp(let options):
+            kind = AMQPKind(options: options, logger: logger)
+            limits = DeliveryLimits(options.delivery)
+        case .sqs(let options):
+            kind = SQSKind(options: options, client: client)
             limits = DeliveryLimits(options.delivery)
         case .file(let options):
             var queueOptions = FileQueueOptions(

@@ -62,7 +62,7 @@ import Testing
         expectError("destination a webhook https://h/x#frag\n", .invalidValue, line: 1, column: 23, containing: "fragment")
         expectError("destination a webhook \"https://h/a b\"\n", .invalidValue, line: 1, column: 23, containing: "space")
         expectError("destination a webhook https://bad_host/\n", .invalidValue, line: 1, column: 23, containing: "host name")
-        expectError("destination a mailbox ./x\n", .invalidValue, line: 1, column: 15, containing: "expected webhook, file, redis-stream or nats")
+        expectError("destination a mailbox ./x\n", .invalidValue, line: 1, column: 15, containing: "expected webhook, file, redis-stream, nats, amqp or sqs")
         #expect(errors("destination a webhook HTTPS://[::1]:8443\n").isEmpty)
     }
 

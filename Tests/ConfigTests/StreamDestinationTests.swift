@@ -110,7 +110,7 @@ import StoreRelayNet
         expectError("destination d nats nats://h:4222/x\n", .invalidValue, line: 1, column: 20, containing: "no path or query")
         expectError("destination d nats nats://h:99999\n", .invalidValue, line: 1, column: 20)
         expectError("destination d nats\n", .missingArgument, line: 1, column: 19, containing: "nats nats://HOST:PORT")
-        expectError("destination d kafka k://h\n", .invalidValue, line: 1, column: 15, containing: "expected webhook, file, redis-stream or nats")
+        expectError("destination d kafka k://h\n", .invalidValue, line: 1, column: 15, containing: "expected webhook, file, redis-stream, nats, amqp or sqs")
     }
 
     @Test func malformedRedisStreamOptions() {

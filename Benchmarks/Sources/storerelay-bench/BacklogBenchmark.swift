@@ -9,9 +9,14 @@ import Glibc
 /// the gateway is killed (`kill -9`) and started again, timed to `/readyz`; then the webhook
 /// comes up (a sink, by a reload) and the drain is timed, with its RSS peak. Run for N and
 /// 10·N in one go: the ratios show what grows with the backlog.
+///
+/// `paused` (issue 30, point 2): the same with the webhook up but its destination paused
+/// (`storerelay destination pause`) before the load; nothing may arrive until the resume
+/// after the restart, which the drain then times.
 struct BacklogBenchmark {
     let context: BenchContext
     let counts: [Int]
+    var paused = false
 
     struct Figures {
         var count: Int
@@ -23,6 +28,8 @@ struct BacklogBenchmark {
         var drainRate: Double
         var drainPeakRSS: Int
         var lost: Int
+        /// Paused runs: what the sink received before the resume (must be 0).
+        var deliveredWhilePaused = 0
     }
 
     /// The webhook's options: retries stay a few seconds apart, so the drain starts within
@@ -31,7 +38,9 @@ struct BacklogBenchmark {
     static let webhookOptions = ["max-attempts 100000", "max-age 7d", "backoff 1s 5s"]
 
     func run() throws {
-        Report.section("Backlog: N accepted while the webhook refuses connections, kill -9, restart, drain")
+        Report.section(paused
+            ? "Backlog, paused: N accepted while the destination is paused, kill -9, restart, resume, drain"
+            : "Backlog: N accepted while the webhook refuses connections, kill -9, restart, drain")
         var results: [Figures] = []
         for count in counts {
             let figures = try measure(count)
@@ -51,6 +60,9 @@ struct BacklogBenchmark {
         Report.check(large.restartSeconds < 5, "restart to ready < 5 s with \(large.count) pending (\(Format.fixed(large.restartSeconds, 2)) s)")
         Report.check(large.drainRate >= large.acceptRate, "drain >= acceptance rate (\(Format.rate(large.drainRate)) vs \(Format.rate(large.acceptRate)))")
         Report.check(results.allSatisfy { $0.lost == 0 }, "0 lost")
+        if paused {
+            Report.check(results.allSatisfy { $0.deliveredWhilePaused == 0 }, "nothing delivered while paused, across kill -9 and restart")
+        }
         Report.check(Double(large.rssAccepted) / Double(max(small.rssAccepted, 1)) < 1.5
                         && large.restartSeconds / max(small.restartSeconds, 1e-9) < 1.5,
                      "RSS and restart nearly flat from \(small.count) to \(large.count) (ratios < 1.5)")
@@ -58,8 +70,13 @@ struct BacklogBenchmark {
 
     private func measure(_ count: Int) throws -> Figures {
         let down = try Socket.freePort()
-        let name = "backlog-\(count)"
-        let gateway = try context.startGateway(name, [.webhook(name: "hook", port: down, path: "/d0", options: Self.webhookOptions)])
+        let name = "backlog-\(paused ? "paused-" : "")\(count)"
+        // Paused, the downstream is up from the start: only the pause keeps events from it.
+        let sink = paused ? try WebhookSink(loop: context.loop, destinations: 1) : nil
+        defer { sink?.stop() }
+        let gateway = try context.startGateway(name, [.webhook(name: "hook", port: sink?.port ?? down, path: "/d0", options: Self.webhookOptions)])
+        let config = gateway.directory + "/routes.conf"
+        if paused { try destination("pause", config: config, binary: gateway.binary, log: gateway.logPath) }
         var ids = Set<String>()
         ids.reserveCapacity(count)
 
@@ -85,7 +102,6 @@ struct BacklogBenchmark {
 
         // kill -9, then the same configuration and data again, timed to /readyz.
         _ = gateway.process.stop(signal: SIGKILL)
-        let config = gateway.directory + "/routes.conf"
         let restartStarted = Monotonic.nanoseconds()
         let restarted = try ChildProcess([gateway.binary, "serve", "--config", config, "--log-level", "warning"],
                                          stderr: gateway.logPath + ".restart")
@@ -95,21 +111,32 @@ struct BacklogBenchmark {
         context.wait(seconds: 2)
         let rssRestarted = restarted.memory().rss
 
-        // The downstream comes back: a sink, which the webhook is pointed at by a reload.
-        let sink = try WebhookSink(loop: context.loop, destinations: 1)
-        defer { sink.stop() }
-        let text = readText(config) ?? ""
-        try Files.write(config, text.replacingOccurrences(of: "http://127.0.0.1:\(down)/d0", with: "http://127.0.0.1:\(sink.port)/d0"))
-        let drainStarted = Monotonic.nanoseconds()
-        kill(restarted.pid, SIGHUP)
+        let drain: WebhookSink
+        var deliveredWhilePaused = 0
+        let drainStarted: UInt64
+        if let sink {
+            // Still paused after the kill: nothing arrived. The resume starts the drain.
+            deliveredWhilePaused = sink.receipts.count
+            drainStarted = Monotonic.nanoseconds()
+            try destination("resume", config: config, binary: gateway.binary, log: gateway.logPath)
+            drain = sink
+        } else {
+            // The downstream comes back: a sink, which the webhook is pointed at by a reload.
+            drain = try WebhookSink(loop: context.loop, destinations: 1)
+            let text = readText(config) ?? ""
+            try Files.write(config, text.replacingOccurrences(of: "http://127.0.0.1:\(down)/d0", with: "http://127.0.0.1:\(drain.port)/d0"))
+            drainStarted = Monotonic.nanoseconds()
+            kill(restarted.pid, SIGHUP)
+        }
+        defer { if sink == nil { drain.stop() } }
         var peak = 0
         var seen = Set<String>()
         var consumed = 0
         let sampler = try Ticker(loop: context.loop, interval: 100_000_000) { _ in peak = max(peak, restarted.memory().rss) }
         let deadline = Monotonic.nanoseconds() + UInt64(1800 * 1e9)
         context.loop.run(until: deadline) {
-            while consumed < sink.receipts.count {
-                seen.insert(sink.receipts[consumed].id)
+            while consumed < drain.receipts.count {
+                seen.insert(drain.receipts[consumed].id)
                 consumed += 1
             }
             return seen.count >= ids.count
@@ -118,7 +145,16 @@ struct BacklogBenchmark {
         let drainSeconds = Double(Monotonic.nanoseconds() - drainStarted) / 1e9
         return Figures(count: count, acceptRate: acceptRate, rssAccepted: rssAccepted, dataBytes: dataBytes,
                        restartSeconds: restartSeconds, rssRestarted: rssRestarted,
-                       drainRate: Double(seen.count) / drainSeconds, drainPeakRSS: peak, lost: ids.subtracting(seen).count)
+                       drainRate: Double(seen.count) / drainSeconds, drainPeakRSS: peak, lost: ids.subtracting(seen).count,
+                       deliveredWhilePaused: deliveredWhilePaused)
+    }
+
+    /// `storerelay destination pause|resume hook` against the running gateway, as an
+    /// operator would.
+    private func destination(_ action: String, config: String, binary: String, log: String) throws {
+        let command = try ChildProcess([binary, "destination", action, "hook", "--config", config], stderr: log + "." + action)
+        let status = command.wait()
+        guard status == 0 else { throw BenchError("storerelay destination \(action) exited \(status): \(readText(log + "." + action) ?? "")") }
     }
 
     /// Bytes of every file under `path`.

@@ -4,7 +4,7 @@ import StoreRelaySimulator
 
 /// storerelay-bench: StoreRelay's on-demand benchmarks (see Benchmarks/README.md).
 /// Usage: storerelay-bench --binary PATH [--work DIR] [--seconds N] [--connections N] [--sweep 32,64,..]
-///                         [--only crypto,verify,accept,fanout,cluster,dedupe,backlog] [--perf] [--dedupe-ids 1000000,10000000]
+///                         [--only crypto,verify,accept,fanout,cluster,dedupe,backlog,backlog-paused] [--perf] [--dedupe-ids 1000000,10000000]
 ///                         [--backlog 100000,1000000] [--cluster-servers redis-server,valkey-server]
 ///                         [--cluster-key both|yes|no] [--cluster-server-args "--auto-aof-rewrite-min-size 1gb"]
 ///                         [--fanout-rounds N] [--scenarios "1 webhook,4 webhooks,file queue"]
@@ -80,9 +80,12 @@ do {
         let serverArguments = (option("cluster-server-args") ?? "").split(separator: " ").map(String.init)
         try ClusterBenchmark(context: context, servers: servers, sealing: sealing, serverArguments: serverArguments).run()
     }
+    let backlogCounts = (option("backlog") ?? "100000,1000000").split(separator: ",").compactMap { Int($0) }
     if only.contains("backlog") {
-        let counts = (option("backlog") ?? "100000,1000000").split(separator: ",").compactMap { Int($0) }
-        try BacklogBenchmark(context: context, counts: counts).run()
+        try BacklogBenchmark(context: context, counts: backlogCounts).run()
+    }
+    if only.contains("backlog-paused") {
+        try BacklogBenchmark(context: context, counts: backlogCounts, paused: true).run()
     }
     if only.contains("dedupe") {
         let counts = (option("dedupe-ids") ?? "1000000,10000000").split(separator: ",").compactMap { Int($0) }
