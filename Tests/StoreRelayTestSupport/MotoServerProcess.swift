@@ -45,13 +45,7 @@ public final class MotoServerProcess: @unchecked Sendable {
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
-        let watchdog = Process()
-        watchdog.executableURL = URL(fileURLWithPath: "/bin/sh")
-        watchdog.arguments = ["-c", "while kill -0 \(getpid()) 2>/dev/null && kill -0 \(process.processIdentifier) 2>/dev/null; do sleep 1; done; "
-            + "kill -9 \(process.processIdentifier) 2>/dev/null"]
-        watchdog.standardOutput = FileHandle.nullDevice
-        watchdog.standardError = FileHandle.nullDevice
-        try watchdog.run()
+        try ExitWatchdog.watch(process.processIdentifier)
         let deadline = Date().addingTimeInterval(30)
         while Date() < deadline {
             if (try? python("sqs.list_queues()")) != nil { return }

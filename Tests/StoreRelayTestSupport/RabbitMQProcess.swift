@@ -151,7 +151,7 @@ public final class RabbitMQProcess: @unchecked Sendable {
         process.standardOutput = handle
         process.standardError = handle
         try process.run()
-        try watch(process.processIdentifier)
+        try ExitWatchdog.watch(process.processIdentifier)
         let deadline = Date().addingTimeInterval(60)
         while Date() < deadline {
             if greets() { return }
@@ -161,18 +161,6 @@ public final class RabbitMQProcess: @unchecked Sendable {
         let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
         stop()
         throw RedisServerError("rabbitmq-server did not accept AMQP on port \(port); its console:\n\(text.suffix(3000))")
-    }
-
-    /// A broker shared by a suite lives in a `static` that is never released: a small shell
-    /// watchdog kills it when the test process exits, so no broker outlives its tests.
-    private func watch(_ pid: Int32) throws {
-        let me = getpid()
-        let watchdog = Process()
-        watchdog.executableURL = URL(fileURLWithPath: "/bin/sh")
-        watchdog.arguments = ["-c", "while kill -0 \(me) 2>/dev/null && kill -0 \(pid) 2>/dev/null; do sleep 1; done; kill -9 \(pid) 2>/dev/null"]
-        watchdog.standardOutput = FileHandle.nullDevice
-        watchdog.standardError = FileHandle.nullDevice
-        try watchdog.run()
     }
 
     /// Whether the broker answers the protocol header with a method frame (Connection.Start),
