@@ -42,7 +42,7 @@ struct AMQPKind: DestinationKind {
         let message = AMQPMessage(
             exchange: options.exchange, routingKey: options.routingKey.expand(for: event), messageId: event.id,
             contentType: "application/json",
-            headers: EventMessage.metadata(event).map { AMQPMessage.Header(name: $0.name, value: $0.value) },
+            headers: EventMessage.metadata(for: job).map { AMQPMessage.Header(name: $0.name, value: $0.value) },
             body: job.body)
         publisher.publish(message, completion: answer)
     }

@@ -25,6 +25,14 @@ package enum EventMessage {
         if let verified = event.verified { fields.append(("verified", verified ? "true" : "false")) }
         return fields
     }
+
+    /// `metadata` of `job`'s event, and `orderingGap` when an ordering gap released the job
+    /// (`order per-subscription`): what a webhook says in `StoreRelay-Ordering-Gap`.
+    package static func metadata(for job: DeliveryJob) -> [(name: String, value: String)] {
+        var fields = metadata(job.notification.event)
+        if let gap = job.orderingGap { fields.append(("orderingGap", gap)) }
+        return fields
+    }
 }
 
 extension NameTemplate {

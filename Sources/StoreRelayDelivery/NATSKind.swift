@@ -19,6 +19,7 @@ struct NATSKind: DestinationKind {
     static let headerNames: [String: String] = [
         "id": "StoreRelay-Event-Id", "type": "StoreRelay-Type", "subtype": "StoreRelay-Subtype",
         "environment": "StoreRelay-Environment", "bundleId": "StoreRelay-Bundle-Id", "verified": "StoreRelay-Verified",
+        "orderingGap": "StoreRelay-Ordering-Gap",
     ]
 
     func prepare(_ notification: StoredNotification) -> [UInt8] { EventMessage.body(for: notification, options.delivery) }
@@ -30,15 +31,17 @@ struct NATSKind: DestinationKind {
 
     func send(_ job: DeliveryJob, attempt: Int, now: Timestamp,
               answer: @escaping @Sendable (Result<NATSPublishAnswer, NATSError>) -> Void) {
-        client.publish(message(for: job.notification, body: job.body, attempt: attempt), timeout: options.delivery.timeout,
+        client.publish(message(for: job.notification, body: job.body, attempt: attempt, orderingGap: job.orderingGap), timeout: options.delivery.timeout,
                        completion: answer)
     }
 
     /// The message for `notification`: its subject expanded, `Nats-Msg-Id` first.
-    func message(for notification: StoredNotification, body: [UInt8], attempt: Int) -> NATSPublish {
+    func message(for notification: StoredNotification, body: [UInt8], attempt: Int, orderingGap: String? = nil) -> NATSPublish {
         let event = notification.event
         var headers: [(name: String, value: String)] = [("Nats-Msg-Id", event.id)]
-        for field in EventMessage.metadata(event) {
+        var fields = EventMessage.metadata(event)
+        if let orderingGap { fields.append(("orderingGap", orderingGap)) }
+        for field in fields {
             headers.append((Self.headerNames[field.name] ?? "StoreRelay-\(field.name)", field.value))
         }
         headers.append(("StoreRelay-Attempt", String(attempt)))

@@ -34,7 +34,7 @@ struct RedisStreamKind: DestinationKind {
             arguments += [Array("MAXLEN".utf8), Array("~".utf8), Array(String(maxLength).utf8)]
         }
         arguments.append(Array("*".utf8))
-        for field in EventMessage.metadata(event) {
+        for field in EventMessage.metadata(for: job) {
             arguments += [Array(field.name.utf8), Array(field.value.utf8)]
         }
         arguments += [Array("event".utf8), job.body]

@@ -50,7 +50,7 @@ struct SQSKind: DestinationKind {
         let event = job.notification.event
         var message = SQSMessage(
             body: String(decoding: job.body, as: UTF8.self),
-            attributes: EventMessage.metadata(event).map { (name: $0.name, value: $0.value) })
+            attributes: EventMessage.metadata(for: job).map { (name: $0.name, value: $0.value) })
         if client.isFIFO {
             message.groupId = Self.fifoId(event.originalTransactionId ?? event.id)
             message.deduplicationId = Self.fifoId(event.id)

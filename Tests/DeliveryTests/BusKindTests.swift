@@ -31,6 +31,12 @@ import StoreRelayCore
         #expect(fields["id"] == "e-1" && fields["type"] == "DID_RENEW" && fields["environment"] == "sandbox")
         #expect(fields["bundleId"] == "com.acme.journal")
         #expect(try JSONValue.parse(try #require(fields["event"]))["id"]?.stringValue == "e-1")
+        #expect(fields["orderingGap"] == nil)
+        // Released by an ordering gap: the dead-lettered event's id travels as a field.
+        var released = job
+        released.orderingGap = "e-0"
+        let gapFields = kind.command(for: released).arguments.map { String(decoding: $0, as: UTF8.self) }
+        #expect(gapFields.contains("orderingGap") && gapFields[gapFields.firstIndex(of: "orderingGap")! + 1] == "e-0")
     }
 
     @Test func redisAnswersAreClassified() {
@@ -66,7 +72,9 @@ import StoreRelayCore
         #expect(message.headers.first?.name == "Nats-Msg-Id" && headers["Nats-Msg-Id"] == "e-2")
         #expect(headers["StoreRelay-Event-Id"] == "e-2" && headers["StoreRelay-Type"] == "DID_RENEW")
         #expect(headers["StoreRelay-Environment"] == "sandbox" && headers["StoreRelay-Bundle-Id"] == "com.acme.journal")
-        #expect(headers["StoreRelay-Attempt"] == "3")
+        #expect(headers["StoreRelay-Attempt"] == "3" && headers["StoreRelay-Ordering-Gap"] == nil)
+        let released = kind.message(for: notification, body: notification.body, attempt: 1, orderingGap: "e-1")
+        #expect(released.headers.contains { $0.name == "StoreRelay-Ordering-Gap" && $0.value == "e-1" })
         #expect(kind.unsendable(notification) == nil)
         let poison = try sampleNotification(id: "e-3", typeJSON: #"DID RENEW\r\nX: 1"#)
         #expect(kind.unsendable(poison)?.hasPrefix("the event cannot be published to NATS: the subject") == true)
