@@ -116,6 +116,35 @@ import StoreRelayTestSupport
         #expect(sub0 == ["event-0", "event-0", "event-2", "event-4", "event-4", "event-6"])
     }
 
+    /// A reload that redefines the destination while events are in flight, retrying and held:
+    /// the queue that replaces it shares the holds, so the old queue's unfinished events still
+    /// go before the later ones of their subscription.
+    @Test func orderHoldsAcrossAReloadThatRedefinesTheDestination() throws {
+        let sink = try WebhookSink()
+        let before = "/fail-every/2/3/before", after = "/fail-every/3/1/after"
+        func routes(_ path: String, _ timeout: String) -> String {
+            """
+            destination ordered webhook \(sink.url(path)) {
+                order per-subscription
+                concurrency 8
+                backoff 100ms 100ms
+                timeout \(timeout)
+            }
+            route * * * -> ordered
+            """
+        }
+        let harness = try ParkingHarness(routes: routes(before, "5s"), whole: 4)
+        defer { harness.stop() }
+        _ = try harness.accept(24, destinations: ["ordered"]) { "sub-\($0 % 4)" }
+        // Half the events fail three times: some are retrying and the rest held when it reloads.
+        #expect(sink.waitFor(timeout: 10) { requests in requests.filter { $0["path"]?.stringValue == before }.count >= 12 })
+        try harness.reconfigure(try ParkingHarness.configuration(routes(after, "4s")))
+        #expect(sink.waitFor(timeout: 30) { _ in sink.successes(paths: [before, after], groups: 4).values.map(\.count).reduce(0, +) >= 24 })
+        for (subscription, numbers) in sink.successes(paths: [before, after], groups: 4) {
+            #expect(numbers == Array(stride(from: subscription, to: 24, by: 4)), "subscription \(subscription)")
+        }
+    }
+
     @Test func orderHoldsAcrossARestartWithEventsStillHeld() throws {
         let down = "http://127.0.0.1:1/down"
         let first = try ParkingHarness(routes: """

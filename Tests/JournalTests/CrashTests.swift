@@ -33,7 +33,7 @@ import StoreRelayCore
         let drained = DispatchSemaphore(value: 0)
         reader.async {
             while true {
-                let data = output.fileHandleForReading.readSome()
+                let data = output.fileHandleForReading.availableData
                 if data.isEmpty { break }
                 received.withLock { $0.append(contentsOf: data) }
             }

@@ -41,7 +41,7 @@ public final class GatewayProcess: @unchecked Sendable {
         process.standardOutput = FileHandle.nullDevice
         process.standardInput = FileHandle.nullDevice
         errPipe.fileHandleForReading.readabilityHandler = { [stderrLines, partialLine] handle in
-            let data = handle.readSome()
+            let data = handle.availableData
             if data.isEmpty { handle.readabilityHandler = nil; return }
             let complete: [String] = partialLine.withLock { partial in
                 partial.append(contentsOf: data)

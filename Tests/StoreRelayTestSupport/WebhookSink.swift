@@ -55,14 +55,23 @@ public final class WebhookSink: @unchecked Sendable {
     /// For a `/fail-every/M/K/...` path: the numbers of the events (`...-N` ids) it answered
     /// 200 to, grouped by `N % groups` (a subscription each), in the order the sink received
     /// them.
-    public func successes(path: String, groups: Int) -> [Int: [Int]] {
-        let parts = path.split(separator: "/")
-        guard parts.count >= 3, parts[0] == "fail-every", let every = Int(parts[1]), let times = Int(parts[2]) else { return [:] }
+    public func successes(path: String, groups: Int) -> [Int: [Int]] { successes(paths: [path], groups: groups) }
+
+    /// `successes(path:groups:)` over several such paths (one destination before and after a
+    /// reload, say), in the order the sink received the requests.
+    public func successes(paths: [String], groups: Int) -> [Int: [Int]] {
+        var rules: [String: (every: Int, times: Int)] = [:]
+        for path in paths {
+            let parts = path.split(separator: "/")
+            guard parts.count >= 3, parts[0] == "fail-every", let every = Int(parts[1]), let times = Int(parts[2]) else { return [:] }
+            rules[path] = (every, times)
+        }
         var delivered: [Int: [Int]] = [:]
-        for request in requests(path: path) {
-            guard let id = request["headers"]?["webhook-id"]?.stringValue, let count = request["count"]?.int64Value,
+        for request in requests {
+            guard let path = request["path"]?.stringValue, let rule = rules[path],
+                  let id = request["headers"]?["webhook-id"]?.stringValue, let count = request["count"]?.int64Value,
                   let number = Int(id.split(separator: "-").last ?? "") else { continue }
-            if !(number % every == 0 && count <= times) { delivered[number % groups, default: []].append(number) }
+            if !(number % rule.every == 0 && count <= rule.times) { delivered[number % groups, default: []].append(number) }
         }
         return delivered
     }
