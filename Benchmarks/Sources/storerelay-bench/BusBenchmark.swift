@@ -46,6 +46,9 @@ struct BusBenchmark {
         var backlog = 0
         var gatewayMicroseconds = 0.0
         var brokerMicroseconds: Double?
+        /// The broker's CPU during the saturation rounds, in cores: taken from the same two
+        /// cores the gateway verifies on, so it bounds what acceptance can keep here.
+        var brokerCores: Double?
         var complete = true
     }
 
@@ -76,7 +79,7 @@ struct BusBenchmark {
         Report.line("")
         Report.line("webhook baseline: accepted \(Format.rate(before.accepted)) before, \(Format.rate(after.accepted)) after, mean \(Format.rate(baseAccepted)); "
             + "delivered \(Format.rate(before.delivered)) / \(Format.rate(after.delivered)), mean \(Format.rate(baseDelivered))")
-        Report.line("| destination | accepted at saturation | ÷ webhook | delivered at saturation | ÷ webhook | delivered ÷ own accepted | backlog at end of load | POST -> receipt p50 / p99 at \(Int(Self.fixedRate))/s | at saturation | gateway CPU/notification | broker CPU/event |")
+        Report.line("| destination | accepted at saturation | ÷ webhook | delivered at saturation | ÷ webhook | delivered ÷ own accepted | backlog at end of load | POST -> receipt p50 / p99 at \(Int(Self.fixedRate))/s | at saturation | gateway CPU/notification | broker CPU/event (share of one core) |")
         Report.line("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
         for figures in [before] + results + [after] {
             Report.line("| \(figures.title) | \(Format.rate(figures.accepted)) | \(Format.fixed(figures.accepted / baseAccepted, 2)) | "
@@ -84,7 +87,7 @@ struct BusBenchmark {
                 + "\(Format.fixed(figures.delivered / figures.accepted, 2)) | \(figures.backlog) | "
                 + "\(Format.ms(figures.pacedLatency.ms(0.5))) / \(Format.ms(figures.pacedLatency.ms(0.99))) | "
                 + "\(Format.ms(figures.saturationLatency.ms(0.5))) / \(Format.ms(figures.saturationLatency.ms(0.99))) | "
-                + "\(Format.fixed(figures.gatewayMicroseconds, 0)) µs | \(figures.brokerMicroseconds.map { Format.fixed($0, 0) + " µs" } ?? "") |")
+                + "\(Format.fixed(figures.gatewayMicroseconds, 0)) µs | \(figures.brokerMicroseconds.map { Format.fixed($0, 0) + " µs" } ?? "")\(figures.brokerCores.map { " (\(Format.fixed($0 * 100, 0))%)" } ?? "") |")
         }
         for figures in results {
             // Deliveries keep up when they end (nearly) with the load: the rate over the load
@@ -265,7 +268,9 @@ struct BusBenchmark {
             if let broker = scenario.broker {
                 let perEvent = Double(broker.cpuNanoseconds() - brokerCPU) / 1e3 / Double(max(1, delivery.delivered))
                 figures.brokerMicroseconds = (figures.brokerMicroseconds ?? 0) + perEvent / Double(rounds)
-                cpu += "; broker CPU \(Format.fixed(perEvent, 0)) µs/event (load and drain)"
+                let cores = perEvent * delivery.deliveriesPerSecond / 1e6
+                figures.brokerCores = (figures.brokerCores ?? 0) + cores / Double(rounds)
+                cpu += "; broker CPU \(Format.fixed(perEvent, 0)) µs/event (load and drain), \(Format.fixed(cores * 100, 0))% of one core at this rate"
             }
             Report.line("   \(cpu)")
             if delivery.delivered < saturated.result.ok {
