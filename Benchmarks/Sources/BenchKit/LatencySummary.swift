@@ -16,6 +16,9 @@ public struct LatencySummary {
         return Double(sorted[rank]) / 1e6
     }
 
+    /// The samples, sorted (to pool several runs' into one summary).
+    public var samples: [UInt64] { sorted }
+
     public var maxMs: Double { sorted.last.map { Double($0) / 1e6 } ?? .nan }
 
     public var meanMs: Double {

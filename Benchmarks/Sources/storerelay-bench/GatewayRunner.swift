@@ -12,10 +12,13 @@ final class GatewayRunner {
         case webhook(name: String, port: UInt16, path: String, options: [String] = [])
         /// A file queue in `directory` (no rotation during a run).
         case file(name: String, directory: String)
+        /// A destination of any other kind, written as `destination NAME KIND URL { options }`:
+        /// the buses (`redis-stream`, `nats`, ...) differ only in their kind, URL and block.
+        case other(name: String, kind: String, url: String, options: [String])
 
         var name: String {
             switch self {
-            case .webhook(let name, _, _, _), .file(let name, _): name
+            case .webhook(let name, _, _, _), .file(let name, _), .other(let name, _, _, _): name
             }
         }
     }
@@ -64,6 +67,8 @@ final class GatewayRunner {
                 ] + options.map { "    " + $0 } + ["}"]
             case .file(let name, let queue):
                 lines += ["destination \(name) file \(queue) {", "    rotate 1GiB 1h", "}"]
+            case .other(let name, let kind, let url, let options):
+                lines += ["destination \(name) \(kind) \(url) {"] + options.map { "    " + $0 } + ["}"]
             }
         }
         lines.append("route * * * -> " + destinations.map(\.name).joined(separator: ", "))

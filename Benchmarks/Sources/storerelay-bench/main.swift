@@ -4,10 +4,11 @@ import StoreRelaySimulator
 
 /// storerelay-bench: StoreRelay's on-demand benchmarks (see Benchmarks/README.md).
 /// Usage: storerelay-bench --binary PATH [--work DIR] [--seconds N] [--connections N] [--sweep 32,64,..]
-///                         [--only crypto,verify,accept,fanout,cluster,dedupe,backlog,backlog-paused] [--perf] [--dedupe-ids 1000000,10000000]
+///                         [--only crypto,verify,accept,fanout,bus,cluster,dedupe,backlog,backlog-paused] [--perf] [--dedupe-ids 1000000,10000000]
 ///                         [--backlog 100000,1000000] [--cluster-servers redis-server,valkey-server]
 ///                         [--cluster-key both|yes|no] [--cluster-server-args "--auto-aof-rewrite-min-size 1gb"]
 ///                         [--fanout-rounds N] [--scenarios "1 webhook,4 webhooks,file queue"]
+///                         [--only bus [--buses redis-stream,nats]] (events delivered to each bus beside a webhook)
 let arguments = Array(CommandLine.arguments.dropFirst())
 func option(_ name: String) -> String? {
     guard let index = arguments.firstIndex(of: "--" + name), index + 1 < arguments.count else { return nil }
@@ -69,6 +70,16 @@ do {
     }
     if only.contains("fanout") {
         try FanoutBenchmark(context: context).run()
+    }
+    if only.contains("bus") {
+        let names = (option("buses") ?? BusBenchmark.Bus.allCases.map(\.rawValue).joined(separator: ",")).split(separator: ",")
+        let buses = try names.map { name in
+            guard let bus = BusBenchmark.Bus(rawValue: String(name)) else {
+                throw BenchError("--buses: unknown bus '\(name)' (known: \(BusBenchmark.Bus.allCases.map(\.rawValue).joined(separator: ", ")))")
+            }
+            return bus
+        }
+        try BusBenchmark(context: context, buses: buses).run()
     }
     if only.contains("cluster") {
         let sealing: [Bool] = switch option("cluster-key") ?? "both" {

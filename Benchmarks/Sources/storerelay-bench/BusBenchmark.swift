@@ -1,0 +1,363 @@
+import BenchKit
+import Foundation
+
+/// Issue 29, point 5: events delivered per second to each bus on this machine, beside webhook
+/// delivery in the same run, and the gateway's acceptance with each bus destination against its
+/// acceptance with a webhook ("delivery to a bus is not the bottleneck of acceptance").
+///
+/// Every scenario gets its own gateway with one destination, the same load as the fan-out
+/// benchmark (a fixed 500/s, then closed-loop saturation rounds), and its own real broker,
+/// started here on a free port in a fresh directory and stopped afterwards. The harness reads
+/// each bus back as a consumer would, on its own event loop, so every event has a receipt
+/// time and POST -> receipt latency is measured as for the webhook sink:
+/// - `redis-stream`: `XREAD BLOCK` on the stream (`RedisStreamReader`); an entry is readable
+///   once `XADD` stored it, the gateway's confirmation.
+/// - `nats`: a JetStream push consumer on the stream (`NATSConnection`), so a message is
+///   received after the stream stored it, not when the server merely routed the publish.
+/// The broker's own count (XLEN, the stream's `messages`) is printed beside the reader's as a
+/// cross-check. The webhook baseline runs first and again last; ratios are taken against the
+/// mean of the two, so a machine that got busier during the run does not decide them alone.
+///
+/// A new bus kind (`amqp`, `sqs`) is one case of `Bus` and one arm in `start(_:)`.
+struct BusBenchmark {
+    let context: BenchContext
+    /// The buses to measure (`--buses`); all by default.
+    let buses: [Bus]
+
+    static let fixedRate = 500.0
+    /// Both brokers' names for the gateway's destination: a stream key, a subject.
+    static let redisStreamKey = "bench:events"
+    static let natsSubject = "bench.events"
+
+    enum Bus: String, CaseIterable {
+        case redisStream = "redis-stream"
+        case nats
+    }
+
+    /// What one scenario measured (saturation figures are means over its rounds).
+    struct Figures {
+        var title: String
+        var pacedDelivered = 0
+        var pacedExpected = 0
+        var pacedLatency: LatencySummary = LatencySummary([])
+        var accepted = 0.0
+        var delivered = 0.0
+        var saturationLatency: LatencySummary = LatencySummary([])
+        var backlog = 0
+        var gatewayMicroseconds = 0.0
+        var brokerMicroseconds: Double?
+        /// The broker's CPU during the saturation rounds, in cores: taken from the same two
+        /// cores the gateway verifies on, so it bounds what acceptance can keep here.
+        var brokerCores: Double?
+        var complete = true
+    }
+
+    /// A destination and where its deliveries are observed, with its broker when it has one.
+    struct Scenario {
+        let title: String
+        let destination: GatewayRunner.Destination
+        let downstream: FanoutBenchmark.Downstream
+        let broker: ChildProcess?
+        /// The broker's own count of what it holds, for the cross-check line.
+        let brokerCount: () -> Int?
+        let stop: () -> Void
+    }
+
+    func run() throws {
+        Report.section("Buses: POST -> gateway -> bus, read back by the harness (fixed \(Format.rate(Self.fixedRate)), then saturation), beside 1 webhook")
+        let before = try measure(webhookScenario(), label: "1 webhook (before)")
+        var results: [Figures] = []
+        for bus in buses {
+            guard let scenario = try start(bus) else { continue }
+            defer { scenario.stop() }
+            results.append(try measure(scenario, label: scenario.title))
+        }
+        let after = try measure(webhookScenario(), label: "1 webhook (after)")
+
+        let baseAccepted = (before.accepted + after.accepted) / 2
+        let baseDelivered = (before.delivered + after.delivered) / 2
+        Report.line("")
+        Report.line("webhook baseline: accepted \(Format.rate(before.accepted)) before, \(Format.rate(after.accepted)) after, mean \(Format.rate(baseAccepted)); "
+            + "delivered \(Format.rate(before.delivered)) / \(Format.rate(after.delivered)), mean \(Format.rate(baseDelivered))")
+        Report.line("| destination | accepted at saturation | ÷ webhook | delivered at saturation | ÷ webhook | delivered ÷ own accepted | backlog at end of load | POST -> receipt p50 / p99 at \(Int(Self.fixedRate))/s | at saturation | gateway CPU/notification | broker CPU/event (share of one core) |")
+        Report.line("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+        for figures in [before] + results + [after] {
+            Report.line("| \(figures.title) | \(Format.rate(figures.accepted)) | \(Format.fixed(figures.accepted / baseAccepted, 2)) | "
+                + "\(Format.rate(figures.delivered)) | \(Format.fixed(figures.delivered / baseDelivered, 2)) | "
+                + "\(Format.fixed(figures.delivered / figures.accepted, 2)) | \(figures.backlog) | "
+                + "\(Format.ms(figures.pacedLatency.ms(0.5))) / \(Format.ms(figures.pacedLatency.ms(0.99))) | "
+                + "\(Format.ms(figures.saturationLatency.ms(0.5))) / \(Format.ms(figures.saturationLatency.ms(0.99))) | "
+                + "\(Format.fixed(figures.gatewayMicroseconds, 0)) µs | \(figures.brokerMicroseconds.map { Format.fixed($0, 0) + " µs" } ?? "")\(figures.brokerCores.map { " (\(Format.fixed($0 * 100, 0))%)" } ?? "") |")
+        }
+        for figures in results {
+            // Deliveries keep up when they end (nearly) with the load: the rate over the load
+            // and its drain is then the acceptance rate. 20% of acceptance is this shared
+            // machine's noise between two runs of the same gateway (see README's results).
+            Report.check(figures.complete && figures.delivered >= 0.9 * figures.accepted,
+                         "\(figures.title): every event delivered, at ≥ 90% of its own acceptance rate (\(Format.fixed(figures.delivered / figures.accepted * 100, 0))%)")
+            Report.check(figures.accepted >= 0.8 * baseAccepted,
+                         "\(figures.title): acceptance ≥ 80% of acceptance with a webhook in the same run (\(Format.fixed(figures.accepted / baseAccepted * 100, 0))%)")
+        }
+    }
+
+    // MARK: Scenarios
+
+    private func webhookScenario() throws -> Scenario {
+        let sink = try WebhookSink(loop: context.loop, destinations: 1)
+        return Scenario(
+            title: "1 webhook", destination: .webhook(name: "d0", port: sink.port, path: sink.path(0)),
+            downstream: FanoutBenchmark.Downstream(
+                count: { sink.receipts.count },
+                receipts: { from in sink.receipts[from...].map { (0, $0.id, $0.at) } },
+                stop: { sink.stop() }),
+            broker: nil, brokerCount: { nil }, stop: { sink.stop() })
+    }
+
+    /// Starts `bus`'s broker and reader; nil (with a line) when the broker is not installed.
+    private func start(_ bus: Bus) throws -> Scenario? {
+        switch bus {
+        case .redisStream: try startRedis()
+        case .nats: try startNATS()
+        }
+    }
+
+    /// `redis-server` as a team running a bus on it would: appendonly yes, appendfsync
+    /// everysec (Redis's own recommendation for durability), no RDB snapshots.
+    private func startRedis() throws -> Scenario? {
+        guard let server = Files.which("redis-server"), let cli = Files.which("redis-cli") else {
+            Report.line("skipped redis-stream: redis-server or redis-cli not installed (apt-get install -y redis-server)")
+            return nil
+        }
+        let directory = try brokerDirectory("bus-redis-server")
+        let port = try Socket.freePort()
+        let process = try ChildProcess([server, "--port", String(port), "--bind", "127.0.0.1", "--dir", directory,
+                                        "--appendonly", "yes", "--appendfsync", "everysec", "--save", "", "--daemonize", "no"],
+                                       stderr: directory + "/server.log")
+        do {
+            try waitForPort(port, process: process, log: directory + "/server.log")
+            let reader = try RedisStreamReader(loop: context.loop, port: port, key: Self.redisStreamKey)
+            let version = Self.output(server, ["--version"]).split(separator: " ").first { $0.hasPrefix("v=") }?.dropFirst(2) ?? "?"
+            return Scenario(
+                title: "redis-stream",
+                destination: .other(name: "bus", kind: "redis-stream", url: "redis://127.0.0.1:\(port)/0",
+                                    options: ["stream \(Self.redisStreamKey)"]),
+                downstream: FanoutBenchmark.Downstream(
+                    count: { reader.receipts.count },
+                    receipts: { from in reader.receipts[from...].map { (0, $0.id, $0.at) } },
+                    stop: { reader.stop() }),
+                broker: process,
+                brokerCount: {
+                    Int(Self.output(cli, ["-p", String(port), "XLEN", Self.redisStreamKey]).trimmingCharacters(in: .whitespacesAndNewlines))
+                },
+                stop: {
+                    reader.stop()
+                    process.stop(signal: SIGTERM, timeout: 10)
+                    Report.line("   (redis-server \(version), appendonly yes, appendfsync everysec; reader: \(reader.failure ?? "no error"))")
+                })
+        } catch {
+            process.stop(signal: SIGKILL)
+            throw error
+        }
+    }
+
+    /// `nats-server -js` with its file store in a fresh directory (the server's defaults
+    /// otherwise: the store syncs to disk every 2 minutes), one stream `BENCH` taking the
+    /// gateway's subject, and an ephemeral push consumer delivering it to the harness.
+    private func startNATS() throws -> Scenario? {
+        guard let server = Files.which("nats-server") else {
+            Report.line("skipped nats: nats-server not installed (see script/setup)")
+            return nil
+        }
+        let directory = try brokerDirectory("bus-nats-server")
+        let port = try Socket.freePort()
+        let process = try ChildProcess([server, "-js", "-sd", directory + "/store", "-a", "127.0.0.1", "-p", String(port)],
+                                       stderr: directory + "/server.log")
+        do {
+            try waitForPort(port, process: process, log: directory + "/server.log")
+            let watch = try NATSWatch(loop: context.loop, port: port)
+            try watch.request("$JS.API.STREAM.CREATE.BENCH",
+                              #"{"name":"BENCH","subjects":["\#(Self.natsSubject)"],"storage":"file","retention":"limits","discard":"old"}"#,
+                              context: context)
+            watch.connection.subscribe("bench.receipts", sid: 1)
+            try watch.request("$JS.API.CONSUMER.CREATE.BENCH",
+                              #"{"stream_name":"BENCH","config":{"deliver_subject":"bench.receipts","deliver_policy":"all","ack_policy":"none","replay_policy":"instant"}}"#,
+                              context: context)
+            let version = Self.output(server, ["--version"]).trimmingCharacters(in: .whitespacesAndNewlines)
+            return Scenario(
+                title: "nats",
+                destination: .other(name: "bus", kind: "nats", url: "nats://127.0.0.1:\(port)", options: ["subject \(Self.natsSubject)"]),
+                downstream: FanoutBenchmark.Downstream(
+                    count: { watch.receipts.count },
+                    receipts: { from in watch.receipts[from...].map { (0, $0.id, $0.at) } },
+                    stop: {}),
+                broker: process,
+                brokerCount: {
+                    guard let info = try? watch.request("$JS.API.STREAM.INFO.BENCH", "", context: context),
+                          let object = try? JSONSerialization.jsonObject(with: Data(info.utf8)) as? [String: Any],
+                          let state = object["state"] as? [String: Any] else { return nil }
+                    return (state["messages"] as? NSNumber)?.intValue
+                },
+                stop: {
+                    watch.connection.stop()
+                    process.stop(signal: SIGTERM, timeout: 10)
+                    Report.line("   (\(version), JetStream file store; consumer: \(watch.connection.failure ?? "no error")"
+                                + (watch.connection.errors.isEmpty ? "" : ", server errors: \(watch.connection.errors.prefix(3))") + ")")
+                })
+        } catch {
+            process.stop(signal: SIGKILL)
+            throw error
+        }
+    }
+
+    // MARK: Measuring
+
+    /// One scenario: a gateway with its destination, a warm-up, the fixed-rate phase and the
+    /// saturation rounds (as the fan-out benchmark runs them), then the gateway is stopped.
+    private func measure(_ scenario: Scenario, label: String) throws -> Figures {
+        let name = "bus-" + label.filter { $0.isLetter || $0.isNumber || $0 == "-" }
+        let gateway = try context.startGateway(name, [scenario.destination])
+        let downstream = scenario.downstream
+        defer {
+            gateway.stop()
+            downstream.stop()
+        }
+        var figures = Figures(title: label)
+        let observed = Observed(gateway.process)
+
+        // Warm-up: chain cache, the destination's connection, the stream's first file; not measured.
+        let warm = try context.corpus(100)
+        _ = try LoadRun.run(loop: context.loop, port: gateway.port, requests: warm.requests, connections: 8,
+                            pace: .closedLoop, seconds: 10, server: observed)
+        context.wait(seconds: 15) { downstream.count() >= 100 }
+        guard downstream.count() >= 100 else {
+            throw BenchError("\(label): only \(downstream.count()) of 100 warm-up deliveries arrived; \(gateway.deliveryReport())\n\(gateway.logTail)")
+        }
+
+        let pacedCorpus = try context.corpus(Int(Self.fixedRate * context.seconds) + 10)
+        var mark = downstream.count()
+        let paced = try LoadRun.run(loop: context.loop, port: gateway.port, requests: pacedCorpus.requests,
+                                    connections: BenchContext.pacedConnections, pace: .fixedRate(perSecond: Self.fixedRate),
+                                    seconds: context.seconds, server: observed)
+        context.wait(seconds: 30) { downstream.count() - mark >= paced.result.ok }
+        let pacedDelivery = Delivery(corpus: pacedCorpus, load: paced.result, receipts: downstream.receipts(mark), destinations: 1)
+        figures.pacedDelivered = pacedDelivery.delivered
+        figures.pacedExpected = paced.result.ok
+        figures.pacedLatency = pacedDelivery.perDelivery
+        figures.complete = pacedDelivery.delivered >= paced.result.ok
+        Report.line("\(label), fixed \(Format.rate(Self.fixedRate)): acks \(paced.result.latencies.text)")
+        Report.line("   delivered \(pacedDelivery.delivered)/\(paced.result.ok); POST -> receipt \(pacedDelivery.perDelivery.text)")
+
+        let rounds = max(1, context.fanoutRounds)
+        var latencies: [UInt64] = []
+        for round in 1...rounds {
+            let corpus = try context.corpus(Int(9_000 * context.seconds))
+            mark = downstream.count()
+            let brokerCPU = scenario.broker?.cpuNanoseconds() ?? 0
+            let saturated = try LoadRun.run(loop: context.loop, port: gateway.port, requests: corpus.requests,
+                                            connections: context.connections, pace: .closedLoop, seconds: context.seconds,
+                                            server: observed)
+            let atEndOfLoad = downstream.count() - mark
+            context.wait(seconds: 60) { downstream.count() - mark >= saturated.result.ok }
+            let delivery = Delivery(corpus: corpus, load: saturated.result, receipts: downstream.receipts(mark), destinations: 1)
+            let backlog = saturated.result.ok - atEndOfLoad
+            Report.line("\(label), saturation #\(round): accepted \(saturated.result.ok) at \(Format.rate(saturated.result.throughput)) (\(saturated.result.failed) failed)"
+                        + (saturated.result.exhausted ? " [corpus ran out early]" : ""))
+            Report.line("   delivered \(delivery.delivered)/\(saturated.result.ok) at \(Format.rate(delivery.deliveriesPerSecond)); backlog when the load stopped: \(backlog)")
+            Report.line("   POST -> receipt \(delivery.perDelivery.text)")
+            var cpu = saturated.cpuText
+            if let broker = scenario.broker {
+                let perEvent = Double(broker.cpuNanoseconds() - brokerCPU) / 1e3 / Double(max(1, delivery.delivered))
+                figures.brokerMicroseconds = (figures.brokerMicroseconds ?? 0) + perEvent / Double(rounds)
+                let cores = perEvent * delivery.deliveriesPerSecond / 1e6
+                figures.brokerCores = (figures.brokerCores ?? 0) + cores / Double(rounds)
+                cpu += "; broker CPU \(Format.fixed(perEvent, 0)) µs/event (load and drain), \(Format.fixed(cores * 100, 0))% of one core at this rate"
+            }
+            Report.line("   \(cpu)")
+            if delivery.delivered < saturated.result.ok {
+                figures.complete = false
+                Report.line("   INCOMPLETE; the gateway's metrics: \(gateway.deliveryReport())")
+            }
+            figures.accepted += saturated.result.throughput / Double(rounds)
+            figures.delivered += delivery.deliveriesPerSecond / Double(rounds)
+            figures.gatewayMicroseconds += saturated.serverMicrosecondsPerRequest / Double(rounds)
+            figures.backlog = max(figures.backlog, backlog)
+            latencies += delivery.perDelivery.samples
+        }
+        figures.saturationLatency = LatencySummary(latencies)
+        if let held = scenario.brokerCount() {
+            Report.line("   cross-check: the broker holds \(held) events, the reader saw \(downstream.count()) (warm-up included)")
+        }
+        return figures
+    }
+
+    // MARK: Brokers
+
+    private func brokerDirectory(_ name: String) throws -> String {
+        let directory = context.work + "/" + name
+        try Files.recreateDirectory(directory)
+        return directory
+    }
+
+    /// Waits until the broker accepts connections on `port` (up to 10 s).
+    private func waitForPort(_ port: UInt16, process: ChildProcess, log: String) throws {
+        for _ in 0..<200 {
+            if let fd = try? Socket.connect(port: port) {
+                close(fd)
+                return
+            }
+            if process.hasExited { break }
+            usleep(50_000)
+        }
+        throw BenchError("\(process.command) did not listen on \(port):\n\(readText(log)?.suffix(2000) ?? "")")
+    }
+
+    /// Runs `tool` and returns its standard output.
+    static func output(_ tool: String, _ arguments: [String]) -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: tool)
+        process.arguments = arguments
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        guard (try? process.run()) != nil else { return "" }
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return String(decoding: data, as: UTF8.self)
+    }
+}
+
+/// The harness's NATS consumer: one connection that makes JetStream API requests (answered on
+/// `_INBOX.bench.N`) and records what the push consumer delivers to `bench.receipts`.
+final class NATSWatch {
+    let connection: NATSConnection
+    private(set) var receipts: [BusReceipt] = []
+    private var replies: [String: String] = [:]
+    private var requests = 0
+
+    init(loop: EventLoop, port: UInt16) throws {
+        connection = try NATSConnection(loop: loop, port: port)
+        connection.subscribe("_INBOX.bench.*", sid: 2)
+        connection.onMessage = { [unowned self] message in
+            if message.subject.hasPrefix("_INBOX.bench.") {
+                replies[message.subject] = String(decoding: message.payload, as: UTF8.self)
+            } else if let id = message.eventID {
+                receipts.append(BusReceipt(id: id, at: message.at))
+            }
+        }
+    }
+
+    /// Publishes `payload` to `subject` and waits (running the loop) up to 5 s for the answer;
+    /// a JetStream error answer (`"error": {...}`) or no answer throws.
+    @discardableResult
+    func request(_ subject: String, _ payload: String, context: BenchContext) throws -> String {
+        requests += 1
+        let inbox = "_INBOX.bench.\(requests)"
+        connection.publish(subject, reply: inbox, payload: payload)
+        context.wait(seconds: 5) { replies[inbox] != nil || connection.closed }
+        guard let answer = replies.removeValue(forKey: inbox) else {
+            throw BenchError("NATS: no answer to \(subject)\(connection.failure.map { " (\($0))" } ?? "") \(connection.errors)")
+        }
+        if answer.contains("\"error\"") { throw BenchError("NATS: \(subject) answered \(answer)") }
+        return answer
+    }
+}
