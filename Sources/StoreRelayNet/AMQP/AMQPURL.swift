@@ -39,7 +39,7 @@ public struct AMQPURL: Sendable, Hashable, CustomStringConvertible {
         let lower = text.lowercased()
         let usesTLS: Bool
         if lower.hasPrefix("amqp://") { usesTLS = false } else if lower.hasPrefix("amqps://") { usesTLS = true } else {
-            throw AddressError("'\(redacted(text))' is not an AMQP URL (\(usage))")
+            throw AddressError("'\(URLText.redacted(text))' is not an AMQP URL (\(usage))")
         }
         var rest = Substring(text.dropFirst(usesTLS ? 8 : 7))
         var user = "guest"
@@ -48,9 +48,9 @@ public struct AMQPURL: Sendable, Hashable, CustomStringConvertible {
             let userInfo = rest[..<at]
             rest = rest[rest.index(after: at)...]
             let colon = userInfo.firstIndex(of: ":")
-            let name = try percentDecoded(userInfo[..<(colon ?? userInfo.endIndex)], "user")
+            let name = try URLText.percentDecoded(userInfo[..<(colon ?? userInfo.endIndex)], in: "the AMQP URL's user")
             if !name.isEmpty { user = name }
-            password = try colon.map { c throws(AddressError) in try percentDecoded(userInfo[userInfo.index(after: c)...], "password") } ?? ""
+            password = try colon.map { c throws(AddressError) in try URLText.percentDecoded(userInfo[userInfo.index(after: c)...], in: "the AMQP URL's password") } ?? ""
         }
         var virtualHost = "/"
         if let slash = rest.firstIndex(of: "/") {
@@ -59,7 +59,7 @@ public struct AMQPURL: Sendable, Hashable, CustomStringConvertible {
             guard !path.contains("/"), !path.contains("?"), !path.contains("#") else {
                 throw AddressError("'\(path.prefix(60))' is not one virtual host (write '/' inside it as %2f; \(usage))")
             }
-            if !path.isEmpty { virtualHost = try percentDecoded(path, "virtual host") }
+            if !path.isEmpty { virtualHost = try URLText.percentDecoded(path, in: "the AMQP URL's virtual host") }
         }
         let defaultPort: UInt16 = usesTLS ? 5671 : 5672
         let hostPort = rest.hasSuffix("]") || !rest.contains(":") ? "\(rest):\(defaultPort)" : String(rest)
@@ -67,36 +67,6 @@ public struct AMQPURL: Sendable, Hashable, CustomStringConvertible {
         guard address.port > 0 else { throw AddressError("port 0 is not a broker's port (\(usage))") }
         return AMQPURL(usesTLS: usesTLS, host: address.host, hostKind: address.kind, port: address.port, user: user,
                        password: password, virtualHost: virtualHost)
-    }
-
-    private static func percentDecoded(_ text: Substring, _ what: String) throws(AddressError) -> String {
-        var bytes: [UInt8] = []
-        var iterator = text.utf8.makeIterator()
-        while let byte = iterator.next() {
-            guard byte == UInt8(ascii: "%") else {
-                bytes.append(byte)
-                continue
-            }
-            guard let high = iterator.next().flatMap(hexValue), let low = iterator.next().flatMap(hexValue) else {
-                throw AddressError("a '%' in the AMQP URL's \(what) is not followed by two hex digits")
-            }
-            bytes.append(high << 4 | low)
-        }
-        return String(decoding: bytes, as: UTF8.self)
-    }
-
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case 48...57: byte - 48
-        case 65...70: byte - 55
-        case 97...102: byte - 87
-        default: nil
-        }
-    }
-
-    private static func redacted(_ text: String) -> String {
-        guard let at = text.lastIndex(of: "@") else { return String(text.prefix(80)) }
-        return "***" + String(text[at...].prefix(80))
     }
 }
 

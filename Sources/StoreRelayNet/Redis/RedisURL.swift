@@ -50,7 +50,7 @@ public struct RedisURL: Sendable, Hashable, CustomStringConvertible {
         let lower = text.lowercased()
         let usesTLS: Bool
         if lower.hasPrefix("redis://") { usesTLS = false } else if lower.hasPrefix("rediss://") { usesTLS = true } else {
-            throw AddressError("'\(redacted(text))' is not a Redis URL (\(usage))")
+            throw AddressError("'\(URLText.redacted(text))' is not a Redis URL (\(usage))")
         }
         var rest = Substring(text.dropFirst(usesTLS ? 9 : 8))
         var user: String?
@@ -59,12 +59,12 @@ public struct RedisURL: Sendable, Hashable, CustomStringConvertible {
             let userInfo = rest[..<at]
             rest = rest[rest.index(after: at)...]
             if let colon = userInfo.firstIndex(of: ":") {
-                let name = try percentDecoded(userInfo[..<colon])
+                let name = try URLText.percentDecoded(userInfo[..<colon], in: "the Redis URL's credentials")
                 user = name.isEmpty ? nil : name
-                password = try percentDecoded(userInfo[userInfo.index(after: colon)...])
+                password = try URLText.percentDecoded(userInfo[userInfo.index(after: colon)...], in: "the Redis URL's credentials")
             } else if !userInfo.isEmpty {
                 // `redis://secret@host` is the password alone (the default user), as redis-cli reads it.
-                password = try percentDecoded(userInfo)
+                password = try URLText.percentDecoded(userInfo, in: "the Redis URL's credentials")
             }
         }
         var database = 0
@@ -83,38 +83,6 @@ public struct RedisURL: Sendable, Hashable, CustomStringConvertible {
         guard address.port > 0 else { throw AddressError("port 0 is not a Redis server's port (\(usage))") }
         return RedisURL(usesTLS: usesTLS, host: address.host, hostKind: address.kind, port: address.port,
                         user: user, password: password, database: database)
-    }
-
-    private static func percentDecoded(_ text: Substring) throws(AddressError) -> String {
-        var bytes: [UInt8] = []
-        var iterator = text.utf8.makeIterator()
-        while let byte = iterator.next() {
-            guard byte == UInt8(ascii: "%") else {
-                bytes.append(byte)
-                continue
-            }
-            guard let high = iterator.next().flatMap(hexValue), let low = iterator.next().flatMap(hexValue) else {
-                throw AddressError("a '%' in the Redis URL's credentials is not followed by two hex digits")
-            }
-            bytes.append(high << 4 | low)
-        }
-        return String(decoding: bytes, as: UTF8.self)
-    }
-
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case 48...57: byte - 48
-        case 65...70: byte - 55
-        case 97...102: byte - 87
-        default: nil
-        }
-    }
-
-    /// The text with everything before its last `@` hidden: error messages must not echo a
-    /// password, whatever the rest of the text looks like.
-    private static func redacted(_ text: String) -> String {
-        guard let at = text.lastIndex(of: "@") else { return String(text.prefix(80)) }
-        return "***" + String(text[at...].prefix(80))
     }
 }
 
