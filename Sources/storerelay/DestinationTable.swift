@@ -11,14 +11,6 @@ enum DestinationTable {
              String(item["queueDepth"]?.int64Value ?? 0), String(item["inFlight"]?.int64Value ?? 0),
              item["breaker"]?.stringValue ?? "-", String(item["deadLetters"]?.int64Value ?? 0)]
         }
-        var widths = headers.map(\.count)
-        for row in rows {
-            for (column, cell) in row.enumerated() { widths[column] = max(widths[column], cell.count) }
-        }
-        return ([headers] + rows).map { row in
-            row.enumerated().map { column, cell in
-                column == row.count - 1 ? cell : cell + String(repeating: " ", count: widths[column] - cell.count + 2)
-            }.joined()
-        }.joined(separator: "\n")
+        return TextTable.render(headers: headers, rows: rows)
     }
 }

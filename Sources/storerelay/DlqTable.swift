@@ -11,15 +11,7 @@ enum DlqTable {
             [letter.id, letter.age(now: now), letter.destination ?? "-", letter.reason, letter.typeAndSubtype,
              letter.environment ?? "-", letter.bundleId ?? "-", String(letter.attemptCount), shorten(letter.lastError ?? "")]
         }
-        var widths = headers.map(\.count)
-        for row in rows {
-            for (column, cell) in row.enumerated() { widths[column] = max(widths[column], cell.count) }
-        }
-        return ([headers] + rows).map { row in
-            row.enumerated().map { column, cell in
-                column == row.count - 1 ? cell : cell + String(repeating: " ", count: widths[column] - cell.count + 2)
-            }.joined()
-        }.joined(separator: "\n")
+        return TextTable.render(headers: headers, rows: rows)
     }
 
     /// One line, at most `maxErrorWidth` characters: errors may quote a downstream's body.
