@@ -14,11 +14,16 @@ import Foundation
 ///   once `XADD` stored it, the gateway's confirmation.
 /// - `nats`: a JetStream push consumer on the stream (`NATSConnection`), so a message is
 ///   received after the stream stored it, not when the server merely routed the publish.
-/// The broker's own count (XLEN, the stream's `messages`) is printed beside the reader's as a
-/// cross-check. The webhook baseline runs first and again last; ratios are taken against the
-/// mean of the two, so a machine that got busier during the run does not decide them alone.
+/// - `amqp` (`rabbitmq-server`) and `sqs` (moto's server as the endpoint): a consumer in
+///   Python on pika / boto3 (`BusReaderScripts`), which stamps each message with the same
+///   monotonic clock and hands it to the harness over a pipe (`LineReceiptReader`). Its CPU is
+///   printed beside the broker's: it shares the machine's two cores with the gateway.
+/// The broker's own count (XLEN, the stream's `messages`, what a queue still holds) is
+/// printed beside the reader's as a cross-check. The webhook baseline runs first and again
+/// last; ratios are taken against the mean of the two, so a machine that got busier during the
+/// run does not decide them alone.
 ///
-/// A new bus kind (`amqp`, `sqs`) is one case of `Bus` and one arm in `start(_:)`.
+/// A new bus kind is one case of `Bus` and one arm in `start(_:)`.
 struct BusBenchmark {
     let context: BenchContext
     /// The buses to measure (`--buses`); all by default.
@@ -28,10 +33,24 @@ struct BusBenchmark {
     /// Both brokers' names for the gateway's destination: a stream key, a subject.
     static let redisStreamKey = "bench:events"
     static let natsSubject = "bench.events"
+    /// RabbitMQ: the exchange the gateway publishes to, its routing key, and the queue bound to it.
+    static let amqpExchange = "bench"
+    static let amqpRoutingKey = "bench.events"
+    static let amqpQueue = "bench.events"
+    /// SQS on moto: a standard queue in moto's default account; moto takes any credentials.
+    static let sqsQueue = "bench-events"
+    static let sqsRegion = "us-east-1"
+    static let sqsAccessKeyId = "AKIDEXAMPLE"
+    static let sqsSecretAccessKey = "bench-secret-not-checked-by-moto"
+    /// The broker script itself, as the tests run it: `/usr/sbin/rabbitmq-server` switches to
+    /// the `rabbitmq` user, who cannot write the scratch directory.
+    static let rabbitMQServer = "/usr/lib/rabbitmq/bin/rabbitmq-server"
 
     enum Bus: String, CaseIterable {
         case redisStream = "redis-stream"
         case nats
+        case amqp
+        case sqs
     }
 
     /// What one scenario measured (saturation figures are means over its rounds).
@@ -58,8 +77,10 @@ struct BusBenchmark {
         let destination: GatewayRunner.Destination
         let downstream: FanoutBenchmark.Downstream
         let broker: ChildProcess?
-        /// The broker's own count of what it holds, for the cross-check line.
-        let brokerCount: () -> Int?
+        /// The consumer, when it is a process of its own (its CPU is reported per event).
+        var reader: ChildProcess? = nil
+        /// The broker's own count of what it holds, in words, for the cross-check line.
+        let brokerCount: () -> String?
         let stop: () -> Void
     }
 
@@ -118,6 +139,8 @@ struct BusBenchmark {
         switch bus {
         case .redisStream: try startRedis()
         case .nats: try startNATS()
+        case .amqp: try startAMQP()
+        case .sqs: try startSQS()
         }
     }
 
@@ -148,6 +171,7 @@ struct BusBenchmark {
                 broker: process,
                 brokerCount: {
                     Int(Self.output(cli, ["-p", String(port), "XLEN", Self.redisStreamKey]).trimmingCharacters(in: .whitespacesAndNewlines))
+                        .map { "the broker holds \($0) events" }
                 },
                 stop: {
                     reader.stop()
@@ -195,7 +219,7 @@ struct BusBenchmark {
                     guard let info = try? watch.request("$JS.API.STREAM.INFO.BENCH", "", context: context),
                           let object = try? JSONSerialization.jsonObject(with: Data(info.utf8)) as? [String: Any],
                           let state = object["state"] as? [String: Any] else { return nil }
-                    return (state["messages"] as? NSNumber)?.intValue
+                    return (state["messages"] as? NSNumber).map { "the broker holds \($0.intValue) events" }
                 },
                 stop: {
                     watch.connection.stop()
@@ -207,6 +231,168 @@ struct BusBenchmark {
             process.stop(signal: SIGKILL)
             throw error
         }
+    }
+
+    /// `rabbitmq-server` (Debian's package) as the tests start it: its own node name, ports,
+    /// mnesia and log directories, HOME (its own Erlang cookie) and no plugins, in a fresh
+    /// directory. `RABBITMQ_ALLOW_INPUT` makes the script exec the VM, so the process's pid is
+    /// the broker's (its CPU is the VM's) and SIGTERM reaches it. The gateway publishes
+    /// persistent messages to a durable topic exchange with publisher confirms; a durable
+    /// classic queue is bound to it and a pika consumer reads it.
+    private func startAMQP() throws -> Scenario? {
+        guard FileManager.default.isExecutableFile(atPath: Self.rabbitMQServer), let python = Self.python(importing: "pika") else {
+            Report.line("skipped amqp: rabbitmq-server or python3's pika not installed (see script/setup)")
+            return nil
+        }
+        let directory = try brokerDirectory("bus-rabbitmq")
+        for sub in ["mnesia", "log", "home"] {
+            try FileManager.default.createDirectory(atPath: directory + "/" + sub, withIntermediateDirectories: true)
+        }
+        let port = try Socket.freePort()
+        let distributionPort = try Socket.freePort()
+        try "listeners.tcp.default = 127.0.0.1:\(port)\nloopback_users = none\n"
+            .write(toFile: directory + "/rabbitmq.conf", atomically: true, encoding: .utf8)
+        try "[].\n".write(toFile: directory + "/enabled_plugins", atomically: true, encoding: .utf8)
+        let process = try ChildProcess(
+            [Self.rabbitMQServer], stdout: directory + "/console.log", stderr: directory + "/console.err",
+            environment: [
+                "HOME": directory + "/home",
+                "RABBITMQ_NODENAME": "storerelaybench\(port)@localhost",
+                "RABBITMQ_NODE_IP_ADDRESS": "127.0.0.1",
+                "RABBITMQ_NODE_PORT": String(port),
+                "RABBITMQ_DIST_PORT": String(distributionPort),
+                "RABBITMQ_MNESIA_BASE": directory + "/mnesia",
+                "RABBITMQ_LOG_BASE": directory + "/log",
+                "RABBITMQ_CONFIG_FILE": directory + "/rabbitmq.conf",
+                "RABBITMQ_ENABLED_PLUGINS_FILE": directory + "/enabled_plugins",
+                "RABBITMQ_PID_FILE": directory + "/rabbitmq.pid",
+                "RABBITMQ_ALLOW_INPUT": "1",
+                "RABBITMQ_SERVER_START_ARGS": "-noinput",
+            ])
+        var consumer: (process: ChildProcess, reader: LineReceiptReader)?
+        do {
+            // An Erlang node boots in seconds, longer on a busy machine.
+            try waitForPort(port, process: process, log: directory + "/console.log", seconds: 90)
+            let url = "amqp://guest:guest@127.0.0.1:\(port)/%2f"
+            consumer = try startReader(python, script: BusReaderScripts.amqp,
+                                       arguments: [url, Self.amqpExchange, Self.amqpQueue, Self.amqpRoutingKey],
+                                       log: directory + "/reader.log", name: "the pika consumer")
+            let (readerProcess, reader) = consumer!
+            let version = (try? FileManager.default.contentsOfDirectory(atPath: "/usr/lib/rabbitmq/lib"))?
+                .first { $0.hasPrefix("rabbitmq_server-") }?.dropFirst("rabbitmq_server-".count) ?? "?"
+            return Scenario(
+                title: "amqp",
+                destination: .other(name: "bus", kind: "amqp", url: url,
+                                    options: ["exchange \(Self.amqpExchange)", "routing-key \(Self.amqpRoutingKey)"]),
+                downstream: FanoutBenchmark.Downstream(
+                    count: { reader.receipts.count },
+                    receipts: { from in reader.receipts[from...].map { (0, $0.id, $0.at) } },
+                    stop: {}),
+                broker: process,
+                reader: readerProcess,
+                brokerCount: {
+                    Int(Self.output(python, ["-c", BusReaderScripts.amqpDepth, url, Self.amqpQueue])
+                        .trimmingCharacters(in: .whitespacesAndNewlines))
+                        .map { "the queue holds \($0) unconsumed messages (the consumer acknowledged the rest)" }
+                },
+                stop: {
+                    readerProcess.stop(signal: SIGTERM, timeout: 5)
+                    reader.stop()
+                    process.stop(signal: SIGTERM, timeout: 30)
+                    Report.line("   (rabbitmq-server \(version), durable classic queue, persistent messages, publisher confirms; "
+                                + "consumer: \(reader.failure ?? "no error")\(reader.notes.isEmpty ? "" : ", said \(reader.notes.prefix(3))"))")
+                })
+        } catch {
+            consumer?.process.stop(signal: SIGKILL)
+            consumer?.reader.stop()
+            process.stop(signal: SIGKILL)
+            throw error
+        }
+    }
+
+    /// PyPI's moto server as the SQS endpoint (as the tests run it), a standard queue created
+    /// by the boto3 consumer. moto is an emulator in Python: its CPU per event says nothing
+    /// about SQS, and its rate bounds what this scenario can deliver.
+    private func startSQS() throws -> Scenario? {
+        guard let python = Self.python(importing: "moto.server, boto3") else {
+            Report.line("skipped sqs: python3's moto[server] or boto3 not installed (see script/setup)")
+            return nil
+        }
+        let directory = try brokerDirectory("bus-moto")
+        let port = try Socket.freePort()
+        let process = try ChildProcess([python, "-m", "moto.server", "-H", "127.0.0.1", "-p", String(port)],
+                                       stderr: directory + "/server.log")
+        var consumer: (process: ChildProcess, reader: LineReceiptReader)?
+        do {
+            try waitForPort(port, process: process, log: directory + "/server.log", seconds: 30)
+            let endpoint = "http://127.0.0.1:\(port)"
+            let queueArguments = [endpoint, Self.sqsRegion, Self.sqsAccessKeyId, Self.sqsSecretAccessKey, Self.sqsQueue]
+            consumer = try startReader(python, script: BusReaderScripts.sqs, arguments: queueArguments,
+                                       log: directory + "/reader.log", name: "the boto3 consumer")
+            let (readerProcess, reader) = consumer!
+            let version = Self.output(python, ["-c", "import moto, boto3; print(moto.__version__, boto3.__version__)"])
+                .trimmingCharacters(in: .whitespacesAndNewlines).split(separator: " ")
+            return Scenario(
+                title: "sqs",
+                destination: .other(name: "bus", kind: "sqs", url: "https://sqs.\(Self.sqsRegion).amazonaws.com/123456789012/\(Self.sqsQueue)",
+                                    options: ["endpoint \(endpoint)", "region \(Self.sqsRegion)",
+                                              "access-key-id \(Self.sqsAccessKeyId)", "secret-access-key \(Self.sqsSecretAccessKey)"]),
+                downstream: FanoutBenchmark.Downstream(
+                    count: { reader.receipts.count },
+                    receipts: { from in reader.receipts[from...].map { (0, $0.id, $0.at) } },
+                    stop: {}),
+                broker: process,
+                reader: readerProcess,
+                brokerCount: {
+                    let counts = Self.output(python, ["-c", BusReaderScripts.sqsDepth] + queueArguments).split(whereSeparator: \.isWhitespace)
+                    guard counts.count == 2, let visible = Int(counts[0]), let received = Int(counts[1]) else { return nil }
+                    return "the queue holds \(visible) messages and \(received) received but not deleted (the consumer deleted the rest)"
+                },
+                stop: {
+                    readerProcess.stop(signal: SIGTERM, timeout: 5)
+                    reader.stop()
+                    process.stop(signal: SIGTERM, timeout: 10)
+                    Report.line("   (moto \(version.first ?? "?") server as SQS, standard queue; boto3 \(version.dropFirst().first ?? "?") consumer: "
+                                + "\(reader.failure ?? "no error")\(reader.notes.isEmpty ? "" : ", said \(reader.notes.prefix(3))"))")
+                })
+        } catch {
+            consumer?.process.stop(signal: SIGKILL)
+            consumer?.reader.stop()
+            process.stop(signal: SIGKILL)
+            throw error
+        }
+    }
+
+    /// Starts a Python consumer (`BusReaderScripts`) with its standard output on a pipe to the
+    /// harness's loop, and waits (running the loop) up to 60 s for its `ready` line.
+    private func startReader(_ python: String, script: String, arguments: [String], log: String,
+                             name: String) throws -> (process: ChildProcess, reader: LineReceiptReader) {
+        let reader = try LineReceiptReader(loop: context.loop)
+        let process: ChildProcess
+        do {
+            process = try ChildProcess([python, "-c", script] + arguments, stdoutDescriptor: reader.writeEnd, stderr: log)
+        } catch {
+            reader.childStarted()
+            reader.stop()
+            throw error
+        }
+        reader.childStarted()
+        context.wait(seconds: 60) { reader.ready || reader.closed }
+        guard reader.ready else {
+            process.stop(signal: SIGKILL)
+            reader.stop()
+            throw BenchError("\(name) did not start (\(reader.failure ?? "no ready line in 60 s")):\n\(readText(log)?.suffix(2000) ?? "")")
+        }
+        return (process, reader)
+    }
+
+    /// The Python interpreter itself (not a version manager's shim, so the pid we measure is
+    /// Python's), if `python3` can import `modules`.
+    static func python(importing modules: String) -> String? {
+        guard let python3 = Files.which("python3") else { return nil }
+        let path = output(python3, ["-c", "import sys, \(modules); print(sys.executable)"])
+            .split(separator: "\n").last.map(String.init) ?? ""
+        return FileManager.default.isExecutableFile(atPath: path) ? path : nil
     }
 
     // MARK: Measuring
@@ -253,6 +439,7 @@ struct BusBenchmark {
             let corpus = try context.corpus(Int(9_000 * context.seconds))
             mark = downstream.count()
             let brokerCPU = scenario.broker?.cpuNanoseconds() ?? 0
+            let readerCPU = scenario.reader?.cpuNanoseconds() ?? 0
             let saturated = try LoadRun.run(loop: context.loop, port: gateway.port, requests: corpus.requests,
                                             connections: context.connections, pace: .closedLoop, seconds: context.seconds,
                                             server: observed)
@@ -272,6 +459,10 @@ struct BusBenchmark {
                 figures.brokerCores = (figures.brokerCores ?? 0) + cores / Double(rounds)
                 cpu += "; broker CPU \(Format.fixed(perEvent, 0)) µs/event (load and drain), \(Format.fixed(cores * 100, 0))% of one core at this rate"
             }
+            if let reader = scenario.reader {
+                let perEvent = Double(reader.cpuNanoseconds() - readerCPU) / 1e3 / Double(max(1, delivery.delivered))
+                cpu += "; reader (Python) CPU \(Format.fixed(perEvent, 0)) µs/event, \(Format.fixed(perEvent * delivery.deliveriesPerSecond / 1e4, 0))% of one core"
+            }
             Report.line("   \(cpu)")
             if delivery.delivered < saturated.result.ok {
                 figures.complete = false
@@ -285,7 +476,7 @@ struct BusBenchmark {
         }
         figures.saturationLatency = LatencySummary(latencies)
         if let held = scenario.brokerCount() {
-            Report.line("   cross-check: the broker holds \(held) events, the reader saw \(downstream.count()) (warm-up included)")
+            Report.line("   cross-check: \(held), the reader saw \(downstream.count()) (warm-up included)")
         }
         return figures
     }
@@ -298,9 +489,9 @@ struct BusBenchmark {
         return directory
     }
 
-    /// Waits until the broker accepts connections on `port` (up to 10 s).
-    private func waitForPort(_ port: UInt16, process: ChildProcess, log: String) throws {
-        for _ in 0..<200 {
+    /// Waits until the broker accepts connections on `port` (up to `seconds`).
+    private func waitForPort(_ port: UInt16, process: ChildProcess, log: String, seconds: Double = 10) throws {
+        for _ in 0..<Int(seconds * 20) {
             if let fd = try? Socket.connect(port: port) {
                 close(fd)
                 return
