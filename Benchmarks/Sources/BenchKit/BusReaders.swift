@@ -284,13 +284,17 @@ public final class NATSConnection: BusConnection {
 /// `<event id> <CLOCK_MONOTONIC ns>`, the time the reader took the message from the broker
 /// (Python's `time.monotonic_ns()` reads the same system-wide clock as `Monotonic`, so POST ->
 /// receipt is still a difference of two readings of one clock). The reader's first line is
-/// `ready` (its queue exists and it is consuming); any other line is kept as `notes`.
+/// `ready` (its queue exists and it is consuming). A program that watches a broker's count
+/// instead of consuming prints `count <n> <ns>` lines (`counts`). Any other line is kept as
+/// `notes`.
 ///
 /// Writing these consumers in Swift would mean an AMQP 0-9-1 client and a SigV4-signed SQS
 /// client in the harness: the real clients are shorter and are what a team would run.
 public final class LineReceiptReader: BusConnection {
     public private(set) var receipts: [BusReceipt] = []
     public private(set) var ready = false
+    /// The broker's own count of messages held, and when the watcher read it.
+    public private(set) var counts: [(count: Int, at: UInt64)] = []
     /// Lines that are neither `ready` nor a receipt, for the report.
     public private(set) var notes: [String] = []
 
@@ -321,7 +325,12 @@ public final class LineReceiptReader: BusConnection {
             index = newline + 1
             if let space = line.lastIndex(of: 32),
                let at = UInt64(String(decoding: line[(space + 1)...], as: UTF8.self)) {
-                receipts.append(BusReceipt(id: String(decoding: line[..<space], as: UTF8.self), at: at))
+                let first = String(decoding: line[..<space], as: UTF8.self)
+                if first.hasPrefix("count "), let count = Int(first.dropFirst("count ".count)) {
+                    counts.append((count, at))
+                } else {
+                    receipts.append(BusReceipt(id: first, at: at))
+                }
             } else if line.elementsEqual("ready".utf8) {
                 ready = true
             } else {

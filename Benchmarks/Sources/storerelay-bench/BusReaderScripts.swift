@@ -1,10 +1,10 @@
-/// The consumers the bus benchmark runs for `amqp` and `sqs`: small Python programs on the
-/// clients a team would use (pika, boto3), started by the harness with their standard output
-/// on a pipe to its loop (`LineReceiptReader`). Each prints `ready` once its queue exists and
-/// it is consuming, then `<event id> <time.monotonic_ns()>` for every message it takes, the
-/// time read when the message reached the consumer (CLOCK_MONOTONIC, the harness's clock).
-/// Lines are written and flushed once per batch the client hands over, so the pipe costs a
-/// write per batch, not per message.
+/// The Python programs the bus benchmark runs for `amqp` and `sqs`, on the clients a team
+/// would use (pika, boto3), started by the harness with their standard output on a pipe to its
+/// loop (`LineReceiptReader`). Each prints `ready` once its queue exists. The AMQP consumer
+/// then prints `<event id> <time.monotonic_ns()>` for every message it takes, the time read
+/// when the message reached the consumer (CLOCK_MONOTONIC, the harness's clock), written and
+/// flushed once per batch the client hands over (a write per batch, not per message). The SQS
+/// watcher prints the queue's own count instead (`count <n> <ns>`).
 enum BusReaderScripts {
     /// Declares a durable topic exchange and a durable classic queue bound to it (what the
     /// README's example and the project's tests use), then consumes with manual
@@ -42,11 +42,12 @@ enum BusReaderScripts {
                 channel.basic_ack(last_tag, multiple=True)
         """#
 
-    /// Creates a standard queue, then long-polls it (ReceiveMessage, up to 10 messages, 1 s
-    /// wait) and deletes what it received (DeleteMessageBatch), as an SQS consumer does.
-    /// Deleting also keeps moto fast: it scans every message it holds on each receive.
+    /// Creates a standard queue and, with no consumer, prints `count <messages> <ns>` every
+    /// 200 ms (GetQueueAttributes: ApproximateNumberOfMessages + ...NotVisible, exact on moto).
+    /// moto's receive path is too slow to read events back one by one (see `startSQS`), so the
+    /// SQS row is count-based: deliveries per second from the queue's own count over time.
     /// Arguments: endpoint, region, access key id, secret, queue name.
-    static let sqs = #"""
+    static let sqsCount = #"""
         import sys, time, boto3
         endpoint, region, key_id, secret, name = sys.argv[1:6]
         sqs = boto3.client('sqs', endpoint_url=endpoint, region_name=region,
@@ -55,16 +56,12 @@ enum BusReaderScripts {
         sys.stdout.write('ready\n')
         sys.stdout.flush()
         while True:
-            answer = sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10, WaitTimeSeconds=1,
-                                         MessageAttributeNames=['id'])
-            messages = answer.get('Messages', [])
-            if not messages:
-                continue
-            now = time.monotonic_ns()
-            sys.stdout.write(''.join(f"{m['MessageAttributes']['id']['StringValue']} {now}\n" for m in messages))
+            attributes = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=[
+                'ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'])['Attributes']
+            held = int(attributes['ApproximateNumberOfMessages']) + int(attributes['ApproximateNumberOfMessagesNotVisible'])
+            sys.stdout.write(f'count {held} {time.monotonic_ns()}\n')
             sys.stdout.flush()
-            sqs.delete_message_batch(QueueUrl=url, Entries=[
-                {'Id': str(index), 'ReceiptHandle': m['ReceiptHandle']} for index, m in enumerate(messages)])
+            time.sleep(0.2)
         """#
 
     /// Prints how many messages `queue` holds ready for a consumer (the broker's own count).
@@ -76,16 +73,4 @@ enum BusReaderScripts {
         connection.close()
         """#
 
-    /// Prints the queue's ApproximateNumberOfMessages and ...NotVisible (received, not deleted).
-    /// Arguments: endpoint, region, access key id, secret, queue name.
-    static let sqsDepth = #"""
-        import sys, boto3
-        endpoint, region, key_id, secret, name = sys.argv[1:6]
-        sqs = boto3.client('sqs', endpoint_url=endpoint, region_name=region,
-                           aws_access_key_id=key_id, aws_secret_access_key=secret)
-        url = sqs.get_queue_url(QueueName=name)['QueueUrl']
-        attributes = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=[
-            'ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'])['Attributes']
-        print(attributes['ApproximateNumberOfMessages'], attributes['ApproximateNumberOfMessagesNotVisible'])
-        """#
 }
