@@ -31,6 +31,9 @@ struct BusBenchmark {
     let context: BenchContext
     /// The buses to measure (`--buses`); all by default.
     let buses: [Bus]
+    /// Lines added to every bus destination's block (`--bus-options "concurrency 16"`), to
+    /// tell a destination's defaults from its broker's limits; none by default.
+    var busOptions: [String] = []
 
     static let fixedRate = 500.0
     /// Both brokers' names for the gateway's destination: a stream key, a subject.
@@ -409,7 +412,12 @@ struct BusBenchmark {
     /// saturation rounds (as the fan-out benchmark runs them), then the gateway is stopped.
     private func measure(_ scenario: Scenario, label: String) throws -> Figures {
         let name = "bus-" + label.filter { $0.isLetter || $0.isNumber || $0 == "-" }
-        let gateway = try context.startGateway(name, [scenario.destination])
+        var destination = scenario.destination
+        if case .other(let destinationName, let kind, let url, let options) = destination, !busOptions.isEmpty {
+            destination = .other(name: destinationName, kind: kind, url: url, options: options + busOptions)
+            Report.line("\(label): destination options \(options + busOptions)")
+        }
+        let gateway = try context.startGateway(name, [destination])
         let downstream = scenario.downstream
         defer {
             gateway.stop()
