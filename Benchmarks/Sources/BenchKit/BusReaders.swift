@@ -32,6 +32,13 @@ public class BusConnection: EventHandler {
         loop.add(fd, EventLoop.readable, self)
     }
 
+    /// Watches `fd`, already open and non-blocking (a pipe's read end, say); it is closed by `stop`.
+    init(loop: EventLoop, fd: Int32) {
+        self.fd = fd
+        self.loop = loop
+        loop.add(fd, EventLoop.readable, self)
+    }
+
     /// Writes `bytes` whole. Commands are small and the kernel's send buffer is empty between
     /// them, so waiting out a rare EAGAIN here costs nothing measurable.
     func send(_ bytes: [UInt8]) {
@@ -54,7 +61,7 @@ public class BusConnection: EventHandler {
             if count > 0 {
                 input.append(contentsOf: chunk[0..<count])
             } else if count == 0 {
-                fail("the server closed the connection")
+                fail("the other end closed the connection")
             } else {
                 if errno != EAGAIN && errno != EINTR { fail("read: \(String(cString: strerror(errno)))") }
                 break
@@ -269,6 +276,68 @@ public final class NATSConnection: BusConnection {
             }
         }
         return nil
+    }
+}
+
+/// Receipts from a bus reader running as a child process (a Python consumer on a real client
+/// library: pika for AMQP, boto3 for SQS), one line each on a pipe to the harness:
+/// `<event id> <CLOCK_MONOTONIC ns>`, the time the reader took the message from the broker
+/// (Python's `time.monotonic_ns()` reads the same system-wide clock as `Monotonic`, so POST ->
+/// receipt is still a difference of two readings of one clock). The reader's first line is
+/// `ready` (its queue exists and it is consuming). A program that watches a broker's count
+/// instead of consuming prints `count <n> <ns>` lines (`counts`). Any other line is kept as
+/// `notes`.
+///
+/// Writing these consumers in Swift would mean an AMQP 0-9-1 client and a SigV4-signed SQS
+/// client in the harness: the real clients are shorter and are what a team would run.
+public final class LineReceiptReader: BusConnection {
+    public private(set) var receipts: [BusReceipt] = []
+    public private(set) var ready = false
+    /// The broker's own count of messages held, and when the watcher read it.
+    public private(set) var counts: [(count: Int, at: UInt64)] = []
+    /// Lines that are neither `ready` nor a receipt, for the report.
+    public private(set) var notes: [String] = []
+
+    /// Creates the pipe the child writes to; pass `writeEnd` to `ChildProcess` as its stdout,
+    /// then call `childStarted()` so the harness holds only the read end.
+    public let writeEnd: Int32
+
+    public init(loop: EventLoop) throws(BenchError) {
+        var ends: [Int32] = [0, 0]
+        guard pipe(&ends) == 0 else { throw .system("pipe") }
+        // Close-on-exec on both ends, so no other child (a gateway, a broker) keeps the pipe
+        // open; the harness is single-threaded, so no spawn can slip in between.
+        for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
+        _ = fcntl(ends[0], F_SETFL, fcntl(ends[0], F_GETFL) | O_NONBLOCK)
+        writeEnd = ends[1]
+        super.init(loop: loop, fd: ends[0])
+    }
+
+    /// Closes the harness's copy of the write end: the pipe then ends when the child exits.
+    public func childStarted() {
+        close(writeEnd)
+    }
+
+    override func consume(at now: UInt64) -> Int {
+        var index = 0
+        while let newline = input[index...].firstIndex(of: 10) {
+            let line = input[index..<newline]
+            index = newline + 1
+            if let space = line.lastIndex(of: 32),
+               let at = UInt64(String(decoding: line[(space + 1)...], as: UTF8.self)) {
+                let first = String(decoding: line[..<space], as: UTF8.self)
+                if first.hasPrefix("count "), let count = Int(first.dropFirst("count ".count)) {
+                    counts.append((count, at))
+                } else {
+                    receipts.append(BusReceipt(id: first, at: at))
+                }
+            } else if line.elementsEqual("ready".utf8) {
+                ready = true
+            } else {
+                notes.append(String(decoding: line, as: UTF8.self))
+            }
+        }
+        return index
     }
 }
 

@@ -10,18 +10,37 @@ public final class ChildProcess {
     private var exitStatus: Int32?
 
     /// Starts `arguments[0]` (a path) with `arguments`; stdout and stderr go to the given files.
-    public init(_ arguments: [String], stdout: String = "/dev/null", stderr: String) throws(BenchError) {
+    /// `stdoutDescriptor` (a pipe's write end, say) replaces the stdout file: that is how a
+    /// bus reader written in Python hands its receipts to the harness's loop. `environment`
+    /// is added to the harness's own (a broker's node name, ports and directories).
+    public init(_ arguments: [String], stdout: String = "/dev/null", stdoutDescriptor: Int32? = nil, stderr: String,
+                environment: [String: String] = [:]) throws(BenchError) {
         command = arguments.joined(separator: " ")
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, stdout, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        if let stdoutDescriptor {
+            // dup2 leaves the copy without close-on-exec, so only this child keeps the pipe.
+            posix_spawn_file_actions_adddup2(&actions, stdoutDescriptor, 1)
+        } else {
+            posix_spawn_file_actions_addopen(&actions, 1, stdout, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        }
         posix_spawn_file_actions_addopen(&actions, 2, stderr, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
         let argv = arguments.map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
+        var inherited: [String] = []
+        var index = 0
+        while let entry = environ[index] {
+            let text = String(cString: entry)
+            let name = text.prefix { $0 != "=" }
+            if environment[String(name)] == nil { inherited.append(text) }
+            index += 1
+        }
+        let envp = (inherited + environment.map { "\($0.key)=\($0.value)" }).map { strdup($0) } + [nil]
+        defer { envp.forEach { free($0) } }
         var child: pid_t = 0
-        let result = posix_spawn(&child, arguments[0], &actions, nil, argv, environ)
+        let result = posix_spawn(&child, arguments[0], &actions, nil, argv, envp)
         guard result == 0 else { throw BenchError("cannot start \(command): \(String(cString: strerror(result)))") }
         pid = child
     }

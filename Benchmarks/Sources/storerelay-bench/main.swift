@@ -8,7 +8,7 @@ import StoreRelaySimulator
 ///                         [--backlog 100000,1000000] [--cluster-servers redis-server,valkey-server]
 ///                         [--cluster-key both|yes|no] [--cluster-server-args "--auto-aof-rewrite-min-size 1gb"]
 ///                         [--fanout-rounds N] [--scenarios "1 webhook,4 webhooks,file queue"]
-///                         [--only bus [--buses redis-stream,nats]] (events delivered to each bus beside a webhook)
+///                         [--only bus [--buses redis-stream,nats,amqp,sqs] [--bus-options "concurrency 16; ..."]] (events delivered to each bus beside a webhook)
 let arguments = Array(CommandLine.arguments.dropFirst())
 func option(_ name: String) -> String? {
     guard let index = arguments.firstIndex(of: "--" + name), index + 1 < arguments.count else { return nil }
@@ -79,7 +79,8 @@ do {
             }
             return bus
         }
-        try BusBenchmark(context: context, buses: buses).run()
+        let busOptions = (option("bus-options") ?? "").split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        try BusBenchmark(context: context, buses: buses, busOptions: busOptions).run()
     }
     if only.contains("cluster") {
         let sealing: [Bool] = switch option("cluster-key") ?? "both" {
