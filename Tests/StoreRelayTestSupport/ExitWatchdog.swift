@@ -4,11 +4,9 @@ import StoreRelayCore
 /// Kills a server a suite shares (kept in a `static` that is never released) once the test
 /// process exits, so no broker outlives its tests: a small shell loop that watches both.
 ///
-/// The watchdogs' `Process` objects are kept for the life of the test process. Foundation on
-/// Linux reaps every child it started through the `Process` that started it; one released
-/// while its child still ran was touched again when the child exited, and the test process
-/// crashed in Dispatch's event loop (a bad pointer in `_dispatch_event_loop_drain`, seen
-/// once in a run of the bus suites).
+/// The watchdogs' `Process` objects are kept for the life of the test process: Foundation on
+/// Linux reaps each child through the `Process` that started it, and a watchdog outlives the
+/// scope that starts it, so none is released while its shell still runs.
 public enum ExitWatchdog {
     private static let watchdogs = Locked<[Process]>([])
 
