@@ -56,7 +56,7 @@ public enum CommandRunner {
         for (pipe, box) in [(outPipe, out), (errPipe, err)] {
             group.enter()
             DispatchQueue.global().async {
-                let data = pipe.fileHandleForReading.readToEndRetryingInterrupts()
+                let data = pipe.fileHandleForReading.readDataToEndOfFile()
                 box.withLock { $0 = data }
                 group.leave()
             }

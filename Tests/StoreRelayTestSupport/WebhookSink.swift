@@ -88,7 +88,7 @@ extension FileHandle {
     func readLine() -> String? {
         var bytes: [UInt8] = []
         while true {
-            let chunk = readSome(limit: 1)
+            let chunk = readData(ofLength: 1)
             guard let byte = chunk.first else { return bytes.isEmpty ? nil : String(decoding: bytes, as: UTF8.self) }
             if byte == 0x0A { return String(decoding: bytes, as: UTF8.self) }
             bytes.append(byte)
