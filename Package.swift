@@ -130,12 +130,12 @@ let package = Package(
         // MARK: Tests (one target per concern, on the layer that holds it)
         .target(
             name: "StoreRelayTestSupport",
-            dependencies: ["StoreRelayCore", "StoreRelayCrypto", "StoreRelayVerification"],
+            dependencies: ["CStoreRelayShims", "StoreRelayCore", "StoreRelayCrypto", "StoreRelayVerification"],
             path: "Tests/StoreRelayTestSupport",
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "JSONTests", dependencies: ["StoreRelayCore", "StoreRelayTestSupport"], swiftSettings: swiftSettings),
-        .testTarget(name: "SupportTests", dependencies: ["StoreRelayCore"], swiftSettings: swiftSettings),
+        .testTarget(name: "SupportTests", dependencies: ["StoreRelayCore", "StoreRelayTestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "MetricsTests", dependencies: ["StoreRelayCore", "StoreRelayTestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "NetTests", dependencies: ["StoreRelayNet", "StoreRelayCore"], swiftSettings: swiftSettings),
         .testTarget(

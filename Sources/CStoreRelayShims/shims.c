@@ -4,6 +4,7 @@
 #include "CStoreRelayShims.h"
 #include <sys/socket.h>
 #include <fcntl.h>
+#include <spawn.h>
 #include <openssl/crypto.h>
 #include <openssl/ssl.h>
 #include <openssl/bio.h>
@@ -54,3 +55,11 @@ int storerelay_malloc_trim(void) { return malloc_trim(0); }
 int storerelay_set_malloc_arena_max(int arenas) { (void)arenas; return 1; }
 int storerelay_malloc_trim(void) { return 0; }
 #endif
+
+int storerelay_spawn_addclosefrom(posix_spawn_file_actions_t *actions, int from) {
+    return posix_spawn_file_actions_addclosefrom_np(actions, from);
+}
+
+int storerelay_spawn_addchdir(posix_spawn_file_actions_t *actions, const char *path) {
+    return posix_spawn_file_actions_addchdir_np(actions, path);
+}

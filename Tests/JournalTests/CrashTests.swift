@@ -3,6 +3,7 @@ import Foundation
 import Testing
 import StoreRelayStorage
 import StoreRelayCore
+import StoreRelayTestSupport
 
 /// `kill -9` a real child process that appends as fast as it can, then check that every
 /// append it reported stored is in the journal. The child is this test binary, re-run with
@@ -17,7 +18,7 @@ import StoreRelayCore
         let dir = TemporaryDirectory()
         defer { dir.remove() }
 
-        let child = Process()
+        let child = ChildProcess()
         child.executableURL = URL(fileURLWithPath: binary)
         child.arguments = ["--testing-library", "swift-testing", "--filter", "crashChildAppendsUntilKilled"]
         var environment = ProcessInfo.processInfo.environment

@@ -35,7 +35,7 @@ public enum CommandRunner {
         directory: URL? = nil,
         check: Bool = false
     ) throws -> CommandResult {
-        let process = Process()
+        let process = ChildProcess()
         if executable.contains("/") {
             process.executableURL = URL(fileURLWithPath: executable)
             process.arguments = arguments

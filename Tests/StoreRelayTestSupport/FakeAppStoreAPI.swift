@@ -16,7 +16,7 @@ public final class FakeAppStoreAPI: @unchecked Sendable {
     public let issuerId = "57246542-96fe-1a63-e053-0824d011072a"
     private let logFile: URL
     private let controlFile: URL
-    private let process: Process
+    private let process: ChildProcess
 
     public init(bundleId: String) throws {
         let directory = try TestPaths.makeTemporaryDirectory("storerelay-fake-apple")
@@ -30,7 +30,7 @@ public final class FakeAppStoreAPI: @unchecked Sendable {
         try Data("{}".utf8).write(to: controlFile)
         let tls = try TLSTestCertificates.shared()
         caFile = tls.caFile
-        process = Process()
+        process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = [
             "python3", TestPaths.packageRoot.appendingPathComponent("Tests/Fixtures/fake_appstore_api.py").path,

@@ -10,9 +10,11 @@ public final class GatewayProcess: @unchecked Sendable {
     // Invariant: `process` is set once in init; mutable state lives in the Locked boxes.
     public let directory: URL
     public let configPath: URL
-    private let process: Process
+    private let process: ChildProcess
     private let stderrLines = Locked<[String]>([])
     private let partialLine = Locked<[UInt8]>([])
+    /// Set when stderr reached end of file: every line the gateway wrote is in `stderrLines`.
+    private let stderrEnded = Locked(false)
 
     /// Writes `config` to `directory/routes.conf` and starts `storerelay serve` there.
     /// `shellPrefix` runs first in `/bin/sh` (for example `ulimit -f 64;`) before it execs the gateway.
@@ -23,7 +25,7 @@ public final class GatewayProcess: @unchecked Sendable {
         self.directory = directory
         configPath = directory.appendingPathComponent("routes.conf")
         try config.write(to: configPath, atomically: true, encoding: .utf8)
-        process = Process()
+        process = ChildProcess()
         let serveArguments = ["serve", "--config", configPath.path] + arguments
         if let shellPrefix {
             process.executableURL = URL(fileURLWithPath: "/bin/sh")
@@ -40,9 +42,13 @@ public final class GatewayProcess: @unchecked Sendable {
         process.standardError = errPipe
         process.standardOutput = FileHandle.nullDevice
         process.standardInput = FileHandle.nullDevice
-        errPipe.fileHandleForReading.readabilityHandler = { [stderrLines, partialLine] handle in
+        errPipe.fileHandleForReading.readabilityHandler = { [stderrLines, partialLine, stderrEnded] handle in
             let data = handle.availableData
-            if data.isEmpty { handle.readabilityHandler = nil; return }
+            if data.isEmpty {
+                handle.readabilityHandler = nil
+                stderrEnded.withLock { $0 = true }
+                return
+            }
             let complete: [String] = partialLine.withLock { partial in
                 partial.append(contentsOf: data)
                 var lines: [String] = []
@@ -75,7 +81,9 @@ public final class GatewayProcess: @unchecked Sendable {
     /// Waits until a log record satisfies `predicate`; returns it, or nil at the deadline or
     /// when the process exits first.
     public func waitForLog(timeout: Double = 20, where predicate: (JSONValue) -> Bool) -> JSONValue? {
-        LogWatch.waitForRecord(in: { logLines }, while: { process.isRunning }, timeout: timeout, where: predicate)
+        // Lines may still arrive after the exit, until stderr has been read to its end.
+        LogWatch.waitForRecord(in: { logLines }, while: { process.isRunning || !stderrEnded.current },
+                               timeout: timeout, where: predicate)
     }
 
     /// Waits for the `listening` line of `listener` ("public" or "admin") and returns its port.
@@ -93,13 +101,18 @@ public final class GatewayProcess: @unchecked Sendable {
     /// Sends `signal` to the gateway.
     public func send(_ signal: Int32) { kill(process.processIdentifier, signal) }
 
-    /// Waits for the process to exit and returns its status, or nil at the deadline.
+    /// Waits for the process to exit and returns its status, or nil at the deadline. Once it
+    /// has exited, also waits (up to 10 s more) for its stderr to be read to the end: the
+    /// pipe's reader runs on its own queue and may lag behind the exit on a busy machine, and
+    /// a test that reads `logLines` next must see the last words of the log.
     public func waitForExit(timeout: Double = 20) -> Int32? {
         let deadline = Date().addingTimeInterval(timeout)
         while process.isRunning {
             if Date() > deadline { return nil }
             Thread.sleep(forTimeInterval: 0.01)
         }
+        let drained = Date().addingTimeInterval(10)
+        while !stderrEnded.current && Date() < drained { Thread.sleep(forTimeInterval: 0.01) }
         return process.terminationStatus
     }
 }

@@ -10,7 +10,7 @@ import Glibc
 /// Read back with `boto3` through `python(_:)`: a real client, never one written for the test.
 public final class MotoServerProcess: @unchecked Sendable {
     public let port: Int
-    private let process: Process
+    private let process: ChildProcess
 
     /// Whether moto's server and boto3 are installed (script/setup installs both).
     public static var isAvailable: Bool {
@@ -26,7 +26,7 @@ public final class MotoServerProcess: @unchecked Sendable {
 
     public init() throws {
         port = try RedisServerProcess.freePort()
-        process = Process()
+        process = ChildProcess()
         try launch()
     }
 

@@ -18,7 +18,7 @@ public final class NATSServerProcess: @unchecked Sendable {
     public let token: String?
     public let tls: (certificateFile: String, privateKeyFile: String, caFile: String)?
     private var arguments: [String]
-    private var process = Process()
+    private var process = ChildProcess()
 
     static let executable = ["/usr/sbin/nats-server", "/usr/bin/nats-server", "/usr/local/bin/nats-server"]
         .first { FileManager.default.isExecutableFile(atPath: $0) }
@@ -68,7 +68,7 @@ public final class NATSServerProcess: @unchecked Sendable {
     /// Starts the server again on the same port and store (its streams are recovered).
     public func restart() throws {
         stop()
-        process = Process()
+        process = ChildProcess()
         try launch()
     }
 

@@ -17,7 +17,7 @@ public final class RabbitMQProcess: @unchecked Sendable {
     public let tlsPort: Int?
     private let distributionPort: Int
     private let nodeName: String
-    private var process: Process
+    private var process: ChildProcess
 
     /// The broker script itself: `/usr/sbin/rabbitmq-server` is a wrapper that switches to the
     /// `rabbitmq` user, who cannot write this test's directories.
@@ -55,7 +55,7 @@ public final class RabbitMQProcess: @unchecked Sendable {
         }
         try configuration.write(to: directory.appendingPathComponent("rabbitmq.conf"), atomically: true, encoding: .utf8)
         try "[].\n".write(to: directory.appendingPathComponent("enabled_plugins"), atomically: true, encoding: .utf8)
-        process = Process()
+        process = ChildProcess()
         try launch()
     }
 
@@ -79,7 +79,7 @@ public final class RabbitMQProcess: @unchecked Sendable {
     /// Starts the broker again on the same ports and directories.
     public func restart() throws {
         stop()
-        process = Process()
+        process = ChildProcess()
         try launch()
     }
 
@@ -145,7 +145,7 @@ public final class RabbitMQProcess: @unchecked Sendable {
             "RABBITMQ_SERVER_START_ARGS": "-noinput",
         ]) { _, new in new }
         let log = directory.appendingPathComponent("console.log")
-        FileManager.default.createFile(atPath: log.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
         let handle = try FileHandle(forWritingTo: log)
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = handle

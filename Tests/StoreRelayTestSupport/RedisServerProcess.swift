@@ -12,7 +12,7 @@ public final class RedisServerProcess: @unchecked Sendable {
     public let port: Int
     private let executable: String
     private let arguments: [String]
-    private var process: Process
+    private var process: ChildProcess
 
     /// Which server program to run.
     public enum Flavor: Sendable {
@@ -79,7 +79,7 @@ public final class RedisServerProcess: @unchecked Sendable {
                          "--daemonize", "no", "--logfile", directory.appendingPathComponent("redis.log").path]
         arguments += durable ? ["--appendonly", "yes", "--appendfsync", "always"] : ["--appendonly", "no"]
         self.arguments = arguments + extraArguments
-        process = Process()
+        process = ChildProcess()
         try launch()
     }
 
@@ -99,7 +99,7 @@ public final class RedisServerProcess: @unchecked Sendable {
     /// Starts the server again on the same port and directory (its AOF is replayed).
     public func restart() throws {
         stop()
-        process = Process()
+        process = ChildProcess()
         try launch()
     }
 

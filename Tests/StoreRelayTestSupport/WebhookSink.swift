@@ -8,7 +8,7 @@ public final class WebhookSink: @unchecked Sendable {
     public let port: Int
     public let logFile: URL
     public let scheme: String
-    private let process: Process
+    private let process: ChildProcess
 
     /// Starts the sink; `secret` (a `whsec_` key) turns signature checking on; `certificate`
     /// and `key` (PEM paths) serve HTTPS.
@@ -16,7 +16,7 @@ public final class WebhookSink: @unchecked Sendable {
         let directory = try TestPaths.makeTemporaryDirectory("storerelay-sink")
         logFile = directory.appendingPathComponent("requests.jsonl")
         _ = FileManager.default.createFile(atPath: logFile.path, contents: nil)
-        process = Process()
+        process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         var arguments = ["python3", TestPaths.packageRoot.appendingPathComponent("Tests/Fixtures/sink.py").path,
                          "--log", logFile.path]

@@ -6,10 +6,17 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
+#include <spawn.h>
 
 /// `accept4` is declared only under `_GNU_SOURCE`; it lets us accept straight into
 /// non-blocking, close-on-exec sockets in one call.
 int storerelay_accept4_nonblocking(int fd, struct sockaddr *addr, socklen_t *len);
+
+/// `posix_spawn_file_actions_addclosefrom_np` and `..._addchdir_np` are declared only under
+/// `_GNU_SOURCE`. The test support spawns children with them instead of Foundation's
+/// `Process`, whose descriptor-closing code faults now and then (see its `ChildProcess`).
+int storerelay_spawn_addclosefrom(posix_spawn_file_actions_t *actions, int from);
+int storerelay_spawn_addchdir(posix_spawn_file_actions_t *actions, const char *path);
 
 /// `OPENSSL_free` is a function-like macro (it passes __FILE__/__LINE__ to `CRYPTO_free`), so
 /// Swift cannot call it; buffers OpenSSL allocates for us (`BN_bn2hex`, `i2d_*` with a NULL

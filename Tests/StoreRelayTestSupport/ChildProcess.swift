@@ -1,0 +1,147 @@
+import CStoreRelayShims
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A child process started with `posix_spawn`, in place of Foundation's `Process`.
+///
+/// Why not `Process`: on this toolchain `Process.run()` lists `/proc/self/fd` to find the
+/// descriptors to close in the child, and copies each `dirent`'s whole 256-byte name field
+/// where glibc only allocated the record's length. When a record ends a page and the next
+/// page is unmapped, the copy faults (swift-corelibs-foundation PR #5472, fixed upstream in
+/// 2026). Test processes open hundreds of sockets, so whole-suite runs crashed in
+/// `Process.run()` about one run in five. `posix_spawn_file_actions_addclosefrom_np` closes
+/// the same descriptors without reading the directory.
+///
+/// The surface is the part of `Process` the tests use, under the same names, so a call site
+/// changes only the type it constructs. Each child has one reaper thread blocked in
+/// `waitpid` for it alone: no other code in the test process reaps children by pid, and a
+/// thread per child keeps `isRunning` and `waitUntilExit()` free of polling.
+public final class ChildProcess: @unchecked Sendable {
+    public var executableURL: URL?
+    public var arguments: [String] = []
+    /// The child's whole environment; `nil` inherits the test process's.
+    public var environment: [String: String]?
+    public var currentDirectoryURL: URL?
+    /// Each is `nil` (inherit), a `FileHandle` (for example `FileHandle.nullDevice`) or a `Pipe`.
+    public var standardInput: Any?
+    public var standardOutput: Any?
+    public var standardError: Any?
+
+    private let state = NSCondition()
+    private var pid: pid_t = 0
+    private var exitStatus: Int32?
+
+    public init() {}
+
+    public var processIdentifier: Int32 { state.lock(); defer { state.unlock() }; return pid }
+
+    public var isRunning: Bool {
+        state.lock(); defer { state.unlock() }
+        return pid != 0 && exitStatus == nil
+    }
+
+    /// The exit code, or the number of the signal that ended the child (as `Process` reports).
+    public var terminationStatus: Int32 {
+        state.lock(); defer { state.unlock() }
+        guard let status = exitStatus else { preconditionFailure("the child is still running") }
+        return Self.decode(status)
+    }
+
+    public func waitUntilExit() {
+        state.lock(); defer { state.unlock() }
+        precondition(pid != 0, "waitUntilExit() before run()")
+        while exitStatus == nil { state.wait() }
+    }
+
+    public func run() throws {
+        guard let executable = executableURL?.path else { throw SpawnError(message: "no executable", code: EINVAL) }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+
+        // The child starts with default signal handling and nothing blocked: the test process
+        // ignores SIGPIPE, and an ignored signal would stay ignored across exec.
+        var defaults = sigset_t(), empty = sigset_t()
+        sigfillset(&defaults)
+        sigemptyset(&empty)
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setsigmask(&attributes, &empty)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
+
+        var parentEndsToClose: [FileHandle] = []
+        for (target, stream) in [(Int32(0), standardInput), (1, standardOutput), (2, standardError)] {
+            let source: Int32
+            switch stream {
+            case nil:
+                continue
+            case let pipe as Pipe:
+                // The child gets the end it uses; the parent closes that end after spawning,
+                // or a reader would never see end of file.
+                let childEnd = target == 0 ? pipe.fileHandleForReading : pipe.fileHandleForWriting
+                source = childEnd.fileDescriptor
+                parentEndsToClose.append(childEnd)
+            case let handle as FileHandle:
+                source = handle.fileDescriptor
+            default:
+                throw SpawnError(message: "standard stream \(target) is neither a Pipe nor a FileHandle", code: EINVAL)
+            }
+            posix_spawn_file_actions_adddup2(&actions, source, target)
+        }
+        // Nothing but 0, 1 and 2 reaches the child: a listening socket or a client connection
+        // the child inherited would outlive the test that closed it.
+        storerelay_spawn_addclosefrom(&actions, 3)
+        if let directory = currentDirectoryURL?.path {
+            storerelay_spawn_addchdir(&actions, directory)
+        }
+
+        let argv = CStrings([executable] + arguments)
+        let environmentStrings = (environment ?? ProcessInfo.processInfo.environment).map { "\($0.key)=\($0.value)" }
+        let envp = CStrings(environmentStrings)
+        var spawned: pid_t = 0
+        let result = posix_spawn(&spawned, executable, &actions, &attributes, argv.pointers, envp.pointers)
+        for handle in parentEndsToClose { try? handle.close() }
+        guard result == 0 else { throw SpawnError(message: "posix_spawn \(executable)", code: result) }
+
+        let child = spawned
+        state.lock()
+        pid = child
+        state.unlock()
+        let reaper = Thread { [self] in reap(child) }
+        reaper.name = "reaper \(child)"
+        reaper.start()
+    }
+
+    private func reap(_ child: pid_t) {
+        var status: Int32 = 0
+        while waitpid(child, &status, 0) == -1 && errno == EINTR {}
+        state.lock()
+        exitStatus = status
+        state.broadcast()
+        state.unlock()
+    }
+
+    private static func decode(_ status: Int32) -> Int32 {
+        let signal = status & 0x7f
+        return signal == 0 ? (status >> 8) & 0xff : signal
+    }
+
+    public struct SpawnError: Error, CustomStringConvertible {
+        public let message: String
+        public let code: Int32
+        public var description: String { "\(message): \(String(cString: strerror(code)))" }
+    }
+}
+
+/// NUL-terminated C strings and the NULL-terminated array `posix_spawn` takes, freed together.
+private final class CStrings {
+    let pointers: [UnsafeMutablePointer<CChar>?]
+
+    init(_ strings: [String]) { pointers = strings.map { strdup($0) } + [nil] }
+
+    deinit { for pointer in pointers { free(pointer) } }
+}

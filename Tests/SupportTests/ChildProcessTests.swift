@@ -1,0 +1,81 @@
+import Foundation
+import Testing
+import StoreRelayTestSupport
+
+/// The test support's `posix_spawn` child, which replaced Foundation's `Process`: what the
+/// suites rely on — statuses, pipes, directory, environment, and no inherited descriptors.
+@Suite struct ChildProcessTests {
+    private func shell(_ script: String, configure: (ChildProcess) -> Void = { _ in }) throws -> ChildProcess {
+        let child = ChildProcess()
+        child.executableURL = URL(fileURLWithPath: "/bin/sh")
+        child.arguments = ["-c", script]
+        configure(child)
+        try child.run()
+        return child
+    }
+
+    @Test func reportsTheExitCode() throws {
+        let child = try shell("exit 7")
+        child.waitUntilExit()
+        #expect(!child.isRunning)
+        #expect(child.terminationStatus == 7)
+    }
+
+    @Test func reportsTheSignalThatEndedIt() throws {
+        let child = try shell("sleep 30")
+        #expect(child.isRunning)
+        kill(child.processIdentifier, SIGKILL)
+        child.waitUntilExit()
+        #expect(child.terminationStatus == SIGKILL)
+    }
+
+    @Test func pipesCarryStandardStreamsAndEndAtExit() throws {
+        let input = Pipe(), output = Pipe(), errors = Pipe()
+        let child = try shell("read line; echo \"out:$line\"; echo err >&2") {
+            $0.standardInput = input
+            $0.standardOutput = output
+            $0.standardError = errors
+        }
+        try input.fileHandleForWriting.write(contentsOf: Data("hello\n".utf8))
+        try input.fileHandleForWriting.close()
+        // Reading to the end returns only because the parent closed its copy of the write end.
+        let out = output.fileHandleForReading.readDataToEndOfFile()
+        let err = errors.fileHandleForReading.readDataToEndOfFile()
+        child.waitUntilExit()
+        #expect(String(decoding: out, as: UTF8.self) == "out:hello\n")
+        #expect(String(decoding: err, as: UTF8.self) == "err\n")
+        #expect(child.terminationStatus == 0)
+    }
+
+    @Test func runsInTheDirectoryWithTheEnvironmentGiven() throws {
+        let output = Pipe()
+        let child = try shell("pwd; echo \"$ONLY\"; echo \"${HOME:-unset}\"") {
+            $0.currentDirectoryURL = URL(fileURLWithPath: "/tmp")
+            $0.environment = ["ONLY": "this", "PATH": "/usr/bin:/bin"]
+            $0.standardOutput = output
+        }
+        let out = output.fileHandleForReading.readDataToEndOfFile()
+        child.waitUntilExit()
+        #expect(String(decoding: out, as: UTF8.self) == "/tmp\nthis\nunset\n")
+    }
+
+    /// A socket the test holds open must not live on in a child: the child sees 0, 1 and 2 only.
+    @Test func noDescriptorButTheStandardThreeIsInherited() throws {
+        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #expect(socket > 2)
+        defer { close(socket) }
+        let output = Pipe()
+        let child = try shell("ls /proc/self/fd") { $0.standardOutput = output }
+        let out = output.fileHandleForReading.readDataToEndOfFile()
+        child.waitUntilExit()
+        // `ls` itself opens one descriptor for the directory it lists.
+        let descriptors = String(decoding: out, as: UTF8.self).split(separator: "\n").compactMap { Int($0) }
+        #expect(descriptors.filter { $0 > 3 }.isEmpty, "inherited: \(descriptors)")
+    }
+
+    @Test func aMissingExecutableIsAnError() {
+        let child = ChildProcess()
+        child.executableURL = URL(fileURLWithPath: "/nonexistent/binary")
+        #expect(throws: ChildProcess.SpawnError.self) { try child.run() }
+    }
+}
