@@ -75,7 +75,7 @@ public final class ChildProcess: @unchecked Sendable {
 
         var parentEndsToClose: [FileHandle] = []
         for (target, stream) in [(Int32(0), standardInput), (1, standardOutput), (2, standardError)] {
-            let source: Int32
+            let added: Int32
             switch stream {
             case nil:
                 continue
@@ -83,14 +83,19 @@ public final class ChildProcess: @unchecked Sendable {
                 // The child gets the end it uses; the parent closes that end after spawning,
                 // or a reader would never see end of file.
                 let childEnd = target == 0 ? pipe.fileHandleForReading : pipe.fileHandleForWriting
-                source = childEnd.fileDescriptor
                 parentEndsToClose.append(childEnd)
+                added = posix_spawn_file_actions_adddup2(&actions, childEnd.fileDescriptor, target)
+            case let handle as FileHandle where handle.fileDescriptor < 0:
+                // `FileHandle.nullDevice` has no descriptor on Linux: the child opens
+                // /dev/null itself. (A failed dup2 would leave the child the test process's
+                // own stream, and a server holding that pipe keeps `swift test` waiting.)
+                added = posix_spawn_file_actions_addopen(&actions, target, "/dev/null", O_RDWR, 0)
             case let handle as FileHandle:
-                source = handle.fileDescriptor
+                added = posix_spawn_file_actions_adddup2(&actions, handle.fileDescriptor, target)
             default:
                 throw SpawnError(message: "standard stream \(target) is neither a Pipe nor a FileHandle", code: EINVAL)
             }
-            posix_spawn_file_actions_adddup2(&actions, source, target)
+            guard added == 0 else { throw SpawnError(message: "standard stream \(target)", code: added) }
         }
         // Nothing but 0, 1 and 2 reaches the child: a listening socket or a client connection
         // the child inherited would outlive the test that closed it.

@@ -73,6 +73,22 @@ import StoreRelayTestSupport
         #expect(descriptors.filter { $0 > 3 }.isEmpty, "inherited: \(descriptors)")
     }
 
+    /// `FileHandle.nullDevice` has no descriptor on Linux; the child still gets /dev/null,
+    /// never the test process's own streams.
+    @Test func theNullDeviceIsDevNull() throws {
+        let output = Pipe()
+        // The shell's own descriptors ($$), read before anything is redirected.
+        let probe = try shell("i=$(readlink /proc/$$/fd/0); o=$(readlink /proc/$$/fd/1); printf '%s\\n%s\\n' \"$i\" \"$o\" >&2") {
+            $0.standardInput = FileHandle.nullDevice
+            $0.standardOutput = FileHandle.nullDevice
+            $0.standardError = output
+        }
+        let out = output.fileHandleForReading.readDataToEndOfFile()
+        probe.waitUntilExit()
+        let targets = String(decoding: out, as: UTF8.self).split(separator: "\n")
+        #expect(targets.first == "/dev/null" && targets.dropFirst().first == "/dev/null", "\(targets)")
+    }
+
     @Test func aMissingExecutableIsAnError() {
         let child = ChildProcess()
         child.executableURL = URL(fileURLWithPath: "/nonexistent/binary")
