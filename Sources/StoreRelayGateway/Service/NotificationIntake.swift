@@ -41,7 +41,10 @@ final class NotificationIntake: Sendable {
         completion: @escaping @Sendable (IntakeOutcome) -> Void
     ) {
         let started = MonotonicClock.nanoseconds()
+        let received = SpanClock.now()
         verificationQueue.async { [self] in
+            var timing = IntakeSpans(received: received)
+            timing.verifyStart = SpanClock.now()
             let processed: StoredNotification
             do throws(IntakeRejection) {
                 processed = try processor.current.process(body: body, pathEnvironment: pathEnvironment, receivedAt: clock.now())
@@ -50,10 +53,22 @@ final class NotificationIntake: Sendable {
                 answer(.rejected(error), event: nil, started: started, completion: completion)
                 return
             }
-            keep(processed) { [self] outcome in
+            timing.verifyEnd = SpanClock.now()
+            timing.journalStart = timing.verifyEnd
+            keep(processed) { [self, timing] outcome in
+                let answered = SpanClock.now()
                 answer(outcome, event: processed.event, started: started, completion: completion)
+                // After the answer: recording takes a lock, and the answer waits for nothing.
+                record(timing, outcome, processed.event, answered: answered)
             }
         }
+    }
+
+    /// The acceptance's spans, when tracing is on (`tracing otlp`).
+    private func record(_ timing: IntakeSpans, _ outcome: IntakeOutcome, _ event: NormalizedEvent, answered: UInt64) {
+        guard let exporter = metrics.spans,
+              let spans = timing.spans(for: outcome, event: event, store: store is ClusterStore ? "cluster" : "journal", answered: answered) else { return }
+        for span in spans { exporter.record(span) }
     }
 
     /// Takes one notification fetched from Apple's Notification History through the same
