@@ -23,6 +23,8 @@ final class GatewayMetrics: Sendable {
     let spansDropped: Counter
     /// Where spans go (`tracing otlp URL`); nil: tracing is off and nothing is recorded.
     let spans: SpanExporter?
+    /// The page's intake panel: each app and environment over the last 24 hours.
+    let intake = IntakeTally()
 
     init(tracing: TracingConfiguration? = nil, spanLimits: SpanExporter.Limits = SpanExporter.Limits(),
          logger: Logger = .disabled) {

@@ -50,7 +50,7 @@ final class NotificationIntake: Sendable {
                 processed = try processor.current.process(body: body, pathEnvironment: pathEnvironment, receivedAt: clock.now())
             } catch {
                 logger.notice("notification rejected", [("reason", error.message)])
-                answer(.rejected(error), event: nil, started: started, completion: completion)
+                answer(.rejected(error), event: nil, pathEnvironment: pathEnvironment, started: started, completion: completion)
                 return
             }
             timing.verifyEnd = SpanClock.now()
@@ -103,11 +103,14 @@ final class NotificationIntake: Sendable {
         }
     }
 
-    /// Counts and times the answer, then gives it.
+    /// Counts and times the answer, then gives it. A body refused before it became an event
+    /// is counted for app `unknown` in its path's environment, when the path names one.
     private func answer(
-        _ outcome: IntakeOutcome, event: NormalizedEvent?, started: UInt64,
+        _ outcome: IntakeOutcome, event: NormalizedEvent?, pathEnvironment: AppStoreEnvironment? = nil, started: UInt64,
         completion: @escaping @Sendable (IntakeOutcome) -> Void
     ) {
+        metrics.intake.count(app: event?.bundleId, environment: (event?.environment ?? pathEnvironment)?.rawValue,
+                             outcome: outcome.label, at: clock.now())
         // Only a V1 notification has a legacy type.
         let version = event.map { $0.legacyType == nil ? "2" : "1" }
         metrics.notificationAnswered(
