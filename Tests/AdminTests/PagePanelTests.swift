@@ -149,3 +149,16 @@ import StoreRelayTestSupport
         #expect(tally.figures(at: later).first?.received == 1)
     }
 }
+
+extension IntakeTallyTests {
+    @Test func aFloodOfAppsIsCountedTogetherBeyondTheCap() {
+        let tally = IntakeTally()
+        let now = Timestamp(seconds: 1_800_000_000)
+        for index in 0..<(IntakeTally.maxSeries + 50) {
+            tally.count(app: "com.flood.\(index)", environment: "xcode", outcome: "quarantined", at: now)
+        }
+        let figures = tally.figures(at: now)
+        #expect(figures.count == IntakeTally.maxSeries)
+        #expect(figures.first { $0.app == "other" }?.quarantined == 51)
+    }
+}

@@ -49,6 +49,9 @@ final class IntakeTally: Sendable {
     }
 
     static let window = 24
+    /// Apps and environments tracked at most; more (bundle ids are only as trustworthy as
+    /// the environments accepted unverified) are counted together as app `other`.
+    static let maxSeries = 1000
     private let series = Locked<[Key: Series]>([:])
 
     init() {}
@@ -56,9 +59,10 @@ final class IntakeTally: Sendable {
     /// Counts one answer: `outcome` is `IntakeOutcome.label` (`accepted`, `duplicate`,
     /// `quarantined`, `malformed`, `signature`, `unavailable`).
     func count(app: String?, environment: String?, outcome: String, at now: Timestamp) {
-        let key = Key(app: app ?? "unknown", environment: environment ?? "unknown")
+        var key = Key(app: app ?? "unknown", environment: environment ?? "unknown")
         let hour = Self.hour(of: now)
         series.withLock { all in
+            if all[key] == nil, all.count >= Self.maxSeries - 1 { key = Key(app: "other", environment: "other") }
             var entry = all[key] ?? Series()
             entry.hours = entry.hours.filter { $0.key > hour - Int64(Self.window) }
             var counts = entry.hours[hour] ?? Counts()
