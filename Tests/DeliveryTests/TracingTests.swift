@@ -118,6 +118,16 @@ import StoreRelayCore
         #expect(request.headers["traceparent"] == traceparent)
     }
 
+    @Test func aNATSMessageCarriesItAsAHeader() throws {
+        let options = NATSOptions(url: try NATSURL.parse("nats://127.0.0.1:1"))
+        let kind = NATSKind(options: options, client: NATSClient(configuration: NATSConfiguration(url: options.url)))
+        let notification = try sampleNotification(id: "e-1")
+        let traceparent = EventTrace(eventId: "e-1").traceparent(span: .random())
+        let message = kind.message(for: notification, body: [], attempt: 2, traceparent: traceparent)
+        #expect(message.headers.contains { $0.name == "traceparent" && $0.value == traceparent })
+        #expect(!kind.message(for: notification, body: [], attempt: 2).headers.contains { $0.name == "traceparent" })
+    }
+
     static func span() -> TraceSpan {
         let trace = EventTrace(eventId: "e")
         return TraceSpan(traceId: trace.traceId, spanId: .random(), parentSpanId: trace.receiveSpanId, name: "deliver d",
