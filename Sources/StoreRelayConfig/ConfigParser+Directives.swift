@@ -61,7 +61,7 @@ extension ConfigParser {
     }
 
     /// A directive that may appear once; reports the duplicate otherwise.
-    private mutating func once(_ head: ConfigToken) -> Bool {
+    mutating func once(_ head: ConfigToken) -> Bool {
         if let first = seenDirectives[head.text] {
             report(.duplicate, at: head, "duplicate '\(head.text)' (already given at line \(first); it may appear once)")
             return false
@@ -176,6 +176,8 @@ extension ConfigParser {
                 caFile = file
             }
             appleAPI = AppleAPIOverride(url: url, caFile: caFile)
+        case "tracing":
+            tracingDirective(head, arguments)
         default:
             preconditionFailure("directive '\(head.text)' listed but not handled")
         }

@@ -78,7 +78,7 @@ struct ConfigParser {
         "listen", "path", "tls", "admin", "admin-token", "data", "max-body", "read-timeout",
         "header-timeout", "min-body-rate", "idle-timeout", "max-connections", "max-connections-per-address", "dedupe-window",
         "shutdown-grace", "recent-events", "trusted-proxy", "trust-root", "environments", "app", "shared-secret", "destination",
-        "route", "apple-api-url", "cluster",
+        "route", "apple-api-url", "cluster", "tracing",
     ]
 
     let file: String
@@ -111,6 +111,7 @@ struct ConfigParser {
     var trustRoots: [TrustRoot] = []
     var trustedProxies: [IPAddressRange] = []
     var appleAPI: AppleAPIOverride?
+    var tracing: TracingConfiguration?
     var cluster: ClusterConfiguration?
     /// Whether the cluster block named its own `dedupe-window` (else the top level's applies).
     var clusterNamesDedupeWindow = false

@@ -45,6 +45,9 @@ extension GatewayConfiguration {
             out.append("Single-node mode: the journal in \(dataDirectory)/journal")
         }
         out.append("Trust roots: \((["Apple Root CA - G3 (built in)"] + trustRoots.map(\.description)).joined(separator: ", "))")
+        if let tracing {
+            out.append("Tracing: spans as OTLP/HTTP JSON to \(tracing.url)\(tracing.caFile.map { " (ca-file \($0))" } ?? "")")
+        }
         out.append("Primary shared secret: \(sharedSecret == nil ? "<not set>" : "<set>")")
         out.append("")
         out.append("Apps")

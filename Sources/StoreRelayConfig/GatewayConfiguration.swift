@@ -90,6 +90,8 @@ public struct GatewayConfiguration: Sendable {
     public var routes: RouteTable
     /// `apple-api-url`: the App Store Server API base URL for both environments; nil: Apple's.
     public var appleAPI: AppleAPIOverride?
+    /// `tracing otlp URL`: the OTLP/HTTP collector spans are exported to; nil: none are.
+    public var tracing: TracingConfiguration?
     /// `trusted-proxy`: the proxies in front of the admin listener whose `X-Forwarded-For`
     /// names the client (the login throttle keys failures by it); empty: the peer address is
     /// the client, whatever a request says.

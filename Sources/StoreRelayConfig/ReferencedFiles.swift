@@ -60,6 +60,7 @@ extension GatewayConfiguration {
             }
         }
         if let caFile = appleAPI?.caFile { files.append(ReferencedFile(directive: "apple-api-url ca-file", path: caFile)) }
+        if let caFile = tracing?.caFile { files.append(ReferencedFile(directive: "tracing ca-file", path: caFile)) }
         if let caFile = cluster?.caFile { files.append(ReferencedFile(directive: "cluster ca-file", path: caFile)) }
         if let identity = cluster?.clientCertificate {
             files.append(ReferencedFile(directive: "cluster client-cert", path: identity.certificateFile))

@@ -82,13 +82,20 @@ package final class AttemptRunner: @unchecked Sendable {
         send(kind, job, started: started) { [queue] outcome in queue.async { completion(outcome) } }
     }
 
-    /// Opens the kind's existential, so its `Answer` type reaches `classify` unchanged.
+    /// Opens the kind's existential, so its `Answer` type reaches `classify` unchanged. The
+    /// attempt is a span of the event's trace, a child of its receive span: its id travels
+    /// as the `traceparent` of what is sent, and the observer gets the span when it ends.
     private func send<Kind: DestinationKind>(_ kind: Kind, _ job: DeliveryJob, started: Timestamp,
                                              completion: @escaping @Sendable (AttemptOutcome) -> Void) {
         let startedNanos = MonotonicClock.nanoseconds()
-        kind.send(job, attempt: job.attempts.count + 1, now: started) { [clock] answer in
+        let span = AttemptSpan(job: job, destination: destination, kindName: kindName)
+        var job = job
+        job.traceparent = span.traceparent
+        kind.send(job, attempt: span.number, now: started) { [clock, observer] answer in
             let duration = Int64((MonotonicClock.nanoseconds() - startedNanos) / 1_000_000)
-            completion(kind.classify(answer, started: started, durationMs: duration, now: clock.now()))
+            let outcome = kind.classify(answer, started: started, durationMs: duration, now: clock.now())
+            observer.traced(span.finished(outcome))
+            completion(outcome)
         }
     }
 

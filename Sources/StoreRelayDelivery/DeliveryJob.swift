@@ -23,6 +23,9 @@ package struct DeliveryJob: Sendable {
     /// With `order per-subscription`: the id of the event of the same subscription that was
     /// dead-lettered just before this one went (`StoreRelay-Ordering-Gap`).
     package var orderingGap: String?
+    /// The W3C `traceparent` of the attempt under way (`AttemptRunner` sets it just before
+    /// the send; every attempt is a span of its own, so it is never stored or parked).
+    package var traceparent: String?
 
     package init(notification: StoredNotification, destination: String, position: RecordPosition? = nil, body: [UInt8],
                  attempts: [DeliveryAttempt], due: Timestamp, attemptsBeforeBudget: Int = 0, budgetStart: Timestamp,

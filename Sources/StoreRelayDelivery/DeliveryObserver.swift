@@ -15,12 +15,15 @@ public protocol DeliveryObserver: Sendable {
     /// Cluster mode: a record of kind `record` (event, state, progress, letter, entry) failed
     /// its `cluster-key` check and was not acted on.
     func recordTampered(record: String)
+    /// A delivery attempt finished: its span, for `tracing otlp` (`SpanExporter`).
+    func traced(_ span: TraceSpan)
 }
 
 extension DeliveryObserver {
     public func entriesClaimed(destination: String, count: Int) {}
     public func entriesLost(destination: String, count: Int) {}
     public func recordTampered(record: String) {}
+    public func traced(_ span: TraceSpan) {}
 }
 
 /// Observes nothing.

@@ -26,13 +26,19 @@ package enum EventMessage {
         return fields
     }
 
-    /// `metadata` of `job`'s event, and `orderingGap` when an ordering gap released the job
-    /// (`order per-subscription`): what a webhook says in `StoreRelay-Ordering-Gap`.
+    /// `metadata` of `job`'s event, `orderingGap` when an ordering gap released the job
+    /// (`order per-subscription`: what a webhook says in `StoreRelay-Ordering-Gap`), and the
+    /// attempt's W3C `traceparent` under its standard name, so a consumer can continue the trace.
     package static func metadata(for job: DeliveryJob) -> [(name: String, value: String)] {
         var fields = metadata(job.notification.event)
         if let gap = job.orderingGap { fields.append(("orderingGap", gap)) }
+        if let traceparent = job.traceparent { fields.append(("traceparent", traceparent)) }
         return fields
     }
+
+    /// Bytes a `traceparent` field adds (`00-` + 32 + `-` + 16 + `-01`, and its name): what
+    /// a size check made before the attempt must leave room for.
+    package static let traceparentFieldBytes = 55 + "traceparent".utf8.count
 }
 
 extension NameTemplate {

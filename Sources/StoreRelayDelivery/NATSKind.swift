@@ -31,12 +31,14 @@ struct NATSKind: DestinationKind {
 
     func send(_ job: DeliveryJob, attempt: Int, now: Timestamp,
               answer: @escaping @Sendable (Result<NATSPublishAnswer, NATSError>) -> Void) {
-        client.publish(message(for: job.notification, body: job.body, attempt: attempt, orderingGap: job.orderingGap), timeout: options.delivery.timeout,
-                       completion: answer)
+        client.publish(message(for: job.notification, body: job.body, attempt: attempt, orderingGap: job.orderingGap,
+                               traceparent: job.traceparent),
+                       timeout: options.delivery.timeout, completion: answer)
     }
 
     /// The message for `notification`: its subject expanded, `Nats-Msg-Id` first.
-    func message(for notification: StoredNotification, body: [UInt8], attempt: Int, orderingGap: String? = nil) -> NATSPublish {
+    func message(for notification: StoredNotification, body: [UInt8], attempt: Int, orderingGap: String? = nil,
+                 traceparent: String? = nil) -> NATSPublish {
         let event = notification.event
         var headers: [(name: String, value: String)] = [("Nats-Msg-Id", event.id)]
         var fields = EventMessage.metadata(event)
@@ -45,6 +47,8 @@ struct NATSKind: DestinationKind {
             headers.append((Self.headerNames[field.name] ?? "StoreRelay-\(field.name)", field.value))
         }
         headers.append(("StoreRelay-Attempt", String(attempt)))
+        // W3C Trace Context under its own name, as NATS tracing tools look for it.
+        if let traceparent { headers.append(("traceparent", traceparent)) }
         return NATSPublish(subject: options.subject.template.expand(for: event), headers: headers, payload: body)
     }
 

@@ -38,6 +38,7 @@ struct SQSKind: DestinationKind {
     func unsendable(_ notification: StoredNotification) -> String? {
         let size = EventMessage.body(for: notification, options.delivery).count
             + EventMessage.metadata(notification.event).reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count + 6 }
+            + EventMessage.traceparentFieldBytes + 6
         guard size > Self.maxMessageBytes else { return nil }
         return "the message is \(size) bytes; SQS takes at most \(Self.maxMessageBytes)"
     }

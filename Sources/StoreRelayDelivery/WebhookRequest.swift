@@ -13,7 +13,7 @@ package struct WebhookRequest {
     func body(for notification: StoredNotification) -> [UInt8] { EventMessage.body(for: notification, options.delivery) }
 
     func request(for notification: StoredNotification, body: [UInt8], attempt: Int, now: Timestamp,
-                 orderingGap: String? = nil) -> HTTPClientRequest {
+                 orderingGap: String? = nil, traceparent: String? = nil) -> HTTPClientRequest {
         let timestamp = String(now.seconds)
         var headers: HTTPHeaders = [
             "Content-Type": "application/json",
@@ -37,6 +37,10 @@ package struct WebhookRequest {
         }
         if let orderingGap {
             headers.add(name: "StoreRelay-Ordering-Gap", value: orderingGap)
+        }
+        // W3C Trace Context: the receiver's work joins the event's trace under this attempt.
+        if let traceparent {
+            headers.add(name: "traceparent", value: traceparent)
         }
         for header in options.headers {
             headers.add(name: header.name, value: header.value)

@@ -21,6 +21,11 @@ final class FakeBackend: AdminBackend {
         var replayAllCalls: [(String?, DeadLetterReasonFilter?)] = []
         var forced: [Bool] = []
         var outcomes: [String: ReplayOutcome] = [:]
+        var intake: [IntakeFigures] = []
+        var cluster: JSONValue?
+        var reconciliations: [JSONValue] = []
+        /// Each reconcile (`probe` false) and probe asked for: app, environment, dry run.
+        var appleChecks: [(app: String, environment: String, dryRun: Bool, probe: Bool)] = []
     }
 
     init() throws {
@@ -29,6 +34,21 @@ final class FakeBackend: AdminBackend {
     }
 
     var destinationStatuses: [DestinationStatus] { state.current.statuses }
+    var intakeFigures: [IntakeFigures] { state.current.intake }
+    var clusterStatus: JSONValue? { state.current.cluster }
+    var reconciliations: [JSONValue] { state.current.reconciliations }
+
+    /// Records the pass and answers a report of nothing found, as a pass over an empty window would.
+    func reconcile(app: String, environment: AppStoreEnvironment, since: Duration?, onlyFailures: Bool, dryRun: Bool,
+                   completion: @escaping @Sendable (JSONValue?) -> Void) {
+        state.withLock { $0.appleChecks.append((app, environment.rawValue, dryRun, false)) }
+        completion(["outcome": "success", "dryRun": .bool(dryRun), "found": 0, "recovered": 0])
+    }
+
+    func probe(app: String, environment: AppStoreEnvironment, timeout: Duration, completion: @escaping @Sendable (JSONValue?) -> Void) {
+        state.withLock { $0.appleChecks.append((app, environment.rawValue, false, true)) }
+        completion(["outcome": "arrived", "roundTripMs": 900])
+    }
     var isReady: Bool { state.current.ready }
     func event(id: String) -> EventDeliveryState? { state.current.events[id] }
 
@@ -87,6 +107,7 @@ final class FakeBackend: AdminBackend {
         }
     }
     var replayed: [String] { state.current.replayed }
+    var appleChecks: [(app: String, environment: String, dryRun: Bool, probe: Bool)] { state.current.appleChecks }
     var replayAllCalls: [(String?, DeadLetterReasonFilter?)] { state.current.replayAllCalls }
     /// `force` of every replay asked for, in order (bulk replays' letters included).
     var forced: [Bool] { state.current.forced }
@@ -116,6 +137,18 @@ final class FakeBackend: AdminBackend {
         done.wait()
         if let error = failure.current { throw error }
         return letter
+    }
+
+    /// Records an event the gateway still knows (delivered, pending...), received at `receivedAt`.
+    func recordEvent(id: String, type: String = "DID_RENEW", originalTransactionId: String = "2000000123456789",
+                     receivedAt: Timestamp = .now(), deliveries: [(String, EventDeliveryState.Phase)]) throws {
+        var notification = try Self.notification(id: id, productId: "com.acme.journal.monthly", type: type, subtype: nil,
+                                                 destination: deliveries.first?.0, originalTransactionId: originalTransactionId)
+        notification.receivedAt = receivedAt
+        let state = EventDeliveryState(notification: notification, deliveries: deliveries.map { destination, phase in
+            .init(destination: destination, phase: phase, attempts: [], nextAttempt: nil, deadLetterId: nil)
+        })
+        update { $0.events[id] = state }
     }
 
     static func notification(id: String, productId: String, type: String, subtype: String?,

@@ -195,7 +195,9 @@ func csrfToken(in page: String) -> String? {
             #expect(page.body.contains(wanted.id) && !page.body.contains(other.id), "\(query)")
         }
         let listed = try admin.curl("/?q=" + eventId, headers: [admin.bearer])
-        #expect(listed.body.contains("<a href=\"/events/\(eventId)\"><code class=\"id\">\(eventId)</code></a>"))
+        // The whole id (cut short on screen, selected whole in one click) and its view beside it.
+        #expect(listed.body.contains("<code class=\"copy\" title=\"\(eventId) (click selects the whole id)\">\(eventId)</code> "
+            + "<a href=\"/events/\(eventId)\""))
         #expect(listed.body.contains(#"name="q""#) && listed.body.contains(#"value="\#(eventId)""#))
 
         // The event's view, and a replay from it coming back to it.

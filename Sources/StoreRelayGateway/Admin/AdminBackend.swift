@@ -37,6 +37,8 @@ public protocol AdminBackend: Sendable {
     /// What the page shows above everything, one sentence each (a cluster server that lost
     /// its data).
     var alerts: [String] { get }
+    /// What arrived over the last 24 hours, per app and environment, on this instance.
+    var intakeFigures: [IntakeFigures] { get }
     /// Runs one reconciliation pass now, after any in progress, and gives its report; nil
     /// when `app` has no api-key or `environment` is not reconciled here.
     func reconcile(app: String, environment: AppStoreEnvironment, since: Duration?, onlyFailures: Bool, dryRun: Bool,
@@ -51,6 +53,7 @@ extension AdminBackend {
     public var reconciliations: [JSONValue] { [] }
     public var clusterStatus: JSONValue? { nil }
     public var alerts: [String] { [] }
+    public var intakeFigures: [IntakeFigures] { [] }
     public func reconcile(app: String, environment: AppStoreEnvironment, since: Duration?, onlyFailures: Bool, dryRun: Bool,
                           completion: @escaping @Sendable (JSONValue?) -> Void) {
         completion(nil)

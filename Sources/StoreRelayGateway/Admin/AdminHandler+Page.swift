@@ -93,13 +93,28 @@ extension AdminHandler {
         }
         let listing = await backend.deadLetters.list(filters.query, limit: filters.limit, cursor: filters.cursor)
         let counts = await backend.deadLetters.countsByDestination
-        let model = AdminPage.Model(
+        var model = AdminPage.Model(
             ready: backend.isReady, destinations: backend.destinationStatuses,
             deadLetterCounts: counts, letters: listing.items.map(\.json),
             nextCursor: listing.nextCursor, filters: filters, csrfToken: csrfToken,
             notice: Self.notice(FormEncoding.value("done", in: request.query)), now: clock.now(),
             reconciliations: backend.reconciliations, alerts: backend.alerts)
+        model.intake = backend.intakeFigures
+        model.cluster = await backend.clusterStatus
+        if let text = filters.query.text {
+            model.search = await searchEvents(text)
+        }
         return html(200, AdminPage.render(model))
+    }
+
+    /// The events the search box's text names: the event of that id, else the events of
+    /// that subscription (original transaction id), as far as the gateway still knows them.
+    private func searchEvents(_ text: String) async -> AdminPage.EventSearch {
+        if AdminRoute.isValidEventID(text), let event = await backend.event(id: text) {
+            return AdminPage.EventSearch(text: text, events: [event], subscription: nil)
+        }
+        let timeline = await backend.events(ofSubscription: text)
+        return AdminPage.EventSearch(text: text, events: timeline, subscription: timeline.isEmpty ? nil : text)
     }
 
     private func eventPage(_ id: String, _ request: HTTPRequest, csrfToken: String?) async -> HTTPResponse {
@@ -144,6 +159,9 @@ extension AdminHandler {
             notice = await backend.deadLetters.delete(id: id) ? "purged-1" : "missing"
         case .uiPause, .uiResume:
             notice = await pauseOrResume(route == .uiPause, destination: field("destination") ?? "")
+        case .uiReconcile, .uiProbe:
+            notice = startAppleCheck(probe: route == .uiProbe, app: field("app") ?? "", environment: field("environment") ?? "",
+                                     dryRun: field("dryRun") == "1")
         case .uiReplayAll where parsed == nil:
             // Filters that do not parse must never widen a bulk replay to everything.
             notice = "badfilter"
@@ -169,6 +187,26 @@ extension AdminHandler {
         case .unknownDestination: return "nodestination"
         case .failed: return "pausefailed"
         }
+    }
+
+    /// The page's Run now, Dry run and Probe buttons: starts the pass or probe and returns
+    /// at once (a pass may take minutes); the reconciliation table shows how it ended.
+    private func startAppleCheck(probe: Bool, app: String, environment name: String, dryRun: Bool) -> String {
+        guard let environment = AppStoreEnvironment(appleName: name), environment == .production || environment == .sandbox,
+              backend.reconciliations.contains(where: { $0["app"]?.stringValue == app && $0["environment"]?.stringValue == environment.rawValue })
+        else { return "noreconcile" }
+        let logger = logger
+        let done: @Sendable (JSONValue?) -> Void = { report in
+            logger.info("admin page check finished", [("app", app), ("environment", environment.rawValue),
+                                                      ("check", probe ? "probe" : dryRun ? "dry run" : "reconcile"),
+                                                      ("outcome", report?["outcome"]?.stringValue ?? "not set up")])
+        }
+        if probe {
+            backend.probe(app: app, environment: environment, timeout: .seconds(60), completion: done)
+            return "probing"
+        }
+        backend.reconcile(app: app, environment: environment, since: nil, onlyFailures: false, dryRun: dryRun, completion: done)
+        return dryRun ? "dryrunning" : "reconciling"
     }
 
     /// The sentence for a `done=` marker; only known markers are shown.
@@ -200,6 +238,10 @@ extension AdminHandler {
         case "pausefailed": return "The change could not be stored; nothing changed. Try again."
         case "invalid": return "That is not a dead-letter id."
         case "badfilter": return "Those filters are not valid; nothing was replayed."
+        case "reconciling": return "Reconciliation started: reload to see its outcome in the table."
+        case "dryrunning": return "Dry run started (nothing is stored): reload to see what it found in the table."
+        case "probing": return "Probe started: Apple sends a TEST notification; reload within a minute to see whether it arrived."
+        case "noreconcile": return "That app and environment are not reconciled here (no api-key, or the environment is not accepted)."
         default: return nil
         }
     }

@@ -7,14 +7,19 @@ extension AdminPage {
     static func deadLettersSection(_ model: Model) -> String {
         let total = model.deadLetterCounts.values.reduce(0, +)
         var out = "<h2>Dead letters <span class=\"muted\">(\(total) in all)</span></h2>\n" + filterForm(model)
-        out += "<table><tr><th>Event id</th><th>Dead letter</th><th>Age</th><th>Destination</th><th>Reason</th><th>Type</th>"
-            + "<th>Env</th><th>Bundle id</th><th>Product id</th><th>Original transaction</th><th>Attempts</th><th>Last error</th>"
-            + "<th></th></tr>\n"
+        // Fixed widths (percent of the window) keep the table within it; what does not fit a
+        // cell is cut with an ellipsis and shown whole on hover.
+        out += "<table class=\"fixed\"><colgroup><col style=\"width:21%\"><col style=\"width:4%\"><col style=\"width:10%\">"
+            + "<col style=\"width:8%\"><col style=\"width:16%\"><col style=\"width:14%\"><col style=\"width:13%\">"
+            + "<col style=\"width:2%\"><col style=\"width:12%\"></colgroup>"
+            + "<tr><th>Event</th><th>Age</th><th>Destination</th><th>Reason</th><th>Type, environment</th>"
+            + "<th>Bundle id, product id</th><th title=\"Original transaction id\">Orig. transaction</th>"
+            + "<th title=\"Attempts\">#</th><th>Last error</th></tr>\n"
         for record in model.letters {
             out += row(DeadLetterSummary(record: record), model)
         }
         if model.letters.isEmpty {
-            out += "<tr><td colspan=\"13\" class=\"muted\">No dead letters match.</td></tr>\n"
+            out += "<tr><td colspan=\"9\" class=\"muted\">No dead letters match.</td></tr>\n"
         }
         out += "</table>\n<p>"
         if let next = model.nextCursor {
@@ -50,36 +55,47 @@ extension AdminPage {
             out += option(reason.name, reason.name, selected: model.filters.reason == reason)
         }
         out += "</select></label>"
-        out += "<label>Search<br><input type=\"search\" name=\"q\" size=\"40\" value=\"\(h(model.filters.query.text ?? ""))\" "
-            + "placeholder=\"event id, original transaction id, transaction id, bundle id or type\"></label>"
+        out += "<label>Search events and dead letters<br><input type=\"search\" name=\"q\" size=\"40\" value=\"\(h(model.filters.query.text ?? ""))\" "
+            + "placeholder=\"any id: event, original transaction, transaction; or bundle id, type\"></label>"
         out += "<label>Since<br><input name=\"since\" size=\"12\" value=\"\(h(model.filters.sinceText ?? ""))\" placeholder=\"24h or ISO-8601\"></label>"
         out += "<label>Until<br><input name=\"until\" size=\"12\" value=\"\(h(model.filters.untilText ?? ""))\" placeholder=\"1h or ISO-8601\"></label>"
         return out + "<button>Filter</button></form>\n"
     }
 
+    /// One compact row: the event id cut short (one click selects all of it to copy), the
+    /// way to the event's view and the row's actions beside it, then the App Store context.
     private static func row(_ letter: DeadLetterSummary, _ model: Model) -> String {
         let created = letter.createdAt?.iso8601 ?? ""
+        var event = "<code class=\"copy\" title=\"\(h(letter.eventId)) (click selects the whole id)\">\(h(letter.eventId))</code> "
+            + "<a href=\"/events/\(h(letter.eventId))\" title=\"The event's view\">view</a> "
+        event += "<form class=\"inline\" method=\"post\" action=\"/ui/replay\">" + hidden("id", letter.id)
+            + returnFields(model, cursor: true) + "<button title=\"Replay dead letter \(h(letter.id))\">Replay</button></form> "
+        event += "<form class=\"inline\" method=\"post\" action=\"/ui/purge\">" + hidden("id", letter.id)
+            + returnFields(model, cursor: true) + "<button class=\"danger\" title=\"Purge dead letter \(h(letter.id))\">Purge</button></form>"
         let cells = [
-            // The whole id, selectable in one click, and the way to the event's own view.
-            "<a href=\"/events/\(h(letter.eventId))\"><code class=\"id\">\(h(letter.eventId))</code></a>",
-            "<code>\(h(letter.id))</code>",
             "<span title=\"\(h(created))\">\(h(letter.age(now: model.now)))</span>",
-            letter.destination.map(h) ?? "<span class=\"muted\">none</span>",
-            h(letter.reason),
-            h(letter.typeAndSubtype),
-            h(letter.environment ?? ""),
-            h(letter.bundleId ?? ""),
-            h(letter.productId ?? ""),
-            h(letter.originalTransactionId ?? ""),
+            letter.destination.map(titled) ?? "<span class=\"muted\">none</span>",
+            titled(letter.reason),
+            // Wraps after the slash rather than losing the subtype; the environment below it.
+            "<span title=\"\(h(letter.typeAndSubtype))\">"
+                + h(letter.typeAndSubtype).split(separator: "/", omittingEmptySubsequences: false).joined(separator: "/<wbr>")
+                + "</span><br><span class=\"muted\">\(h(letter.environment ?? ""))</span>",
+            titled(letter.bundleId ?? "") + "<br>" + titled(letter.productId ?? ""),
+            titled(letter.originalTransactionId ?? ""),
             "\(letter.attemptCount)",
         ]
-        var out = "<tr>" + cells.map { "<td>\($0)</td>" }.joined()
-        out += "<td class=\"err\">\(h(letter.lastError ?? ""))</td><td>"
-        out += "<form class=\"inline\" method=\"post\" action=\"/ui/replay\">" + hidden("id", letter.id)
-            + returnFields(model, cursor: true) + "<button>Replay</button></form> "
-        out += "<form class=\"inline\" method=\"post\" action=\"/ui/purge\">" + hidden("id", letter.id)
-            + returnFields(model, cursor: true) + "<button class=\"danger\">Purge</button></form>"
-        return out + "</td></tr>\n"
+        // Only the type wraps (at its slash); the other cells keep to their lines.
+        var out = "<tr><td>\(event)</td>" + cells.enumerated().map { index, cell in
+            index == 3 ? "<td class=\"wrap\">\(cell)</td>" : "<td>\(cell)</td>"
+        }.joined()
+        let error = letter.lastError ?? ""
+        out += "<td class=\"wrap\"><span class=\"clamp err\" title=\"\(h(error))\">\(h(error))</span></td>"
+        return out + "</tr>\n"
+    }
+
+    /// `text`, whole on hover when its cell cuts it short.
+    private static func titled(_ text: String) -> String {
+        "<span title=\"\(h(text))\">\(h(text))</span>"
     }
 
     /// The CSRF token and the current filters, so the redirect after the action comes back

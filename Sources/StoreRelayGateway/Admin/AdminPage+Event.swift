@@ -18,6 +18,10 @@ extension AdminPage {
         if let notice = model.notice { body += "<p class=\"notice\">\(h(notice))</p>\n" }
         body += "<p>Received \(h(model.state.notification.receivedAt.iso8601)) · \(h(json["disposition"]?.stringValue ?? ""))"
         if let reason = json["quarantineReason"]?.stringValue { body += " (\(h(reason)))" }
+        // The rest of the story: the subscription's other events, through the page's search.
+        if let subscription = model.state.notification.event.originalTransactionId {
+            body += " · <a href=\"/?\(h(FormEncoding.encode([("q", subscription)])))\">subscription \(h(subscription))'s timeline</a>"
+        }
         body += "</p>\n"
         if !model.state.allDeliveriesKnown {
             body += "<p class=\"muted\">This event is older than the window of recent events: only its dead letters are known.</p>\n"

@@ -21,14 +21,42 @@ enum AdminPage {
         var reconciliations: [JSONValue] = []
         /// `AdminBackend.alerts`: shown first, in red.
         var alerts: [String] = []
+        /// `AdminBackend.intake`: the intake panel.
+        var intake: [IntakeFigures] = []
+        /// `AdminBackend.clusterStatus`: the cluster panel; nil in single-node mode.
+        var cluster: JSONValue?
+        /// The events the search box found, when it holds text.
+        var search: EventSearch?
     }
 
+    /// What the search box's text found among events: the event of that id, or the events
+    /// of that subscription (its timeline).
+    struct EventSearch {
+        var text: String
+        var events: [EventDeliveryState]
+        /// The original transaction id, when the text named a subscription.
+        var subscription: String?
+    }
+
+    /// Sized for a 1,280-pixel window: tables take the width they are given (`fixed` layout
+    /// where ids and errors could push them wider), long values are cut with an ellipsis and
+    /// shown whole on hover, and an id cut short is still copied whole (`user-select: all`).
     static let style = """
         body{font:14px/1.4 system-ui,sans-serif;margin:1.5rem;color:#222}
-        h1{font-size:1.3rem;margin:0}h2{font-size:1.05rem;margin:1.5rem 0 .5rem}
+        h1{font-size:1.3rem;margin:0}h2{font-size:1.05rem;margin:1.5rem 0 .5rem}h2 small{font-weight:400}
         header{display:flex;gap:1rem;align-items:center;justify-content:space-between}
-        table{border-collapse:collapse;width:100%}th,td{border-bottom:1px solid #ddd;padding:.3rem .4rem;text-align:left;vertical-align:top}
+        table{border-collapse:collapse;width:100%}th,td{border-bottom:1px solid #ddd;padding:.25rem .35rem;text-align:left;vertical-align:top}
         th{background:#f4f4f4;font-weight:600}td.num{text-align:right}code{font-size:12px}
+        table.fixed{table-layout:fixed;font-size:13px}table.fixed td{overflow:hidden;text-overflow:ellipsis;white-space:nowrap}
+        table.fixed td.wrap{white-space:normal;overflow-wrap:anywhere}
+        code.copy{display:inline-block;max-width:6.5em;overflow:hidden;text-overflow:ellipsis;white-space:nowrap;vertical-align:bottom;
+        user-select:all;cursor:copy;background:#f4f4f4;border-radius:3px;padding:0 .2em}
+        .clamp{display:-webkit-box;-webkit-line-clamp:2;-webkit-box-orient:vertical;overflow:hidden;white-space:normal;overflow-wrap:anywhere}
+        .panels{display:flex;gap:1.5rem;flex-wrap:wrap}.panels>section{flex:1 1 30rem;min-width:0}
+        .tag{display:inline-block;font-size:11px;padding:0 .35em;border-radius:3px;background:#eee;margin-right:.2em}
+        .tag.bad{background:#fbeeee}.tag.ok{background:#eef6ee}.tag.warn{background:#fff4d6;color:#7a5200}
+        ol.timeline{list-style:none;padding-left:0;border-left:3px solid #ddd;margin-left:.4rem}
+        ol.timeline li{padding:.2rem 0 .4rem .8rem;overflow-wrap:anywhere}
         .ok{color:#17702a}.bad{color:#b00020}.muted{color:#777}.err{max-width:22rem;overflow-wrap:anywhere}
         .notice{background:#eef6ee;border:1px solid #9c9;padding:.4rem .6rem;margin:.8rem 0}
         .alert{background:#fbeeee;border:1px solid #d99;padding:.4rem .6rem;margin:.8rem 0}
@@ -46,6 +74,9 @@ enum AdminPage {
         body += "</span></header>\n"
         for alert in model.alerts { body += "<p class=\"alert bad\">\(h(alert))</p>\n" }
         if let notice = model.notice { body += "<p class=\"notice\">\(h(notice))</p>\n" }
+        // What a search found comes first: it is what the operator came for.
+        body += eventsSection(model)
+        body += "<div class=\"panels\">" + intakePanel(model) + clusterPanel(model) + "</div>\n"
         body += destinationsTable(model)
         body += reconciliationTable(model)
         body += deadLettersSection(model)
@@ -83,8 +114,14 @@ enum AdminPage {
     }
 
     private static func destinationsTable(_ model: Model) -> String {
-        var out = "<h2>Destinations</h2>\n<table><tr><th>Name</th><th>Kind</th><th>State</th><th>Queue depth</th><th>In flight</th>"
-            + "<th>Breaker</th><th>Last success</th><th>Last error</th><th>Dead letters</th></tr>\n"
+        // In cluster mode the queue and dead letters are the server's, shared by every
+        // instance; attempts in flight, the breaker and the last success and error are this
+        // instance's own: the headings say which.
+        let mine = model.cluster == nil ? "" : " <span class=\"tag\">this instance</span>"
+        let shared = model.cluster == nil ? "" : " <span class=\"tag\">shared</span>"
+        var out = "<h2>Destinations</h2>\n<table id=\"destinations\"><tr><th>Name</th><th>Kind</th><th>State</th><th>Queue depth\(shared)</th>"
+            + "<th>In flight\(mine)</th><th>Breaker\(mine)</th><th>Last success\(mine)</th><th>Last error\(mine)</th>"
+            + "<th>Dead letters\(shared)</th></tr>\n"
         for status in model.destinations {
             let breakerClass = status.breaker == .closed ? "ok" : "bad"
             var lastError = "<span class=\"muted\">none</span>"
@@ -114,7 +151,7 @@ enum AdminPage {
     private static func reconciliationTable(_ model: Model) -> String {
         guard !model.reconciliations.isEmpty else { return "" }
         var out = "<h2>Reconciliation with Apple</h2>\n<table><tr><th>App</th><th>Environment</th><th>Last run</th>"
-            + "<th>Outcome</th><th>Found</th><th>Recovered</th><th>Last success</th><th>Last probe</th></tr>\n"
+            + "<th>Outcome</th><th>Found</th><th>Recovered</th><th>Last success</th><th>Last probe</th><th></th></tr>\n"
         func when(_ value: JSONValue?) -> String {
             guard let text = value?.stringValue, let time = Timestamp(iso8601: text) else { return "<span class=\"muted\">never</span>" }
             return h(age(time, model.now)) + " ago"
@@ -123,7 +160,9 @@ enum AdminPage {
             let run = entry["lastRun"]
             var outcome = "<span class=\"muted\">none yet</span>"
             if let result = run?["outcome"]?.stringValue {
-                outcome = "<span class=\"\(result == "success" ? "ok" : "bad")\">\(h(result))</span>"
+                // A dry run stored nothing: its "recovered" are what a real pass would store.
+                let dry = run?["dryRun"]?.boolValue == true ? "<span class=\"tag warn\">dry run</span>" : ""
+                outcome = dry + "<span class=\"\(result == "success" ? "ok" : "bad")\">\(h(result))</span>"
                 if let error = run?["error"]?.stringValue { outcome += " <span class=\"err\">\(h(error))</span>" }
             }
             var probe = "<span class=\"muted\">none</span>"
@@ -135,9 +174,19 @@ enum AdminPage {
             out += "<tr><td>\(h(entry["app"]?.stringValue ?? ""))</td><td>\(h(entry["environment"]?.stringValue ?? ""))</td>"
                 + "<td>\(when(run?["startedAt"]))</td><td>\(outcome)</td>"
                 + "<td class=\"num\">\(run?["found"]?.int64Value ?? 0)</td><td class=\"num\">\(run?["recovered"]?.int64Value ?? 0)</td>"
-                + "<td>\(when(entry["lastSuccess"]))</td><td>\(probe)</td></tr>\n"
+                + "<td>\(when(entry["lastSuccess"]))</td><td>\(probe)</td><td>\(appleButtons(entry, model))</td></tr>\n"
         }
         return out + "</table>\n"
+    }
+
+    /// Run now, Dry run and Probe for one app and environment (`/ui/reconcile`, `/ui/probe`).
+    private static func appleButtons(_ entry: JSONValue, _ model: Model) -> String {
+        let fields = hidden("csrf", model.csrfToken ?? "") + hidden("app", entry["app"]?.stringValue ?? "")
+            + hidden("environment", entry["environment"]?.stringValue ?? "")
+        return "<form class=\"inline\" method=\"post\" action=\"/ui/reconcile\">\(fields)<button>Run now</button></form> "
+            + "<form class=\"inline\" method=\"post\" action=\"/ui/reconcile\">\(fields)\(hidden("dryRun", "1"))"
+            + "<button>Dry run</button></form> "
+            + "<form class=\"inline\" method=\"post\" action=\"/ui/probe\">\(fields)<button>Probe</button></form>"
     }
 
     static func age(_ time: Timestamp, _ now: Timestamp) -> String {

@@ -34,6 +34,10 @@ enum AdminRoute: Equatable {
     /// The page's Pause and Resume buttons (a form with the destination's name).
     case uiPause
     case uiResume
+    /// The page's reconciliation buttons: a pass (or a dry run) or a probe, started and left
+    /// to finish; the table shows the outcome.
+    case uiReconcile
+    case uiProbe
 
     enum Match: Equatable {
         case route(AdminRoute)
@@ -64,6 +68,8 @@ enum AdminRoute: Equatable {
         case "/ui/replay-all": return [("POST", .uiReplayAll)]
         case "/ui/pause": return [("POST", .uiPause)]
         case "/ui/resume": return [("POST", .uiResume)]
+        case "/ui/reconcile": return [("POST", .uiReconcile)]
+        case "/ui/probe": return [("POST", .uiProbe)]
         case "/api/destinations": return [("GET", .listDestinations)]
         case "/api/status": return [("GET", .status)]
         case "/api/events": return [("GET", .listEvents)]
@@ -111,7 +117,8 @@ enum AdminRoute: Equatable {
     /// Whether the route is the HTML page's (session cookie accepted) rather than the API's.
     var isPage: Bool {
         switch self {
-        case .page, .eventPage, .loginForm, .login, .logout, .uiReplay, .uiPurge, .uiReplayAll, .uiPause, .uiResume: true
+        case .page, .eventPage, .loginForm, .login, .logout, .uiReplay, .uiPurge, .uiReplayAll, .uiPause, .uiResume, .uiReconcile,
+             .uiProbe: true
         default: false
         }
     }

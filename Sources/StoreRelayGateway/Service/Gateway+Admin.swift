@@ -50,6 +50,8 @@ extension Gateway: AdminBackend {
 
     public var alerts: [String] { serverResets.alerts }
 
+    public var intakeFigures: [IntakeFigures] { metrics.intake.figures(at: clock.now()) }
+
     public var reconciliations: [JSONValue] {
         reconcilers.current.map { reconciler in
             .object(JSONObject([

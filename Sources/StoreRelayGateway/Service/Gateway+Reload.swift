@@ -80,6 +80,7 @@ extension Gateway {
         if old.dedupeWindow != new.dedupeWindow { changed.append("dedupe-window") }
         if old.recentEvents != new.recentEvents { changed.append("recent-events") }
         if old.cluster != new.cluster { changed.append("cluster") }
+        if old.tracing != new.tracing { changed.append("tracing") }
         return changed
     }
 }

@@ -26,7 +26,8 @@ public final class Gateway: Sendable {
     /// Cluster mode's connection and delivery; nil in single-node mode.
     let cluster: ClusterParts?
     let intake: NotificationIntake
-    let metrics = GatewayMetrics()
+    /// Also holds the span exporter (`tracing otlp`), which the intake and delivery record into.
+    let metrics: GatewayMetrics
     /// The apps and environments reconciled with Apple's Notification History.
     let reconcilers: Reconcilers
     /// Cluster mode: the losses of the server's data noticed, and their recovery.
@@ -81,6 +82,7 @@ public final class Gateway: Sendable {
         current = Locked(configuration)
         self.logger = logger
         self.clock = clock
+        metrics = GatewayMetrics(tracing: configuration.tracing, logger: logger)
         let backend = if let cluster = configuration.cluster, let connection {
             try Self.openCluster(configuration, cluster, connection: connection, clock: clock, logger: logger, metrics: metrics)
         } else {
@@ -194,8 +196,10 @@ public final class Gateway: Sendable {
         reconcilers.stop()
         journalProbe?.stop()
         memoryTrimmer?.stop()
-        publicServer.shutdown { [delivery, journal, cluster, logger] in
+        publicServer.shutdown { [delivery, journal, cluster, logger, metrics] in
             delivery.stop(grace: grace) {
+                // After the last attempt's span: one last batch goes, unawaited.
+                metrics.spans?.stop()
                 let stopped: @Sendable () -> Void = {
                     logger.info("stopped")
                     completion()

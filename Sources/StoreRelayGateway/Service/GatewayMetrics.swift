@@ -1,4 +1,5 @@
 import StoreRelayCluster
+import StoreRelayConfig
 import StoreRelayDelivery
 import StoreRelayNet
 import StoreRelayStorage
@@ -18,8 +19,15 @@ final class GatewayMetrics: Sendable {
     private let clusterLost: Counter
     private let clusterTampered: Counter
     private let clusterResets: Counter
+    /// Spans lost: the buffer was full, or the collector did not take a batch.
+    let spansDropped: Counter
+    /// Where spans go (`tracing otlp URL`); nil: tracing is off and nothing is recorded.
+    let spans: SpanExporter?
+    /// The page's intake panel: each app and environment over the last 24 hours.
+    let intake = IntakeTally()
 
-    init() {
+    init(tracing: TracingConfiguration? = nil, spanLimits: SpanExporter.Limits = SpanExporter.Limits(),
+         logger: Logger = .disabled) {
         received = registry.counter(
             "storerelay_notifications_received_total",
             help: "Notifications posted to the public listener, by environment, version (1 or 2) and outcome.",
@@ -60,6 +68,20 @@ final class GatewayMetrics: Sendable {
         clusterResets = registry.counter(
             "storerelay_cluster_server_resets_total",
             help: "Cluster mode: times this instance found the server's epoch missing or changed (the server lost its data; must stay 0).")
+        let dropped = registry.counter(
+            "storerelay_trace_spans_dropped_total",
+            help: "Spans not exported, by reason: buffer_full (the collector fell behind) or export_failed (it refused or was unreachable).",
+            labels: ["reason"])
+        spansDropped = dropped
+        spans = tracing.map { tracing in
+            // Both series show as 0 from the start: an alert on them needs them present.
+            let full = dropped.series(["buffer_full"])
+            let failed = dropped.series(["export_failed"])
+            return SpanExporter(url: tracing.url, caFile: tracing.caFile, limits: spanLimits,
+                                serviceVersion: StoreRelayVersion.current, logger: logger) { count, reason in
+                (reason == "buffer_full" ? full : failed).increment(by: Double(count))
+            }
+        }
     }
 
     /// The cluster server was found to have lost its data (`ClusterEpoch`).
@@ -187,5 +209,9 @@ extension GatewayMetrics: DeliveryObserver {
 
     func recordTampered(record: String) {
         clusterTampered.increment([record])
+    }
+
+    func traced(_ span: TraceSpan) {
+        spans?.record(span)
     }
 }

@@ -41,19 +41,34 @@ final class NotificationIntake: Sendable {
         completion: @escaping @Sendable (IntakeOutcome) -> Void
     ) {
         let started = MonotonicClock.nanoseconds()
+        let received = SpanClock.now()
         verificationQueue.async { [self] in
+            var timing = IntakeSpans(received: received)
+            timing.verifyStart = SpanClock.now()
             let processed: StoredNotification
             do throws(IntakeRejection) {
                 processed = try processor.current.process(body: body, pathEnvironment: pathEnvironment, receivedAt: clock.now())
             } catch {
                 logger.notice("notification rejected", [("reason", error.message)])
-                answer(.rejected(error), event: nil, started: started, completion: completion)
+                answer(.rejected(error), event: nil, pathEnvironment: pathEnvironment, started: started, completion: completion)
                 return
             }
-            keep(processed) { [self] outcome in
+            timing.verifyEnd = SpanClock.now()
+            timing.journalStart = timing.verifyEnd
+            keep(processed) { [self, timing] outcome in
+                let answered = SpanClock.now()
                 answer(outcome, event: processed.event, started: started, completion: completion)
+                // After the answer: recording takes a lock, and the answer waits for nothing.
+                record(timing, outcome, processed.event, answered: answered)
             }
         }
+    }
+
+    /// The acceptance's spans, when tracing is on (`tracing otlp`).
+    private func record(_ timing: IntakeSpans, _ outcome: IntakeOutcome, _ event: NormalizedEvent, answered: UInt64) {
+        guard let exporter = metrics.spans,
+              let spans = timing.spans(for: outcome, event: event, store: store is ClusterStore ? "cluster" : "journal", answered: answered) else { return }
+        for span in spans { exporter.record(span) }
     }
 
     /// Takes one notification fetched from Apple's Notification History through the same
@@ -88,11 +103,14 @@ final class NotificationIntake: Sendable {
         }
     }
 
-    /// Counts and times the answer, then gives it.
+    /// Counts and times the answer, then gives it. A body refused before it became an event
+    /// is counted for app `unknown` in its path's environment, when the path names one.
     private func answer(
-        _ outcome: IntakeOutcome, event: NormalizedEvent?, started: UInt64,
+        _ outcome: IntakeOutcome, event: NormalizedEvent?, pathEnvironment: AppStoreEnvironment? = nil, started: UInt64,
         completion: @escaping @Sendable (IntakeOutcome) -> Void
     ) {
+        metrics.intake.count(app: event?.bundleId, environment: (event?.environment ?? pathEnvironment)?.rawValue,
+                             outcome: outcome.label, at: clock.now())
         // Only a V1 notification has a legacy type.
         let version = event.map { $0.legacyType == nil ? "2" : "1" }
         metrics.notificationAnswered(
