@@ -351,6 +351,7 @@ final class ClusterDestination: @unchecked Sendable {
                               attempts: saved.attempts, due: now, attemptsBeforeBudget: saved.attemptsBefore,
                               budgetStart: saved.budgetStart, replayOf: saved.replayOf)
         job.orderingGap = entry.orderingGap
+        job.redelivery = saved.redelivery
         if let expired = runner.expired(job, now: now) { return handle(entry, saved, expired, now: now) }
         runner.attempt(job) { [self, saved, job] outcome in
             handle(entry, saved, runner.settle(job, outcome), now: clock.now())

@@ -3,7 +3,8 @@ import StoreRelayCore
 
 /// One event's attempts at one destination, kept on the server between attempts (the
 /// `progress:<destination>` hash) so whichever instance tries next knows the budget spent:
-/// `{"attempts":[...],"budgetStart":ms,"attemptsBefore":n,"replayOf":id}`.
+/// `{"attempts":[...],"budgetStart":ms,"attemptsBefore":n,"replayOf":id,"redelivery":true}`
+/// (`redelivery` only when set).
 struct ClusterProgress: Sendable, Equatable {
     var attempts: [DeliveryAttempt] = []
     /// `max-age` runs from here: acceptance, or the replay that gave a fresh budget.
@@ -12,6 +13,8 @@ struct ClusterProgress: Sendable, Equatable {
     var attemptsBefore = 0
     /// The dead letter this delivery replays; it leaves the store once delivered.
     var replayOf: String?
+    /// An operator's redelivery of an event delivered already (`StoreRelay-Redelivery: 1`).
+    var redelivery = false
 
     init(budgetStart: Timestamp) {
         self.budgetStart = budgetStart
@@ -23,15 +26,17 @@ struct ClusterProgress: Sendable, Equatable {
         attempts = json["attempts"]?.arrayValue?.compactMap(DeliveryAttempt.init(json:)) ?? []
         attemptsBefore = Int(json["attemptsBefore"]?.int64Value ?? 0)
         replayOf = json["replayOf"]?.stringValue
+        redelivery = json["redelivery"]?.boolValue ?? false
     }
 
     var encoded: [UInt8] {
-        let json: JSONValue = [
-            "attempts": .array(attempts.map(\.json)),
-            "budgetStart": .integer(budgetStart.milliseconds),
-            "attemptsBefore": .integer(Int64(attemptsBefore)),
-            "replayOf": .string(replayOf),
+        var fields: [(String, JSONValue)] = [
+            ("attempts", .array(attempts.map(\.json))),
+            ("budgetStart", .integer(budgetStart.milliseconds)),
+            ("attemptsBefore", .integer(Int64(attemptsBefore))),
+            ("replayOf", .string(replayOf)),
         ]
-        return json.serializedBytes()
+        if redelivery { fields.append(("redelivery", .bool(true))) }
+        return JSONValue.object(JSONObject(fields)).serializedBytes()
     }
 }

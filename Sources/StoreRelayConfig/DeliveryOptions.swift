@@ -23,6 +23,10 @@ public struct DeliveryOptions: Sendable, Hashable {
     public var format: Format = .normalized
     /// Whether normalized events carry Apple's body in `raw`; default no.
     public var includeRaw: Bool = false
+
+    /// Whether what the destination receives holds Apple's body (`format apple`, or
+    /// `include-raw yes`): an event held without it cannot be sent there again.
+    public var sendsAppleBody: Bool { format == .apple || includeRaw }
     /// Limit for one attempt, connect to answer; default 10s.
     public var timeout: Duration = .seconds(10)
     /// Attempts in flight at once to this destination; default 4.

@@ -55,7 +55,7 @@ final class BookKeeper: Sendable {
     /// `job` failed and waits for its next attempt (replays are not in the books: their dead
     /// letter stays until they succeed).
     func attempted(_ job: DeliveryJob) {
-        guard job.replayOf == nil, let position = job.position else { return }
+        guard job.isJournaled, let position = job.position else { return }
         book.withLock { book in
             book.unfinished[position]?.attempts = job.attempts
             book.unfinished[position]?.due = job.due

@@ -17,8 +17,8 @@ extension DeliveryEngine {
             $0.nextAttempt = job.due
         } }
         // Replays are not in the journal's bookkeeping: their dead letter stays until they
-        // succeed. The queue's book has the attempt already.
-        guard job.replayOf == nil, let position = job.position else { return }
+        // succeed; nor are redeliveries. The queue's book has the attempt already.
+        guard job.isJournaled, let position = job.position else { return }
         let record = DeliveryProgress.attempted(destination: job.destination, attempt: attempt, next: job.due)
         bookkeeping.enter()
         journal.appendProgress(id: job.eventId, payload: record.encoded(eventAt: position)) { [logger, bookkeeping] outcome in
@@ -40,6 +40,7 @@ extension DeliveryEngine {
         if let replayed = job.replayOf {
             return finishReplay(replayed, destination: job.destination, rewrittenAs: nil)
         }
+        guard job.isJournaled else { return }
         // The queue's book says it is done already (see `DestinationQueue.handle`).
         bookkeeping.enter()
         let record = DeliveryProgress.delivered(destination: job.destination)

@@ -26,6 +26,9 @@ package struct DeliveryJob: Sendable {
     /// The W3C `traceparent` of the attempt under way (`AttemptRunner` sets it just before
     /// the send; every attempt is a span of its own, so it is never stored or parked).
     package var traceparent: String?
+    /// Sent again on an operator's request (`POST /api/events/{id}/redeliver`) after it was
+    /// delivered: not in the journal's bookkeeping, and marked `StoreRelay-Redelivery: 1`.
+    package var redelivery = false
 
     package init(notification: StoredNotification, destination: String, position: RecordPosition? = nil, body: [UInt8],
                  attempts: [DeliveryAttempt], due: Timestamp, attemptsBeforeBudget: Int = 0, budgetStart: Timestamp,
@@ -42,6 +45,9 @@ package struct DeliveryJob: Sendable {
     }
 
     package var eventId: String { notification.id }
+    /// Whether the journal's bookkeeping tracks this job: neither a dead letter's replay (its
+    /// letter stays until it succeeds) nor a redelivery (the event finished long ago).
+    package var isJournaled: Bool { replayOf == nil && !redelivery }
     package var attemptsInBudget: Int { attempts.count - attemptsBeforeBudget }
     /// What `order per-subscription` orders by: the event's `originalTransactionId`.
     package var subscription: String? { notification.event.originalTransactionId }

@@ -25,6 +25,9 @@ public protocol DeliveryService: AnyObject, Sendable {
     func replay(deadLetterId: String, force: Bool) async -> ReplayResult
     /// Replays every dead letter in `query.bulkReplayScope` (stale ones only when `force`).
     func replayAll(_ query: DeadLetterQuery, force: Bool) async -> BulkReplayResult
+    /// Sends event `eventId`, delivered already, to destination `destination` again with its
+    /// own `webhook-id` and `StoreRelay-Redelivery: 1` (SPEC "Delivery controls").
+    func redeliver(eventId: String, destination: String) async -> RedeliveryOutcome
     /// Pauses or resumes destination `destination` (SPEC "Delivery controls"): durably (a
     /// file in single-node mode, a key on the server in cluster mode, so every instance
     /// follows), before it answers.

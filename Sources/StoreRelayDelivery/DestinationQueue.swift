@@ -117,6 +117,9 @@ final class DestinationQueue: @unchecked Sendable {
 
     func body(for notification: StoredNotification) -> [UInt8] { runner.prepare(notification) }
 
+    /// What this destination receives holds Apple's body (see `DeliveryOptions.sendsAppleBody`).
+    var needsAppleBody: Bool { definition.delivery?.sendsAppleBody ?? false }
+
     /// Adds `job` (a replay); it goes out when due and the destination has room.
     func enqueue(_ job: DeliveryJob) { receive(.whole(job)) }
 

@@ -27,12 +27,15 @@ package enum EventMessage {
     }
 
     /// `metadata` of `job`'s event, `orderingGap` when an ordering gap released the job
-    /// (`order per-subscription`: what a webhook says in `StoreRelay-Ordering-Gap`), and the
-    /// attempt's W3C `traceparent` under its standard name, so a consumer can continue the trace.
+    /// (`order per-subscription`: what a webhook says in `StoreRelay-Ordering-Gap`), the
+    /// attempt's W3C `traceparent` under its standard name, so a consumer can continue the
+    /// trace, and `redelivery` = `1` when an operator asked for it again (a webhook's
+    /// `StoreRelay-Redelivery`).
     package static func metadata(for job: DeliveryJob) -> [(name: String, value: String)] {
         var fields = metadata(job.notification.event)
         if let gap = job.orderingGap { fields.append(("orderingGap", gap)) }
         if let traceparent = job.traceparent { fields.append(("traceparent", traceparent)) }
+        if job.redelivery { fields.append(("redelivery", "1")) }
         return fields
     }
 

@@ -19,7 +19,7 @@ struct NATSKind: DestinationKind {
     static let headerNames: [String: String] = [
         "id": "StoreRelay-Event-Id", "type": "StoreRelay-Type", "subtype": "StoreRelay-Subtype",
         "environment": "StoreRelay-Environment", "bundleId": "StoreRelay-Bundle-Id", "verified": "StoreRelay-Verified",
-        "orderingGap": "StoreRelay-Ordering-Gap",
+        "orderingGap": "StoreRelay-Ordering-Gap", "redelivery": "StoreRelay-Redelivery",
     ]
 
     func prepare(_ notification: StoredNotification) -> [UInt8] { EventMessage.body(for: notification, options.delivery) }
@@ -32,17 +32,18 @@ struct NATSKind: DestinationKind {
     func send(_ job: DeliveryJob, attempt: Int, now: Timestamp,
               answer: @escaping @Sendable (Result<NATSPublishAnswer, NATSError>) -> Void) {
         client.publish(message(for: job.notification, body: job.body, attempt: attempt, orderingGap: job.orderingGap,
-                               traceparent: job.traceparent),
+                               traceparent: job.traceparent, redelivery: job.redelivery),
                        timeout: options.delivery.timeout, completion: answer)
     }
 
     /// The message for `notification`: its subject expanded, `Nats-Msg-Id` first.
     func message(for notification: StoredNotification, body: [UInt8], attempt: Int, orderingGap: String? = nil,
-                 traceparent: String? = nil) -> NATSPublish {
+                 traceparent: String? = nil, redelivery: Bool = false) -> NATSPublish {
         let event = notification.event
         var headers: [(name: String, value: String)] = [("Nats-Msg-Id", event.id)]
         var fields = EventMessage.metadata(event)
         if let orderingGap { fields.append(("orderingGap", orderingGap)) }
+        if redelivery { fields.append(("redelivery", "1")) }
         for field in fields {
             headers.append((Self.headerNames[field.name] ?? "StoreRelay-\(field.name)", field.value))
         }

@@ -22,7 +22,7 @@ struct WebhookKind: DestinationKind {
     func send(_ job: DeliveryJob, attempt: Int, now: Timestamp,
               answer: @escaping @Sendable (Result<HTTPClientResponse, HTTPClientError>) -> Void) {
         let outgoing = request.request(for: job.notification, body: job.body, attempt: attempt, now: now,
-                                       orderingGap: job.orderingGap, traceparent: job.traceparent)
+                                       orderingGap: job.orderingGap, traceparent: job.traceparent, redelivery: job.redelivery)
         client.execute(outgoing, timeout: request.options.delivery.timeout, completion: answer)
     }
 

@@ -13,7 +13,7 @@ package struct WebhookRequest {
     func body(for notification: StoredNotification) -> [UInt8] { EventMessage.body(for: notification, options.delivery) }
 
     func request(for notification: StoredNotification, body: [UInt8], attempt: Int, now: Timestamp,
-                 orderingGap: String? = nil, traceparent: String? = nil) -> HTTPClientRequest {
+                 orderingGap: String? = nil, traceparent: String? = nil, redelivery: Bool = false) -> HTTPClientRequest {
         let timestamp = String(now.seconds)
         var headers: HTTPHeaders = [
             "Content-Type": "application/json",
@@ -37,6 +37,9 @@ package struct WebhookRequest {
         }
         if let orderingGap {
             headers.add(name: "StoreRelay-Ordering-Gap", value: orderingGap)
+        }
+        if redelivery {
+            headers.add(name: "StoreRelay-Redelivery", value: "1")
         }
         // W3C Trace Context: the receiver's work joins the event's trace under this attempt.
         if let traceparent {

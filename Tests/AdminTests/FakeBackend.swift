@@ -26,6 +26,9 @@ final class FakeBackend: AdminBackend {
         var reconciliations: [JSONValue] = []
         /// Each reconcile (`probe` false) and probe asked for: app, environment, dry run.
         var appleChecks: [(app: String, environment: String, dryRun: Bool, probe: Bool)] = []
+        /// Each redelivery asked for, and what the next one answers.
+        var redeliveries: [(event: String, destination: String)] = []
+        var redeliveryOutcome: RedeliveryOutcome = .queued
     }
 
     init() throws {
@@ -93,6 +96,13 @@ final class FakeBackend: AdminBackend {
         }
     }
 
+    func redeliver(eventId: String, destination: String) -> RedeliveryOutcome {
+        state.withLock { state in
+            state.redeliveries.append((eventId, destination))
+            return state.redeliveryOutcome
+        }
+    }
+
     func update(_ body: (inout State) -> Void) { state.withLock(body) }
 
     /// Makes `letter` the one delivery of its event, dead-lettered, as the engine would know it.
@@ -107,6 +117,7 @@ final class FakeBackend: AdminBackend {
         }
     }
     var replayed: [String] { state.current.replayed }
+    var redeliveries: [(event: String, destination: String)] { state.current.redeliveries }
     var appleChecks: [(app: String, environment: String, dryRun: Bool, probe: Bool)] { state.current.appleChecks }
     var replayAllCalls: [(String?, DeadLetterReasonFilter?)] { state.current.replayAllCalls }
     /// `force` of every replay asked for, in order (bulk replays' letters included).

@@ -37,6 +37,12 @@ import StoreRelayCore
         released.orderingGap = "e-0"
         let gapFields = kind.command(for: released).arguments.map { String(decoding: $0, as: UTF8.self) }
         #expect(gapFields.contains("orderingGap") && gapFields[gapFields.firstIndex(of: "orderingGap")! + 1] == "e-0")
+        #expect(!gapFields.contains("redelivery"))
+        // Redelivered by an operator: marked as such.
+        var redelivered = job
+        redelivered.redelivery = true
+        let redeliveryFields = kind.command(for: redelivered).arguments.map { String(decoding: $0, as: UTF8.self) }
+        #expect(redeliveryFields.contains("redelivery") && redeliveryFields[redeliveryFields.firstIndex(of: "redelivery")! + 1] == "1")
     }
 
     @Test func redisAnswersAreClassified() {
@@ -75,6 +81,9 @@ import StoreRelayCore
         #expect(headers["StoreRelay-Attempt"] == "3" && headers["StoreRelay-Ordering-Gap"] == nil)
         let released = kind.message(for: notification, body: notification.body, attempt: 1, orderingGap: "e-1")
         #expect(released.headers.contains { $0.name == "StoreRelay-Ordering-Gap" && $0.value == "e-1" })
+        #expect(!released.headers.contains { $0.name == "StoreRelay-Redelivery" })
+        let again = kind.message(for: notification, body: notification.body, attempt: 1, redelivery: true)
+        #expect(again.headers.contains { $0.name == "StoreRelay-Redelivery" && $0.value == "1" })
         #expect(kind.unsendable(notification) == nil)
         let poison = try sampleNotification(id: "e-3", typeJSON: #"DID RENEW\r\nX: 1"#)
         #expect(kind.unsendable(poison)?.hasPrefix("the event cannot be published to NATS: the subject") == true)

@@ -107,6 +107,33 @@ struct ClusterModeTests {
         #expect(ready.status == 200)
     }
 
+    /// Redelivery in cluster mode (SPEC "Delivery controls"): asked of the instance that did
+    /// not accept the event, it goes to the webhook once more with its own id, a valid
+    /// signature and the redelivery mark; an unknown event or destination is refused.
+    @Test func aDeliveredEventIsRedeliveredThroughEitherInstance() throws {
+        let cluster = try pair("/ok")
+        defer { withExtendedLifetime(cluster) {} }
+        let (sink, a, b) = (cluster.sink, cluster.a, cluster.b)
+        let uuid = UUID().uuidString.lowercased()
+        #expect(try post(a, uuid).status == 200)
+        #expect(pollUntil(timeout: 10) { b.deliveryState(uuid, "hook") == "delivered" })
+        let answer = try b.post("/api/events/\(uuid)/redeliver", json: #"{"destination":"hook"}"#)
+        #expect(answer.status == 202, "\(answer.body)")
+        #expect(sink.waitFor { $0.count == 2 })
+        let again = sink.requests[1]
+        #expect(again["headers"]?["webhook-id"]?.stringValue == uuid)
+        #expect(again["headers"]?["storerelay-redelivery"]?.stringValue == "1")
+        #expect(sink.requests[0]["headers"]?["storerelay-redelivery"] == nil)
+        #expect(again["signatureValid"]?.boolValue == true)
+        #expect(pollUntil(timeout: 10) { a.deliveryState(uuid, "hook") == "delivered" })
+        let unknown = try a.post("/api/events/\(UUID().uuidString.lowercased())/redeliver", json: #"{"destination":"hook"}"#)
+        #expect(unknown.status == 404)
+        let nowhere = try a.post("/api/events/\(uuid)/redeliver", json: #"{"destination":"nowhere"}"#)
+        #expect(nowhere.status == 404)
+        Thread.sleep(forTimeInterval: 0.5)
+        #expect(sink.requests.count == 2)
+    }
+
     /// Notifications spread over three instances each reach every destination once: the
     /// webhook, and the file queue the instances share, each writing its own subdirectory.
     @Test func notificationsSpreadOverThreeInstancesReachEveryDestinationOnce() throws {

@@ -29,6 +29,40 @@ extension AdminAPI {
         }
     }
 
+    /// `POST /api/events/{id}/redeliver` with `{"destination":NAME}`: 202 with
+    /// `{"event":..,"destination":..,"redelivery":"queued"}`; 404 for an event or destination
+    /// the gateway does not know, 409 when that delivery is unfinished or dead-lettered (replay
+    /// the letter instead) or the event cannot be sent there again.
+    func redeliver(eventId id: String, body: [UInt8]) async -> HTTPResponse {
+        guard AdminRoute.isValidEventID(id) else { return .error(.badRequest, message: "That is not an event id.") }
+        guard let json = try? JSONValue.parse(body), json.objectValue != nil else {
+            return .error(.badRequest, message: "The body must be a JSON object: {\"destination\":\"NAME\"}.")
+        }
+        guard let name = json["destination"]?.stringValue, Self.isValidDestinationName(name) else {
+            return .error(.badRequest, message: "\"destination\" must name a destination (1 to 64 letters, digits, dots, dashes and underscores).")
+        }
+        switch await backend.redeliver(eventId: id, destination: name) {
+        case .queued:
+            let answer: JSONValue = ["event": .string(id), "destination": .string(name), "redelivery": "queued"]
+            return .json(status: 202, answer.serialized())
+        case .unknownEvent:
+            return .error(.notFound, message: "Event \(id) is not known to this gateway (it remembers recent and unfinished events).")
+        case .unknownDestination:
+            return .error(.notFound, message: "There is no destination \(name).")
+        case .stillPending:
+            return .error(.conflict, message: "Event \(id) is still being delivered to \(name); it is not redelivered.")
+        case .deadLettered(let letter):
+            return .error(.conflict, message: "Event \(id) is a dead letter for \(name)"
+                + (letter.map { " (\($0))" } ?? "") + "; replay the dead letter to send it again.")
+        case .bodyNoLongerHeld:
+            return .error(.conflict, message: "Destination \(name) receives Apple's body, which the gateway no longer holds for event \(id).")
+        case .notDeliverable(let why):
+            return .error(.conflict, message: "Event \(id) was never delivered (\(why)); there is nothing to redeliver.")
+        case .failed(let why):
+            return .error(.unavailable, message: "Event \(id) was not redelivered: \(why).")
+        }
+    }
+
     /// One destination as `/api/destinations` and `/api/status` list it.
     static func json(_ status: DestinationStatus, deadLetters: Int) -> JSONValue {
         [

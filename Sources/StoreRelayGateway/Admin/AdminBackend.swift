@@ -21,6 +21,9 @@ public protocol AdminBackend: Sendable {
     /// replayed delivery succeeds. Unrouted and quarantined ones are routed again with the
     /// current configuration. One whose notification is stale is refused unless `force`.
     func replay(deadLetterId: String, force: Bool) async -> ReplayOutcome
+    /// Sends an event delivered already to one destination again, with its own `webhook-id`
+    /// and `StoreRelay-Redelivery: 1`.
+    func redeliver(eventId: String, destination: String) async -> RedeliveryOutcome
     /// Replays every dead letter in `query.bulkReplayScope` (quarantined ones only when the
     /// query names their reason; stale ones only when `force`).
     func replayAll(_ query: DeadLetterQuery, force: Bool) async -> BulkReplayResult

@@ -162,6 +162,8 @@ extension AdminHandler {
         case .uiReconcile, .uiProbe:
             notice = startAppleCheck(probe: route == .uiProbe, app: field("app") ?? "", environment: field("environment") ?? "",
                                      dryRun: field("dryRun") == "1")
+        case .uiRedeliver:
+            notice = await redeliver(event: field("event") ?? "", destination: field("destination") ?? "")
         case .uiReplayAll where parsed == nil:
             // Filters that do not parse must never widen a bulk replay to everything.
             notice = "badfilter"
@@ -209,6 +211,20 @@ extension AdminHandler {
         return dryRun ? "dryrunning" : "reconciling"
     }
 
+    /// The event view's Redeliver button: the `done=` marker of what happened.
+    private func redeliver(event: String, destination name: String) async -> String {
+        guard AdminRoute.isValidEventID(event), AdminAPI.isValidDestinationName(name) else { return "badredeliver" }
+        switch await backend.redeliver(eventId: event, destination: name) {
+        case .queued: return "redelivered"
+        case .unknownEvent: return "noevent"
+        case .unknownDestination: return "nodestination"
+        case .stillPending: return "stillpending"
+        case .deadLettered: return "deadlettered"
+        case .bodyNoLongerHeld: return "nobody"
+        case .notDeliverable, .failed: return "notredelivered"
+        }
+    }
+
     /// The sentence for a `done=` marker; only known markers are shown.
     static func notice(_ marker: String?) -> String? {
         guard let marker else { return nil }
@@ -235,6 +251,13 @@ extension AdminHandler {
         case "paused": return "Paused: the destination starts no attempt and keeps its backlog until resumed."
         case "resumed": return "Resumed: the destination delivers its backlog."
         case "nodestination": return "There is no such destination."
+        case "redelivered": return "Redelivery queued: the destination receives the event again, marked StoreRelay-Redelivery: 1."
+        case "noevent": return "The gateway no longer remembers that event."
+        case "stillpending": return "That delivery has not finished yet; nothing was redelivered."
+        case "deadlettered": return "That delivery ended as a dead letter: replay the letter instead."
+        case "nobody": return "That destination receives Apple's body, which the gateway no longer holds for this event."
+        case "notredelivered": return "The event was not redelivered."
+        case "badredeliver": return "That is not an event id and a destination name."
         case "pausefailed": return "The change could not be stored; nothing changed. Try again."
         case "invalid": return "That is not a dead-letter id."
         case "badfilter": return "Those filters are not valid; nothing was replayed."

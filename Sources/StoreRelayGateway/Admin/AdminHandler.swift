@@ -94,6 +94,7 @@ struct AdminHandler: Sendable {
         case .deleteDeadLetter(let id): await api.delete(id: id)
         case .replayDeadLetter(let id): await api.replay(id: id, query: request.query, body: request.body)
         case .replayMatching: await api.replayMatching(query: request.query, body: request.body)
+        case .redeliverEvent(let id): await api.redeliver(eventId: id, body: request.body)
         case .listDestinations: await api.destinations()
         case .pauseDestination(let name): await api.setPaused(true, destination: name)
         case .resumeDestination(let name): await api.setPaused(false, destination: name)

@@ -2,7 +2,7 @@ import StoreRelayDelivery
 import StoreRelayCore
 
 /// One event's view: the normalized event, and each destination's delivery with its
-/// attempts, where a dead-lettered delivery can be replayed.
+/// attempts, where a dead-lettered delivery can be replayed and a delivered one redelivered.
 extension AdminPage {
     struct EventModel {
         var state: EventDeliveryState
@@ -50,6 +50,9 @@ extension AdminPage {
         if let letter = delivery.deadLetterId, delivery.phase == .deadLettered {
             row += "<form class=\"inline\" method=\"post\" action=\"/ui/replay\">" + hidden("csrf", model.csrfToken ?? "")
                 + hidden("id", letter) + hidden("event", eventId) + "<button>Replay</button></form>"
+        } else if delivery.phase == .delivered {
+            row += "<form class=\"inline\" method=\"post\" action=\"/ui/redeliver\">" + hidden("csrf", model.csrfToken ?? "")
+                + hidden("event", eventId) + hidden("destination", delivery.destination) + "<button>Redeliver</button></form>"
         }
         return row + "</td></tr>\n"
     }

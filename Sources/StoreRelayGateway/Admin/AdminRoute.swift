@@ -14,6 +14,7 @@ enum AdminRoute: Equatable {
     case deadLetter(id: String)
     case deleteDeadLetter(id: String)
     case replayDeadLetter(id: String)
+    case redeliverEvent(id: String)
     case page
     case eventPage(id: String)
     case loginForm
@@ -38,6 +39,7 @@ enum AdminRoute: Equatable {
     /// to finish; the table shows the outcome.
     case uiReconcile
     case uiProbe
+    case uiRedeliver
 
     enum Match: Equatable {
         case route(AdminRoute)
@@ -70,6 +72,7 @@ enum AdminRoute: Equatable {
         case "/ui/resume": return [("POST", .uiResume)]
         case "/ui/reconcile": return [("POST", .uiReconcile)]
         case "/ui/probe": return [("POST", .uiProbe)]
+        case "/ui/redeliver": return [("POST", .uiRedeliver)]
         case "/api/destinations": return [("GET", .listDestinations)]
         case "/api/status": return [("GET", .status)]
         case "/api/events": return [("GET", .listEvents)]
@@ -88,6 +91,8 @@ enum AdminRoute: Equatable {
         switch (segments[2], segments.count) {
         case ("events", 4):
             return [("GET", .event(id: id))]
+        case ("events", 5) where segments[4] == "redeliver":
+            return [("POST", .redeliverEvent(id: id))]
         case ("dead-letters", 4):
             return [("GET", .deadLetter(id: id)), ("DELETE", .deleteDeadLetter(id: id))]
         case ("dead-letters", 5) where segments[4] == "replay":
@@ -118,7 +123,7 @@ enum AdminRoute: Equatable {
     var isPage: Bool {
         switch self {
         case .page, .eventPage, .loginForm, .login, .logout, .uiReplay, .uiPurge, .uiReplayAll, .uiPause, .uiResume, .uiReconcile,
-             .uiProbe: true
+             .uiProbe, .uiRedeliver: true
         default: false
         }
     }

@@ -19,6 +19,10 @@ extension Gateway: AdminBackend {
         await delivery.replay(deadLetterId: deadLetterId, force: force)
     }
 
+    public func redeliver(eventId: String, destination: String) async -> RedeliveryOutcome {
+        await delivery.redeliver(eventId: eventId, destination: destination)
+    }
+
     public func replayAll(_ query: DeadLetterQuery, force: Bool) async -> BulkReplayResult {
         await delivery.replayAll(query, force: force)
     }
