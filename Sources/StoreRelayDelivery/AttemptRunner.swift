@@ -96,9 +96,16 @@ package final class AttemptRunner: @unchecked Sendable {
     /// once in the metrics; a retry is logged here, a dead letter by whoever writes it.
     package func settle(_ job: DeliveryJob, _ outcome: AttemptOutcome) -> AttemptVerdict {
         dispatchPrecondition(condition: .onQueue(queue))
+        let before = state.breaker.state
         let (verdict, label) = state.settle(job, outcome, now: clock.now())
         let attempt = outcome.attempt
         observer.attemptFinished(destination: destination, outcome: label, seconds: Double(attempt.durationMs) / 1000)
+        let after = state.breaker.state
+        if before == .closed, after == .open {
+            observer.breakerChanged(destination: destination, open: true, error: attempt.error)
+        } else if before != .closed, after == .closed {
+            observer.breakerChanged(destination: destination, open: false, error: nil)
+        }
         if case .retry(let job, _) = verdict {
             logger.info("delivery attempt failed", [
                 ("event.id", job.eventId), ("destination", destination), ("attempt", String(job.attempts.count)),

@@ -15,12 +15,17 @@ public protocol DeliveryObserver: Sendable {
     /// Cluster mode: a record of kind `record` (event, state, progress, letter, entry) failed
     /// its `cluster-key` check and was not acted on.
     func recordTampered(record: String)
+    /// `destination`'s breaker opened (`open` true, after failures while closed: a failed
+    /// probe that keeps it open is not told again) or closed again; `error` is the last
+    /// failure's. Called on the destination's queue, in both modes (`AttemptRunner`).
+    func breakerChanged(destination: String, open: Bool, error: String?)
 }
 
 extension DeliveryObserver {
     public func entriesClaimed(destination: String, count: Int) {}
     public func entriesLost(destination: String, count: Int) {}
     public func recordTampered(record: String) {}
+    public func breakerChanged(destination: String, open: Bool, error: String?) {}
 }
 
 /// Observes nothing.

@@ -52,6 +52,7 @@ extension Gateway {
             intake.replace(processor: processor)
             publicRoutes.withLock { $0 = Self.publicRoutes(configuration: new, intake: intake, store: store, stopping: stopping) }
             current.withLock { $0 = new }
+            applyOperationalEvents(new, previous: old)
             reconcilers.replace(with: reconciling, passNow: false)
             logger.info("configuration reloaded", [
                 ("routes", String(new.routes.rules.count)), ("destinations", String(new.destinations.count)),

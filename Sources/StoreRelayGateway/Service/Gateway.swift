@@ -27,6 +27,13 @@ public final class Gateway: Sendable {
     let cluster: ClusterParts?
     let intake: NotificationIntake
     let metrics = GatewayMetrics()
+    /// The gateway's own events (`operational-events`), raised by the detectors below.
+    let operational: OperationalEvents
+    /// Notices an app and environment that went silent (`intake.silent`).
+    let intakeWatch: IntakeSilenceWatch
+    /// Notices the data directory's disk filling up (`disk.low`).
+    let diskWatch: DiskSpaceWatch
+    let hooks: GatewayTestHooks
     /// The apps and environments reconciled with Apple's Notification History.
     let reconcilers: Reconcilers
     /// Cluster mode: the losses of the server's data noticed, and their recovery.
@@ -81,10 +88,18 @@ public final class Gateway: Sendable {
         current = Locked(configuration)
         self.logger = logger
         self.clock = clock
+        self.hooks = hooks
+        let operational = OperationalEvents(clock: clock, logger: logger, batchWindow: hooks.operationalBatchWindow ?? .seconds(60))
+        self.operational = operational
+        intakeWatch = IntakeSilenceWatch(clock: clock, events: operational)
+        diskWatch = DiskSpaceWatch(path: configuration.dataDirectory, threshold: configuration.operationalEvents.diskLow,
+                                   events: operational)
+        let observer = GatewayObserver(metrics: metrics, operational: operational)
         let backend = if let cluster = configuration.cluster, let connection {
-            try Self.openCluster(configuration, cluster, connection: connection, clock: clock, logger: logger, metrics: metrics)
+            try Self.openCluster(configuration, cluster, connection: connection, clock: clock, logger: logger, metrics: metrics,
+                                 observer: observer)
         } else {
-            try Self.openJournal(configuration, clock: clock, logger: logger, metrics: metrics, hooks: hooks)
+            try Self.openJournal(configuration, clock: clock, logger: logger, metrics: metrics, observer: observer, hooks: hooks)
         }
         journal = backend.journal
         delivery = backend.delivery
@@ -101,15 +116,18 @@ public final class Gateway: Sendable {
             backend.close()
             throw error
         }
-        intake = NotificationIntake(processor: processor, store: backend.store, clock: clock, logger: logger, metrics: metrics)
+        intake = NotificationIntake(processor: processor, store: backend.store, clock: clock, logger: logger, metrics: metrics,
+                                    intakeWatch: intakeWatch)
         // The engine outlives no gateway, and the intake holds the engine: the intake's
         // processor is what the closure needs, so it reaches it without holding the intake.
         delivery.reprocess.withLock { [processor = intake.processorCell] in
             $0 = { stored in try? processor.current.process(body: stored.body, pathEnvironment: nil, receivedAt: stored.receivedAt) }
         }
-        serverResets = ServerResets(logger: logger, metrics: metrics)
+        serverResets = ServerResets(logger: logger, metrics: metrics, operational: operational)
         reconcilers = Reconcilers(dataDirectory: configuration.dataDirectory, intake: intake, store: backend.store, clock: clock,
-                                  logger: logger, metrics: metrics)
+                                  logger: logger, metrics: metrics, operational: operational)
+        metrics.observe(intake: intakeWatch, disk: diskWatch)
+        metrics.seed(configuration)
         let reconciling: [Reconciler]
         do {
             reconciling = try reconcilers.prepare(configuration, dedupeWindow: backend.store.dedupeWindow)
@@ -153,6 +171,8 @@ public final class Gateway: Sendable {
             backend.close()
             throw error
         }
+        // Before the first reconciliation pass, which may fail and say so.
+        applyOperationalEvents(configuration, previous: nil)
         // Last: a first pass feeds the intake, which must be fully up.
         reconcilers.replace(with: reconciling, passNow: true)
         // After the reconcilers: a loss noticed at once (while this instance was down) asks
@@ -192,6 +212,7 @@ public final class Gateway: Sendable {
         cluster?.epoch.stop()
         serverResets.stop()
         reconcilers.stop()
+        stopOperationalEvents()
         journalProbe?.stop()
         memoryTrimmer?.stop()
         publicServer.shutdown { [delivery, journal, cluster, logger] in

@@ -1,4 +1,5 @@
 import StoreRelayCluster
+import StoreRelayConfig
 import StoreRelayDelivery
 import StoreRelayNet
 import StoreRelayStorage
@@ -18,12 +19,13 @@ final class GatewayMetrics: Sendable {
     private let clusterLost: Counter
     private let clusterTampered: Counter
     private let clusterResets: Counter
+    private let operationalEvents: Counter
 
     init() {
         received = registry.counter(
             "storerelay_notifications_received_total",
-            help: "Notifications posted to the public listener, by environment, version (1 or 2) and outcome.",
-            labels: ["environment", "version", "outcome"])
+            help: "Notifications posted to the public listener, by app (bundle id; unknown when unreadable), environment, version (1 or 2) and outcome.",
+            labels: ["app", "environment", "version", "outcome"])
         acknowledgement = registry.histogram(
             "storerelay_acknowledgement_seconds",
             help: "Time from a complete notification request to its answer (verification and journal fsync included).",
@@ -60,6 +62,49 @@ final class GatewayMetrics: Sendable {
         clusterResets = registry.counter(
             "storerelay_cluster_server_resets_total",
             help: "Cluster mode: times this instance found the server's epoch missing or changed (the server lost its data; must stay 0).")
+        operationalEvents = registry.counter(
+            "storerelay_operational_events_total",
+            help: "Operational events by outcome: delivered to the operational-events destination, or dropped (given up on, or the queue was full).",
+            labels: ["outcome"])
+        for outcome in ["delivered", "dropped"] { _ = operationalEvents.series([outcome]) }
+        registry.gauge("storerelay_build_info", help: "Always 1; the version label says which StoreRelay is running.",
+                       labels: ["version"]) {
+            [([StoreRelayVersion.current], 1)]
+        }
+    }
+
+    /// Shows 0 for every series the configuration implies before anything happens, so a
+    /// series never appears from nothing (a rate over it would miss its first increase) and
+    /// an alert on it has a value to compare from the start.
+    func seed(_ configuration: GatewayConfiguration) {
+        let outcomes = ["accepted", "duplicate", "quarantined", "rejected"]
+        for app in configuration.apps {
+            for environment in configuration.environments {
+                for outcome in outcomes { _ = received.series([app.bundleId, environment.rawValue, "2", outcome]) }
+            }
+        }
+        for destination in configuration.destinations {
+            for outcome in ["delivered", "retry", "exhausted", "rejected"] { _ = deliveries.series([destination.name, outcome]) }
+            for reason in [DeadLetter.Reason.exhausted, .rejected] { _ = deadLettersCreated.series([destination.name, reason.rawValue]) }
+        }
+    }
+
+    /// An operational event was delivered or dropped (`OperationalEventQueue`).
+    func operationalEvent(_ outcome: String) {
+        operationalEvents.increment([outcome])
+    }
+
+    /// The intake's last received times and the data directory's free space.
+    func observe(intake: IntakeSilenceWatch, disk: DiskSpaceWatch) {
+        registry.gauge("storerelay_last_received_timestamp_seconds",
+                       help: "UNIX time of the last notification accepted, by app and environment (since this instance started).",
+                       labels: ["app", "environment"]) {
+            intake.lastReceived.map { pair, at in ([pair.app, pair.environment], Double(at.milliseconds) / 1000) }
+        }
+        registry.gauge("storerelay_data_free_bytes",
+                       help: "Free bytes on the data directory's file system, as of the last check (disk-low compares with it).") {
+            disk.freeBytes.map { [([], Double($0))] } ?? []
+        }
     }
 
     /// The cluster server was found to have lost its data (`ClusterEpoch`).
@@ -86,6 +131,14 @@ final class GatewayMetrics: Sendable {
     /// Gauges read at scrape time from the running parts (single-node mode).
     func observe(delivery: DeliveryEngine, journal: Journal, journalDirectory: String) {
         observe(delivery: delivery)
+        registry.gauge("storerelay_oldest_pending_seconds",
+                       help: "Age of the oldest event not yet delivered, by destination (0 when none; cluster mode: the oldest pending entry).",
+                       labels: ["destination"]) {
+            let now = Timestamp.now()
+            return delivery.status.map { status in
+                ([status.name], status.oldestPendingSince.map { Double(max(0, now.milliseconds - $0.milliseconds)) / 1000 } ?? 0)
+            }
+        }
         registry.gauge("storerelay_journal_segments", help: "Journal segments on disk.") {
             [([], Double(journal.segments.count))]
         }
@@ -133,13 +186,23 @@ final class GatewayMetrics: Sendable {
         }
         registry.gauge("storerelay_dead_letters", help: "Dead letters in the store, by destination (empty: unrouted and quarantined).",
                        labels: ["destination"]) {
-            delivery.deadLetterCounts.map { ([$0.key ?? ""], Double($0.value)) }
+            // Every destination, 0 when it has none: a purge must not make the series vanish.
+            var counts = delivery.deadLetterCounts
+            for status in delivery.status where counts[status.name] == nil { counts[status.name] = 0 }
+            if counts[nil] == nil { counts[nil] = 0 }
+            return counts.map { ([$0.key ?? ""], Double($0.value)) }
         }
     }
 
     /// Cluster mode's gauges: the shared queues' figures on the server, and the connection.
     func observe(cluster delivery: ClusterDelivery, client: RedisClient, watch: ServerWatch) {
         observe(delivery: delivery)
+        // The same name as single-node mode's, so one alert and one panel serve both.
+        registry.gauge("storerelay_oldest_pending_seconds",
+                       help: "Age of the oldest event not yet delivered, by destination (0 when none; cluster mode: the oldest pending entry).",
+                       labels: ["destination"]) {
+            delivery.serverFigures.map { ([$0.destination], Double($0.figures.oldestPendingAge?.wholeMilliseconds ?? 0) / 1000) }
+        }
         registry.gauge("storerelay_cluster_stream_length", help: "Cluster mode: entries in each destination's stream (read or not).",
                        labels: ["destination"]) {
             delivery.serverFigures.map { ([$0.destination], Double($0.figures.length)) }
@@ -161,8 +224,8 @@ final class GatewayMetrics: Sendable {
         }
     }
 
-    func notificationAnswered(environment: String?, version: String?, outcome: String, seconds: Double) {
-        received.increment([environment ?? "unknown", version ?? "unknown", outcome])
+    func notificationAnswered(app: String?, environment: String?, version: String?, outcome: String, seconds: Double) {
+        received.increment([app ?? "unknown", environment ?? "unknown", version ?? "unknown", outcome])
         acknowledgement.observe(seconds, [outcome])
     }
 }

@@ -16,14 +16,16 @@ final class NotificationIntake: Sendable {
     private let clock: any TimeSource
     private let logger: Logger
     private let metrics: GatewayMetrics
+    private let intakeWatch: IntakeSilenceWatch?
     /// ECDSA verification is CPU work: it runs on the cooperative width of this concurrent
     /// queue, never on a connection's serial queue.
     private let verificationQueue = DispatchQueue(
         label: "storerelay.verification", attributes: .concurrent, target: .nonBlockingWork)
 
     init(processor: NotificationProcessor, store: any NotificationStore, clock: any TimeSource,
-         logger: Logger, metrics: GatewayMetrics) {
+         logger: Logger, metrics: GatewayMetrics, intakeWatch: IntakeSilenceWatch? = nil) {
         self.metrics = metrics
+        self.intakeWatch = intakeWatch
         self.processor = Locked(processor)
         self.store = store
         self.clock = clock
@@ -95,8 +97,11 @@ final class NotificationIntake: Sendable {
     ) {
         // Only a V1 notification has a legacy type.
         let version = event.map { $0.legacyType == nil ? "2" : "1" }
+        if case .accepted = outcome, let event {
+            intakeWatch?.received(app: event.bundleId ?? "unknown", environment: event.environment?.rawValue ?? "unknown")
+        }
         metrics.notificationAnswered(
-            environment: event?.environment?.rawValue, version: version, outcome: outcome.label,
+            app: event?.bundleId, environment: event?.environment?.rawValue, version: version, outcome: outcome.label,
             seconds: Double(MonotonicClock.nanoseconds() - started) / 1e9)
         completion(outcome)
     }

@@ -1,0 +1,39 @@
+import StoreRelayConfig
+import StoreRelayDelivery
+import StoreRelayCore
+
+extension Gateway {
+    /// Points the operational events at `configuration`'s `operational-events` destination
+    /// (opening its kind a second time, for them alone), or at nothing, and applies the
+    /// thresholds. At start and after each reload; a destination whose definition did not
+    /// change keeps its queue.
+    func applyOperationalEvents(_ configuration: GatewayConfiguration, previous: GatewayConfiguration?) {
+        let ops = configuration.operationalEvents
+        intakeWatch.start(silence: hooks.intakeSilence ?? ops.intakeSilence, interval: hooks.operationalCheckInterval)
+        diskWatch.setThreshold(ops.diskLow)
+        diskWatch.start(interval: hooks.operationalCheckInterval ?? .seconds(60))
+        let definition = ops.destination.flatMap { name in configuration.destinations.first { $0.name == name } }
+        let old = previous?.operationalEvents.destination.flatMap { name in previous?.destinations.first { $0.name == name } }
+        if previous != nil, definition == old { return }
+        var queue: OperationalEventQueue?
+        if let definition {
+            do {
+                queue = try OperationalEventQueue(definition, clock: clock, logger: logger) { [metrics] outcome in
+                    metrics.operationalEvent(outcome)
+                }
+            } catch {
+                logger.error("operational events: cannot open their destination; none are sent", [
+                    ("destination", definition.name), ("error", "\(error)"),
+                ])
+            }
+        }
+        operational.attach(queue)?.stop()
+    }
+
+    /// Stops the watches and the queue; what waits is dropped (see `OperationalEventQueue`).
+    func stopOperationalEvents() {
+        intakeWatch.stop()
+        diskWatch.stop()
+        operational.stop()
+    }
+}
