@@ -203,7 +203,7 @@ struct OperateTests {
                        "storerelay_journal_segments"] {
             #expect(metrics.body.contains(family), "\(family)")
         }
-        #expect(metrics.body.contains(#"storerelay_notifications_received_total{environment="sandbox",version="2",outcome="accepted"} 3"#))
+        #expect(metrics.body.contains(#"storerelay_notifications_received_total{app="com.acme.journal",environment="sandbox",version="2",outcome="accepted"} 3"#))
         #expect(metrics.body.contains(Self.delivered))
 
         // Logs: one JSON object per line, never a secret or a signed payload at info.

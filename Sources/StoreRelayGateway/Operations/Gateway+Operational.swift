@@ -9,9 +9,13 @@ extension Gateway {
     /// change keeps its queue.
     func applyOperationalEvents(_ configuration: GatewayConfiguration, previous: GatewayConfiguration?) {
         let ops = configuration.operationalEvents
-        intakeWatch.start(silence: hooks.intakeSilence ?? ops.intakeSilence, interval: hooks.operationalCheckInterval)
-        diskWatch.setThreshold(ops.diskLow)
-        diskWatch.start(interval: hooks.operationalCheckInterval ?? .seconds(60))
+        // The watches start after the queue is attached: the disk's first check is at once,
+        // and a crossing found before there is somewhere to send it would never be told.
+        defer {
+            intakeWatch.start(silence: hooks.intakeSilence ?? ops.intakeSilence, interval: hooks.operationalCheckInterval)
+            diskWatch.setThreshold(ops.diskLow)
+            diskWatch.start(interval: hooks.operationalCheckInterval ?? .seconds(60))
+        }
         let definition = ops.destination.flatMap { name in configuration.destinations.first { $0.name == name } }
         let old = previous?.operationalEvents.destination.flatMap { name in previous?.destinations.first { $0.name == name } }
         if previous != nil, definition == old { return }
