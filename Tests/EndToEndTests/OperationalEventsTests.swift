@@ -132,6 +132,24 @@ struct OperationalEventsTests {
         #expect(metrics.contains("storerelay_data_free_bytes "), "\(metrics)")
     }
 
+    /// `format slack` on a destination that routes App Store events: one readable line each,
+    /// still signed, with the subscription to look up.
+    @Test func appStoreEventsInSlackFormat() throws {
+        let sink = try WebhookSink(secret: testSigningSecret)
+        let gateway = try self.gateway("""
+            \(webhookDestination("chat", sink.url("/ok"), options: "format slack"))
+            route * * * -> chat
+            """)
+        let uuid = UUID().uuidString.lowercased()
+        let body = try signer.body(uuid: uuid, type: "SUBSCRIBED", subtype: "INITIAL_BUY", originalTransactionId: "2000000000000042")
+        #expect(try gateway.post(json: body).status == 200)
+        #expect(sink.waitFor { $0.count == 1 })
+        let request = try #require(sink.requests(path: "/ok").first)
+        #expect(request["signatureValid"] == true)
+        let text = try JSONValue.parse(try #require(request["body"]?.stringValue))["text"]?.stringValue
+        #expect(text == "StoreRelay: SUBSCRIBED (INITIAL_BUY) com.acme.journal sandbox, originalTransactionId 2000000000000042, id \(uuid)")
+    }
+
     /// The operational-events destination itself failing: its own breaker and its own dead
     /// letters are not reported to it, and every event it is sent is tried within its
     /// budget and then dropped, so the traffic to it stops.
