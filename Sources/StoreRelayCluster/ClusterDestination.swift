@@ -398,8 +398,8 @@ final class ClusterDestination: @unchecked Sendable {
         if let letter {
             observer.deadLettered(destination: name, reason: letter.reason)
             logger.warning("dead-lettered", [
-                ("event.id", entry.eventId), ("destination", name), ("reason", letter.reason.rawValue),
-                ("attempts", String(letter.attempts.count)), ("detail", letter.detail ?? ""),
+                ("event.id", entry.eventId), ("original.transaction.id", job?.subscription ?? ""), ("destination", name),
+                ("reason", letter.reason.rawValue), ("attempts", letter.attempts.count), ("detail", letter.detail ?? ""),
             ])
         }
         let outcome = ClusterQueue.Finish(

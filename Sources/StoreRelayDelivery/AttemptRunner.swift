@@ -107,10 +107,14 @@ package final class AttemptRunner: @unchecked Sendable {
             observer.breakerChanged(destination: destination, open: false, error: nil)
         }
         if case .retry(let job, _) = verdict {
-            logger.info("delivery attempt failed", [
-                ("event.id", job.eventId), ("destination", destination), ("attempt", String(job.attempts.count)),
-                ("status", attempt.status.map(String.init) ?? ""), ("error", attempt.error ?? ""), ("next", job.due.iso8601),
-            ])
+            var fields: Logger.Metadata = [
+                ("event.id", job.eventId), ("original.transaction.id", job.subscription ?? ""), ("destination", destination),
+                ("attempt", job.attempts.count),
+            ]
+            // No status when nothing answered (a refused connection): absent, not a made-up 0.
+            if let status = attempt.status { fields.append(("status", status)) }
+            fields += [("error", attempt.error ?? ""), ("duration.ms", attempt.durationMs), ("next", job.due.iso8601)]
+            logger.info("delivery attempt failed", fields)
         }
         return verdict
     }

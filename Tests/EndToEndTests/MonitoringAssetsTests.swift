@@ -89,6 +89,28 @@ struct MonitoringAssetsTests {
         }
     }
 
+    /// Single-node mode reports the age of the oldest undelivered event per destination: an
+    /// event waiting an hour for its retry grows older; a delivered one leaves 0.
+    @Test func oldestPendingAgeInSingleNodeMode() throws {
+        let sink = try WebhookSink(secret: testSigningSecret)
+        let unreachable = "http://127.0.0.1:\(freeLoopbackPort())/hook"
+        let gateway = try Gateway(config: Gateway.trustingConfig("""
+            \(webhookDestination("down", unreachable, options: "backoff 1h 1h"))
+            \(webhookDestination("up", sink.url("/ok")))
+            route * * * -> down, up
+            """), directory: try Gateway.trustingDirectory("storerelay-oldest"))
+        #expect(try gateway.post(json: try testSigner.body()).status == 200)
+        #expect(sink.waitFor { $0.count == 1 })
+        let admin = try AdminGateway(gateway)
+        func age(_ destination: String) -> Double? {
+            let metrics = (try? admin.metrics) ?? ""
+            let prefix = "storerelay_oldest_pending_seconds{destination=\"\(destination)\"} "
+            return metrics.split(separator: "\n").first { $0.hasPrefix(prefix) }.flatMap { Double($0.dropFirst(prefix.count)) }
+        }
+        #expect(pollUntil(timeout: 10) { (age("down") ?? 0) >= 1.0 }, "\(String(describing: age("down")))")
+        #expect(age("up") == 0)
+    }
+
     @Test(.enabled(if: RedisServerProcess.isAvailable, "redis-server is not installed (apt-get install redis-server)"))
     func everyNameIsExportedInOneModeOrTheOther() throws {
         let server = try RedisServerProcess()

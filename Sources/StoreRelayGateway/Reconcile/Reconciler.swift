@@ -313,10 +313,10 @@ final class Reconciler: Sendable {
         if report.outcome == .success, !report.dryRun { record.lastSuccess.withLock { $0 = report.finishedAt } }
         metrics.reconciliationFinished(app: bundleId, environment: environment.rawValue, outcome: report.outcome.rawValue,
                                        recovered: report.dryRun ? 0 : report.recovered)
-        var fields: [(String, String)] = [
-            ("outcome", report.outcome.rawValue), ("pages", String(report.pages)), ("found", String(report.found)),
-            ("already.had", String(report.alreadyHad)), ("recovered", String(report.recovered)),
-            ("quarantined", String(report.quarantined)), ("failed", String(report.failed)),
+        var fields: Logger.Metadata = [
+            ("outcome", report.outcome.rawValue), ("pages", report.pages), ("found", report.found),
+            ("already.had", report.alreadyHad), ("recovered", report.recovered),
+            ("quarantined", report.quarantined), ("failed", report.failed),
         ]
         if let clamped = report.clamped { fields.append(("clamped", clamped)) }
         if !report.dryRun { tellOperators(report) }
@@ -342,7 +342,8 @@ final class Reconciler: Sendable {
 
     /// `fields` after the app and environment every reconciliation line carries.
     func tagged(_ fields: Logger.Metadata) -> Logger.Metadata {
-        [("app", bundleId), ("environment", environment.rawValue)] + fields
+        let tags: Logger.Metadata = [("app", bundleId), ("environment", environment.rawValue)]
+        return tags + fields
     }
 }
 

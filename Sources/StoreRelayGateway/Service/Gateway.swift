@@ -190,8 +190,8 @@ public final class Gateway: Sendable {
             }
         }
         logger.info("started", [
-            ("data", configuration.dataDirectory), ("routes", String(configuration.routes.rules.count)),
-            ("destinations", String(configuration.destinations.count)),
+            ("data", configuration.dataDirectory), ("routes", configuration.routes.rules.count),
+            ("destinations", configuration.destinations.count),
             ("journal.segments", journal.map { String($0.segments.count) } ?? "none (cluster mode)"),
         ])
     }

@@ -37,9 +37,10 @@ final class NotificationIntake: Sendable {
         self.processor.withLock { $0 = processor }
     }
 
-    /// Handles one body posted on a path bound to `pathEnvironment` (nil: any environment).
+    /// Handles one body posted on a path bound to `pathEnvironment` (nil: any environment)
+    /// by `client` (the peer's `ip:port`, for the log lines an operator greps by).
     func receive(
-        body: [UInt8], pathEnvironment: AppStoreEnvironment?,
+        body: [UInt8], pathEnvironment: AppStoreEnvironment?, client: String? = nil,
         completion: @escaping @Sendable (IntakeOutcome) -> Void
     ) {
         let started = MonotonicClock.nanoseconds()
@@ -48,11 +49,11 @@ final class NotificationIntake: Sendable {
             do throws(IntakeRejection) {
                 processed = try processor.current.process(body: body, pathEnvironment: pathEnvironment, receivedAt: clock.now())
             } catch {
-                logger.notice("notification rejected", [("reason", error.message)])
+                logger.notice("notification rejected", [("reason", error.message), ("client", client ?? "")])
                 answer(.rejected(error), event: nil, started: started, completion: completion)
                 return
             }
-            keep(processed) { [self] outcome in
+            keep(processed, client: client) { [self] outcome in
                 answer(outcome, event: processed.event, started: started, completion: completion)
             }
         }
@@ -106,7 +107,8 @@ final class NotificationIntake: Sendable {
         completion(outcome)
     }
 
-    private func keep(_ stored: StoredNotification, completion: @escaping @Sendable (IntakeOutcome) -> Void) {
+    /// `client`: who posted it; nil for a notification recovered from Apple's history.
+    private func keep(_ stored: StoredNotification, client: String? = nil, completion: @escaping @Sendable (IntakeOutcome) -> Void) {
         let id = stored.id
         let event = stored.event
         let reason = store.unavailableReason
@@ -116,21 +118,25 @@ final class NotificationIntake: Sendable {
                 if case .quarantine(let reason) = stored.disposition {
                     logger.warning("notification quarantined", [
                         ("event.id", id), ("event.type", event.type), ("environment", event.environment?.rawValue ?? "unknown"),
-                        ("bundle.id", event.bundleId ?? ""), ("reason", reason),
+                        ("bundle.id", event.bundleId ?? ""), ("original.transaction.id", event.originalTransactionId ?? ""),
+                        ("client", client ?? ""), ("reason", reason),
                     ])
                     completion(.quarantined(id: id))
                 } else {
                     logger.info("notification accepted", [
                         ("event.id", id), ("event.type", event.type), ("event.subtype", event.subtype ?? ""),
                         ("environment", event.environment?.rawValue ?? "unknown"), ("bundle.id", event.bundleId ?? ""),
+                        ("original.transaction.id", event.originalTransactionId ?? ""), ("client", client ?? ""),
                     ])
                     completion(.accepted(id: id))
                 }
             case .duplicate:
-                logger.info("duplicate notification", [("event.id", id)])
+                logger.info("duplicate notification", [("event.id", id), ("client", client ?? "")])
                 completion(.duplicate(id: id))
             case .failed(let error):
-                logger.error("notification not stored", [("event.id", id), ("error", error)])
+                logger.error("notification not stored", [
+                    ("event.id", id), ("original.transaction.id", event.originalTransactionId ?? ""), ("client", client ?? ""), ("error", error),
+                ])
                 completion(.rejected(.unavailable(
                     "The notification could not be stored; retry later (\(reason)).")))
             }
