@@ -107,6 +107,6 @@ struct OperationalEventSourcesTests {
         _ = try redis("FLUSHALL")
         #expect(sink.waitFor(timeout: 30) { _ in !events(sink, "cluster.server_reset").isEmpty })
         let reset = try #require(events(sink, "cluster.server_reset").first)
-        #expect(reset["cause"]?.stringValue == "missing" && reset["lostSince"]?.stringValue != nil, "\(reset)")
+        #expect(reset["cause"]?.stringValue == "missing" && reset["lostSince"]?.stringValue != nil && reset["instance"]?.stringValue == "a", "\(reset)")
     }
 }

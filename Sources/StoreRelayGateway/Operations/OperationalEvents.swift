@@ -14,6 +14,9 @@ import StoreRelayCore
 /// failing. The queue's own failures never come back here (see `OperationalEventQueue`).
 final class OperationalEvents: Sendable {
     private let sink = Locked<OperationalEventQueue?>(nil)
+    /// Cluster mode: this instance's id, added to every event as `instance`: each instance
+    /// watches its own breakers, intake and disk, so a receiver must tell them apart.
+    private let instance = Locked<String?>(nil)
     private let clock: any TimeSource
     private let logger: Logger
     /// Dead letters, counted per destination and sent once a window (`dead_letter.created`).
@@ -60,10 +63,15 @@ final class OperationalEvents: Sendable {
     /// The destination they go to, if any.
     var destination: String? { sink.current?.destination }
 
+    /// Tags every event from now on with `instance` (cluster mode).
+    func setInstance(_ id: String?) { instance.withLock { $0 = id } }
+
     /// Queues one event of `type` now; `about` names the destination it concerns, so one
     /// about the operational-events destination itself is only logged.
     func emit(_ type: String, about destination: String? = nil, _ details: [(String, JSONValue)]) {
         guard let queue = sink.current else { return }
+        var details = details
+        if let instance = instance.current { details.append(("instance", .string(instance))) }
         let event = OperationalEvent(type: type, at: clock.now(), details: JSONObject(details))
         if let destination, destination == queue.destination {
             logger.warning("operational event about its own destination not sent", [("type", type), ("destination", destination)])

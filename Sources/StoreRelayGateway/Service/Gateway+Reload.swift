@@ -53,6 +53,7 @@ extension Gateway {
             publicRoutes.withLock { $0 = Self.publicRoutes(configuration: new, intake: intake, store: store, stopping: stopping) }
             current.withLock { $0 = new }
             applyOperationalEvents(new, previous: old)
+            metrics.seed(new)
             reconcilers.replace(with: reconciling, passNow: false)
             logger.info("configuration reloaded", [
                 ("routes", String(new.routes.rules.count)), ("destinations", String(new.destinations.count)),

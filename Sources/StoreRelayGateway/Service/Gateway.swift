@@ -94,6 +94,7 @@ public final class Gateway: Sendable {
         intakeWatch = IntakeSilenceWatch(clock: clock, events: operational)
         diskWatch = DiskSpaceWatch(path: configuration.dataDirectory, threshold: configuration.operationalEvents.diskLow,
                                    events: operational)
+        operational.setInstance(connection?.instanceId)
         let observer = GatewayObserver(metrics: metrics, operational: operational)
         let backend = if let cluster = configuration.cluster, let connection {
             try Self.openCluster(configuration, cluster, connection: connection, clock: clock, logger: logger, metrics: metrics,
