@@ -132,6 +132,32 @@ struct OperationalEventsTests {
         #expect(metrics.contains("storerelay_data_free_bytes "), "\(metrics)")
     }
 
+    /// A reload can turn the events off, and point them at another destination, which then
+    /// hears of a condition still standing (the disk is still low).
+    @Test func aReloadMovesThemToAnotherDestination() throws {
+        let sink = try WebhookSink(secret: testSigningSecret)
+        func config(_ target: String?) -> String {
+            Gateway.bareConfig("""
+                trust-root ./test-root.pem
+                \(webhookDestination("first", sink.url("/ok?first")))
+                \(webhookDestination("second", sink.url("/ok?second")))
+                disk-low 1000000GiB
+                \(target.map { "operational-events -> \($0)" } ?? "")
+                """)
+        }
+        let directory = try Gateway.trustingDirectory("storerelay-ops-reload")
+        let gateway = try Gateway(config: config("first"), directory: directory, hooks: Self.hooks())
+        #expect(sink.waitFor { _ in events(sink, "/ok?first").count == 1 })
+        for target in [nil, "second"] {
+            try config(target).write(to: gateway.process.configPath, atomically: true, encoding: .utf8)
+            gateway.process.send(SIGHUP)
+            #expect(gateway.process.waitForLog { $0["message"]?.stringValue == "configuration reloaded" } != nil)
+        }
+        #expect(sink.waitFor { _ in events(sink, "/ok?second").count == 1 })
+        #expect(events(sink, "/ok?second").first?["type"]?.stringValue == "disk.low")
+        #expect(events(sink, "/ok?first").count == 1)
+    }
+
     /// `format slack` on a destination that routes App Store events: one readable line each,
     /// still signed, with the subscription to look up.
     @Test func appStoreEventsInSlackFormat() throws {

@@ -37,6 +37,10 @@ final class DiskSpaceWatch: Sendable {
 
     var freeBytes: Int? { lastFree.current }
 
+    /// Forgets a crossing already told: a new destination for the events (a reload) hears of
+    /// a disk still low at the next check.
+    func rearm() { low.withLock { $0 = false } }
+
     /// Bytes an unprivileged writer may still use on `path`'s file system (`f_bavail`: the
     /// journal does not run as root's reserve).
     static func available(at path: String) -> Int? {

@@ -32,6 +32,7 @@ extension Gateway {
             }
         }
         operational.attach(queue)?.stop()
+        diskWatch.rearm()
     }
 
     /// Stops the watches and the queue; what waits is dropped (see `OperationalEventQueue`).
