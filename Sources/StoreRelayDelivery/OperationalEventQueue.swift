@@ -71,8 +71,10 @@ public final class OperationalEventQueue: @unchecked Sendable {
     /// never waits for the destination.
     public func send(_ event: OperationalEvent) {
         let body = chat ? ChatMessage.body(event.summary) : JSONValue.object(event.json).serializedBytes()
+        // Due now, whatever `at` says: the event's time is the detector's, the queue's is its own.
+        let now = clock.now()
         let job = DeliveryJob(notification: event.notification, destination: destination, body: body, attempts: [],
-                              due: event.at, budgetStart: clock.now())
+                              due: now, budgetStart: now)
         queue.async { [self] in
             guard !stopped else { return }
             if waiting.count >= capacity {
