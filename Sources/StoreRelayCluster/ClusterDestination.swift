@@ -228,7 +228,7 @@ final class ClusterDestination: @unchecked Sendable {
         let taken = claimed.entries.filter { inFlight[$0.streamId] == nil }
         guard !taken.isEmpty else { return }
         observer.entriesClaimed(destination: name, count: taken.count)
-        logger.warning("cluster entries claimed from an idle instance", [("destination", name), ("entries", String(taken.count))])
+        logger.warning("cluster entries claimed from an idle instance", [("destination", name), ("entries", taken.count)])
         hold(taken)
         load(taken)
     }

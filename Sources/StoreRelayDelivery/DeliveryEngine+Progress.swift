@@ -36,7 +36,7 @@ extension DeliveryEngine {
             $0.nextAttempt = nil
         } }
         logger.debug("delivered", [("event.id", job.eventId), ("destination", job.destination),
-                                    ("attempt", String(job.attempts.count))])
+                                    ("attempt", job.attempts.count)])
         if let replayed = job.replayOf {
             return finishReplay(replayed, destination: job.destination, rewrittenAs: nil)
         }

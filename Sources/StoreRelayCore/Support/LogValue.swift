@@ -40,3 +40,15 @@ extension Double: LogValue {
         line += isFinite ? String(self) : JSONStringEscaping.quoted(String(self))
     }
 }
+
+extension UInt: LogValue {
+    public func appendJSON(to line: inout String) { line += String(self) }
+}
+
+extension UInt32: LogValue {
+    public func appendJSON(to line: inout String) { line += String(self) }
+}
+
+extension UInt16: LogValue {
+    public func appendJSON(to line: inout String) { line += String(self) }
+}

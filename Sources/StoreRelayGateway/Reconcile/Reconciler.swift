@@ -224,7 +224,7 @@ final class Reconciler: Sendable {
                 case .failure(let error):
                     if error.isPaginationTokenExpired, fetch.report.restarts < 3 {
                         fetch.report.restarts += 1
-                        logger.warning("pagination token expired; fetching the window again", tagged([("page", String(fetch.report.pages))]))
+                        logger.warning("pagination token expired; fetching the window again", tagged([("page", fetch.report.pages)]))
                         fetch.token = nil
                         return fetchWindow(fetch, completion: completion)
                     }

@@ -56,7 +56,7 @@ extension Gateway {
             metrics.seed(new)
             reconcilers.replace(with: reconciling, passNow: false)
             logger.info("configuration reloaded", [
-                ("routes", String(new.routes.rules.count)), ("destinations", String(new.destinations.count)),
+                ("routes", new.routes.rules.count), ("destinations", new.destinations.count),
             ])
             for warning in new.warnings { logger.warning("configuration", [("warning", warning)]) }
             completion(nil)

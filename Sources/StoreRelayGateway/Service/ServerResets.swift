@@ -122,7 +122,7 @@ final class ServerResets: Sendable {
             guard report.outcome == .failed else { return }
             logger.warning("recovery after the cluster server lost its data failed; trying again", [
                 ("app", recovery.app), ("environment", recovery.environment), ("error", report.error ?? ""),
-                ("attempt", String(attempt)), ("retry.in", ConfigFormat.duration(delay)),
+                ("attempt", attempt), ("retry.in", ConfigFormat.duration(delay)),
             ])
             timers.asyncAfter(deadline: .now() + .milliseconds(Int(delay.wholeMilliseconds))) { [self] in
                 update(recovery, of: reset) { $0.attempts = attempt + 1; $0.running = true; $0.retryAt = nil }
