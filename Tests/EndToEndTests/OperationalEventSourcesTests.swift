@@ -52,6 +52,10 @@ struct OperationalEventSourcesTests {
         #expect(failed["error"]?.stringValue?.isEmpty == false, "\(failed)")
 
         let admin = try AdminGateway(gateway)
+        // Never succeeded: the series is there, at 0, for the staleness alert to see.
+        let metrics = try admin.metrics
+        #expect(metrics.contains(#"storerelay_reconcile_last_success_timestamp_seconds{app="com.acme.journal",environment="production"} 0"#), "\(metrics)")
+        #expect(metrics.contains(#"storerelay_reconcile_runs_total{app="com.acme.journal",environment="production",outcome="failed"} 1"#), "\(metrics)")
         let probe = try admin.post("/api/probe", json: #"{"app":"com.acme.journal","environment":"production","timeout":"5s"}"#)
         #expect(probe.status == 200, "\(probe.body)")
         #expect(sink.waitFor { _ in !events(sink, "probe.failed").isEmpty })

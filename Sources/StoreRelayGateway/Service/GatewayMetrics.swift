@@ -120,10 +120,13 @@ final class GatewayMetrics: Sendable {
     /// The time of each app and environment's last successful reconciliation.
     func observe(reconcilers: @escaping @Sendable () -> [Reconciler]) {
         registry.gauge("storerelay_reconcile_last_success_timestamp_seconds",
-                       help: "UNIX time of the last successful reconciliation, by app and environment.",
+                       help: "UNIX time of the last successful reconciliation, by app and environment (0: none yet).",
                        labels: ["app", "environment"]) {
-            reconcilers().compactMap { reconciler in
-                reconciler.record.lastSuccess.current.map { ([reconciler.bundleId, reconciler.environment.rawValue], Double($0.milliseconds) / 1000) }
+            // 0 rather than no series before the first success: "never" must age like a
+            // stale success does, or an app whose every pass fails would never alert.
+            reconcilers().map { reconciler in
+                ([reconciler.bundleId, reconciler.environment.rawValue],
+                 reconciler.record.lastSuccess.current.map { Double($0.milliseconds) / 1000 } ?? 0)
             }
         }
     }
