@@ -57,19 +57,60 @@ struct MonitoringAssetsTests {
         try (ruleExpressions() + dashboardExpressions()).reduce(into: Set<String>()) { $0.formUnion(metricNames(in: $1)) }
     }
 
-    /// A single-node gateway with a destination, an accepted notification and a delivery.
-    private func singleNodeFamilies() throws -> Set<String> {
+    /// Each `label="value"` matcher on a `storerelay_*` metric in `expression`.
+    static func matchers(in expression: String) -> [(metric: String, label: String, value: String)] {
+        let selector = try! NSRegularExpression(pattern: #"(storerelay_[a-z0-9_]+)\{([^}]*)\}"#)
+        let equality = try! NSRegularExpression(pattern: #"([a-z_]+)="([^"]*)""#)
+        var found: [(String, String, String)] = []
+        for match in selector.matches(in: expression, range: NSRange(expression.startIndex..., in: expression)) {
+            guard let name = Range(match.range(at: 1), in: expression), let body = Range(match.range(at: 2), in: expression) else { continue }
+            let inside = String(expression[body])
+            for pair in equality.matches(in: inside, range: NSRange(inside.startIndex..., in: inside)) {
+                guard let label = Range(pair.range(at: 1), in: inside), let value = Range(pair.range(at: 2), in: inside) else { continue }
+                found.append((String(expression[name]), String(inside[label]), String(inside[value])))
+            }
+        }
+        return found
+    }
+
+    /// A single-node gateway with a destination, an accepted notification, a delivery and
+    /// an app reconciled with (the fake) Apple: its `/metrics` text.
+    private func singleNodeExposition() throws -> String {
         let sink = try WebhookSink(secret: testSigningSecret)
+        let fake = try FakeAppStoreAPI(bundleId: "com.acme.journal")
+        try fake.control(["history": [], "pageSize": 20])
         let gateway = try Gateway(config: Gateway.trustingConfig("""
             \(webhookDestination("hook", sink.url("/ok")))
             route * * * -> hook
+            \(fake.apiURLLine)
+            app com.acme.journal {
+                apple-id 1234567890
+                \(fake.apiKeyLine)
+                reconcile every 1h overlap 2h
+            }
             """), directory: try Gateway.trustingDirectory("storerelay-monitoring"))
         #expect(try gateway.post(json: try testSigner.body()).status == 200)
         #expect(sink.waitFor { $0.count == 1 })
         let admin = try AdminGateway(gateway)
         // The disk watch's first figure comes from its first check, at start.
         #expect(pollUntil(timeout: 10) { ((try? admin.metrics) ?? "").contains("storerelay_data_free_bytes ") })
-        return Self.families(try admin.metrics)
+        return try admin.metrics
+    }
+
+    private func singleNodeFamilies() throws -> Set<String> { Self.families(try singleNodeExposition()) }
+
+    /// A matcher on a label value the gateway never exports selects nothing, silently: every
+    /// `label="value"` the rules and the dashboard use must be a series of a running gateway
+    /// (the configuration's series are there from the start, at 0).
+    @Test func everyLabelValueMatchedIsExported() throws {
+        let exposition = try singleNodeExposition()
+        let samples = exposition.split(separator: "\n").filter { !$0.hasPrefix("#") }
+        let used = try (Self.ruleExpressions() + Self.dashboardExpressions()).flatMap(Self.matchers)
+        #expect(!used.isEmpty)
+        for (metric, label, value) in used where !metric.hasPrefix("storerelay_cluster_") {
+            #expect(samples.contains { $0.hasPrefix(metric + "{") && $0.contains("\(label)=\"\(value)\"") },
+                    "\(metric){\(label)=\"\(value)\"} is never exported")
+        }
     }
 
     @Test func bothFilesHaveExpressions() throws {

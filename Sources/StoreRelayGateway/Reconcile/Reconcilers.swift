@@ -66,6 +66,7 @@ final class Reconcilers: Sendable {
                 } catch {
                     throw GatewayError("app \(app.bundleId): \(error.message)")
                 }
+                metrics.seedReconciliation(app: app.bundleId, environment: environment.rawValue)
                 made.append(Reconciler(
                     bundleId: app.bundleId, environment: environment, api: api, schedule: app.reconcile, record: record,
                     directory: directory,

@@ -77,12 +77,15 @@ final class GatewayMetrics: Sendable {
     /// series never appears from nothing (a rate over it would miss its first increase) and
     /// an alert on it has a value to compare from the start.
     func seed(_ configuration: GatewayConfiguration) {
-        let outcomes = ["accepted", "duplicate", "quarantined", "rejected"]
         for app in configuration.apps {
             for environment in configuration.environments {
-                for outcome in outcomes { _ = received.series([app.bundleId, environment.rawValue, "2", outcome]) }
+                for outcome in ["accepted", "duplicate", "quarantined"] {
+                    _ = received.series([app.bundleId, environment.rawValue, "2", outcome])
+                }
             }
         }
+        // A refused notification was not read far enough to name its app or environment.
+        for outcome in ["malformed", "signature", "unavailable"] { _ = received.series(["unknown", "unknown", "unknown", outcome]) }
         for destination in configuration.destinations {
             for outcome in ["delivered", "retry", "exhausted", "rejected"] { _ = deliveries.series([destination.name, outcome]) }
             for reason in [DeadLetter.Reason.exhausted, .rejected] { _ = deadLettersCreated.series([destination.name, reason.rawValue]) }
@@ -110,6 +113,12 @@ final class GatewayMetrics: Sendable {
     /// The cluster server was found to have lost its data (`ClusterEpoch`).
     func serverReset() {
         clusterResets.increment([])
+    }
+
+    /// Shows 0 for each outcome of `app` and `environment`'s passes before the first one.
+    func seedReconciliation(app: String, environment: String) {
+        for outcome in ["success", "failed"] { _ = reconcileRuns.series([app, environment, outcome]) }
+        _ = reconcileRecovered.series([app, environment])
     }
 
     func reconciliationFinished(app: String, environment: String, outcome: String, recovered: Int) {
