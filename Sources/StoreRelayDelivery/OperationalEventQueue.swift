@@ -45,14 +45,16 @@ public final class OperationalEventQueue: @unchecked Sendable {
     private let counted: @Sendable (String) -> Void
 
     /// Opens `definition`'s kind a second time, for these events only. A file queue writes
-    /// under `DIR/operational/`, so it never shares a segment with the events' own writer.
+    /// under `DIR/<fileSubdirectory>/` (`operational`; cluster mode adds the instance id, as
+    /// its events' writer does), so it never shares a segment with another writer.
     public init(_ definition: DestinationConfiguration, clock: any TimeSource = WallClock(), logger: Logger,
-                capacity: Int = 1000, counted: @escaping @Sendable (String) -> Void = { _ in }) throws(DeliveryError) {
+                capacity: Int = 1000, fileSubdirectory: String = "operational",
+                counted: @escaping @Sendable (String) -> Void = { _ in }) throws(DeliveryError) {
         self.counted = counted
         var clientConfiguration = HTTPClientConfiguration()
         clientConfiguration.logger = logger
         client = HTTPClient(configuration: clientConfiguration)
-        let setup = try DestinationSetup(definition, client: client, clock: clock, logger: logger, fileSubdirectory: "operational")
+        let setup = try DestinationSetup(definition, client: client, clock: clock, logger: logger, fileSubdirectory: fileSubdirectory)
         destination = definition.name
         if case .webhook(let options) = definition.kind { chat = options.delivery.format == .slack } else { chat = false }
         queue = DispatchQueue(label: "storerelay.operational-events")

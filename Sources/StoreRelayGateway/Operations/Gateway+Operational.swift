@@ -22,7 +22,10 @@ extension Gateway {
         var queue: OperationalEventQueue?
         if let definition {
             do {
-                queue = try OperationalEventQueue(definition, clock: clock, logger: logger) { [metrics] outcome in
+                // Instances sharing a volume must not share a file queue's segment.
+                let subdirectory = operational.instanceId.map { $0 + "/operational" } ?? "operational"
+                queue = try OperationalEventQueue(definition, clock: clock, logger: logger, fileSubdirectory: subdirectory) {
+                    [metrics] outcome in
                     metrics.operationalEvent(outcome)
                 }
             } catch {

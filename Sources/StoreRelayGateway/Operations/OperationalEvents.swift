@@ -26,7 +26,7 @@ final class OperationalEvents: Sendable {
 
     /// - Parameter batchWindow: how long dead letters and tampered records are counted before
     ///   one event says how many (a minute; tests shorten it).
-    init(clock: any TimeSource = WallClock(), logger: Logger = Logger(label: "storerelay", level: .error), batchWindow: Duration = .seconds(60)) {
+    init(clock: any TimeSource = WallClock(), logger: Logger = .disabled, batchWindow: Duration = .seconds(60)) {
         self.clock = clock
         self.logger = logger
         deadLetters = CountBatcher(window: batchWindow)
@@ -65,6 +65,9 @@ final class OperationalEvents: Sendable {
 
     /// Tags every event from now on with `instance` (cluster mode).
     func setInstance(_ id: String?) { instance.withLock { $0 = id } }
+
+    /// Cluster mode's instance id; nil in single-node mode.
+    var instanceId: String? { instance.current }
 
     /// Queues one event of `type` now; `about` names the destination it concerns, so one
     /// about the operational-events destination itself is only logged.
