@@ -228,7 +228,7 @@ final class ClusterDestination: @unchecked Sendable {
         let taken = claimed.entries.filter { inFlight[$0.streamId] == nil }
         guard !taken.isEmpty else { return }
         observer.entriesClaimed(destination: name, count: taken.count)
-        logger.warning("cluster entries claimed from an idle instance", [("destination", name), ("entries", String(taken.count))])
+        logger.warning("cluster entries claimed from an idle instance", [("destination", name), ("entries", taken.count)])
         hold(taken)
         load(taken)
     }
@@ -399,8 +399,8 @@ final class ClusterDestination: @unchecked Sendable {
         if let letter {
             observer.deadLettered(destination: name, reason: letter.reason)
             logger.warning("dead-lettered", [
-                ("event.id", entry.eventId), ("destination", name), ("reason", letter.reason.rawValue),
-                ("attempts", String(letter.attempts.count)), ("detail", letter.detail ?? ""),
+                ("event.id", entry.eventId), ("original.transaction.id", job?.subscription ?? ""), ("destination", name),
+                ("reason", letter.reason.rawValue), ("attempts", letter.attempts.count), ("detail", letter.detail ?? ""),
             ])
         }
         let outcome = ClusterQueue.Finish(

@@ -93,7 +93,7 @@ final class ClusterResealer: Sendable {
             sealed += await records(of: destination)
         }
         if sealed > 0 {
-            logger.notice("cluster records written before cluster-key sealed in place", [("records", String(sealed))])
+            logger.notice("cluster records written before cluster-key sealed in place", [("records", sealed)])
         }
         return sealed
     }

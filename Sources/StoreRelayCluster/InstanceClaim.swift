@@ -162,7 +162,7 @@ public final class InstanceClaim: Sendable {
         guard isHeldElsewhere, !state.withLock({ $0.holderIsAlive }) else { return queue.async(execute: completion) }
         logger.warning("cluster: instance-id \(instanceId) is claimed by another instance; waiting for the claim to lapse "
             + "(as after a crash of this instance) or to be renewed (a live instance)",
-                       [("instance.id", instanceId), ("wait.ms", String(timeout.wholeMilliseconds))])
+                       [("instance.id", instanceId), ("wait.ms", timeout.wholeMilliseconds)])
         Recheck.until(ContinuousClock.now + timeout, every: .milliseconds(20), on: queue, { [self] in
             client.isConnected || !isHeldElsewhere || state.withLock { $0.holderIsAlive }
         }, completion: { _ in completion() })

@@ -162,6 +162,9 @@ extension ConfigParser {
             sharedSecret = secretValue(arguments[0], "shared-secret")
         case "route":
             routeDirective(head, arguments)
+        case "operational-events", "intake-silence", "disk-low":
+            guard once(head) else { return }
+            operationalDirective(head, arguments)
         case "apple-api-url":
             let syntax = "apple-api-url URL [ca-file PEM-FILE]"
             guard once(head), arity(head, arguments, 1...3, syntax) else { return }

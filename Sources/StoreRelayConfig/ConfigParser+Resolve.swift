@@ -19,6 +19,10 @@ extension ConfigParser {
                 report(.unknownDestination, line: item.line, column: item.column, "route names unknown destination '\(item.text)' (\(known))")
             }
         }
+        if let token = operationalEventsToken, destinationLines[token.text] == nil {
+            let known = declared.isEmpty ? "no destination is declared" : "declared: \(declared.joined(separator: ", "))"
+            report(.unknownDestination, at: token, "operational-events names unknown destination '\(token.text)' (\(known))")
+        }
         let listen = listen ?? GatewayConfiguration.Defaults.listen
         let admin = admin ?? GatewayConfiguration.Defaults.admin
         if listen.port != 0, listen == admin, let line = seenDirectives["admin"] ?? seenDirectives["listen"] {
@@ -58,6 +62,7 @@ extension ConfigParser {
         configuration.appleAPI = appleAPI
         configuration.tracing = tracing
         configuration.trustedProxies = trustedProxies
+        configuration.operationalEvents = operationalEvents
         if var cluster {
             if !clusterNamesDedupeWindow { cluster.dedupeWindow = dedupeWindow ?? ClusterConfiguration.defaultDedupeWindow }
             configuration.cluster = cluster

@@ -31,7 +31,7 @@ extension ConfigParser {
             guard arity(head, arguments, 1...1, "ca-file PEM-FILE") else { return }
             if let file = pathValue(arguments[0], "ca-file") { options.caFile = file }
         default:
-            deliveryOption(head, arguments, &options.delivery)
+            deliveryOption(head, arguments, &options.delivery, chat: true)
         }
     }
 
@@ -62,12 +62,18 @@ extension ConfigParser {
 
 /// The options of `DeliveryOptions`, the same in every kind's block.
 extension ConfigParser {
-    mutating func deliveryOption(_ head: ConfigToken, _ arguments: [ConfigToken], _ options: inout DeliveryOptions) {
+    /// - Parameter chat: whether `format slack` is allowed: only a webhook posts to a chat.
+    mutating func deliveryOption(_ head: ConfigToken, _ arguments: [ConfigToken], _ options: inout DeliveryOptions,
+                                 chat: Bool = false) {
         switch head.text {
         case "format":
-            guard arity(head, arguments, 1...1, "format normalized|apple") else { return }
+            let choices = chat ? "normalized, apple or slack" : "normalized or apple"
+            guard arity(head, arguments, 1...1, chat ? "format normalized|apple|slack" : "format normalized|apple") else { return }
             if let format = value(arguments[0], "format", { text throws(ConfigValueError) in
-                guard let format = DeliveryOptions.Format(rawValue: text) else { throw ConfigValueError("'\(text)' is not normalized or apple") }
+                guard let format = DeliveryOptions.Format(rawValue: text), chat || format != .slack else {
+                    let hint = text == "slack" ? " (slack is for webhook destinations: chat webhooks are HTTP)" : ""
+                    throw ConfigValueError("'\(text)' is not \(choices)\(hint)")
+                }
                 return format
             }) {
                 options.format = format

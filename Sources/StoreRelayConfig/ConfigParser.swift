@@ -78,7 +78,7 @@ struct ConfigParser {
         "listen", "path", "tls", "admin", "admin-token", "data", "max-body", "read-timeout",
         "header-timeout", "min-body-rate", "idle-timeout", "max-connections", "max-connections-per-address", "dedupe-window",
         "shutdown-grace", "recent-events", "trusted-proxy", "trust-root", "environments", "app", "shared-secret", "destination",
-        "route", "apple-api-url", "cluster", "tracing",
+        "route", "apple-api-url", "cluster", "tracing", "operational-events", "intake-silence", "disk-low",
     ]
 
     let file: String
@@ -113,6 +113,10 @@ struct ConfigParser {
     var appleAPI: AppleAPIOverride?
     var tracing: TracingConfiguration?
     var cluster: ClusterConfiguration?
+    /// `operational-events`, `intake-silence`, `disk-low`.
+    var operationalEvents = OperationalEventsConfiguration()
+    /// The token naming the operational-events destination, checked against the declared ones.
+    var operationalEventsToken: ConfigToken?
     /// Whether the cluster block named its own `dedupe-window` (else the top level's applies).
     var clusterNamesDedupeWindow = false
     /// Apps whose block has `reconcile` but no `api-key`, with the line of `reconcile`.

@@ -9,6 +9,9 @@ public struct DeliveryOptions: Sendable, Hashable {
         case normalized
         /// Apple's original body, byte for byte.
         case apple
+        /// `{"text": ...}`, one line a person reads, for chat webhooks (Slack, Mattermost,
+        /// Google Chat); webhook destinations only.
+        case slack
     }
 
     /// Whether events of one subscription wait for each other (SPEC "Delivery controls").

@@ -71,7 +71,8 @@ extension GatewayConfiguration {
         if destinations.isEmpty { out.append("  none") }
         let routed = Set(routes.destinationNames)
         for destination in destinations {
-            let unused = routed.contains(destination.name) ? "" : "  (no route names it)"
+            let unused = routed.contains(destination.name) ? ""
+                : destination.name == operationalEvents.destination ? "  (operational events only)" : "  (no route names it)"
             switch destination.kind {
             case .webhook(let options):
                 out.append("  \(destination.name)  webhook \(Self.redactedURL(options.url))\(unused)")
@@ -112,6 +113,8 @@ extension GatewayConfiguration {
                 if let caFile = options.caFile { out.append("    ca-file \(caFile)") }
             }
         }
+        out.append("")
+        out.append(operationalEventsReport)
         if !referencedFiles.isEmpty {
             out.append("")
             out.append("Files (relative paths are relative to the working directory, \(ConfigPaths.absolute(".")))")
@@ -130,6 +133,13 @@ extension GatewayConfiguration {
             out.append("  \(cells)  -> \(rule.destinations.joined(separator: ", "))")
         }
         return out.joined(separator: "\n") + "\n"
+    }
+
+    /// One line: where the gateway's own events go, and the thresholds that fire them.
+    private var operationalEventsReport: String {
+        let ops = operationalEvents
+        let target = ops.destination.map { "-> \($0)" } ?? "<not set>: none are sent"
+        return "Operational events \(target); intake-silence \(ConfigFormat.duration(ops.intakeSilence)), disk-low \(ConfigFormat.size(ops.diskLow))"
     }
 
     /// ` (/abs/path)` when `path` is relative, so the report says where it really is.

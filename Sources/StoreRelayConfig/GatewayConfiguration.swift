@@ -99,6 +99,8 @@ public struct GatewayConfiguration: Sendable {
     /// `cluster`: the shared Redis or Valkey server of cluster mode; nil: single-node mode
     /// with its own journal (the default).
     public var cluster: ClusterConfiguration?
+    /// `operational-events -> NAME`, `intake-silence`, `disk-low`: the gateway's own events.
+    public var operationalEvents = OperationalEventsConfiguration()
 
     public init(
         sourceFile: String = "routes.conf",

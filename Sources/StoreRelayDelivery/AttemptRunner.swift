@@ -103,14 +103,25 @@ package final class AttemptRunner: @unchecked Sendable {
     /// once in the metrics; a retry is logged here, a dead letter by whoever writes it.
     package func settle(_ job: DeliveryJob, _ outcome: AttemptOutcome) -> AttemptVerdict {
         dispatchPrecondition(condition: .onQueue(queue))
+        let before = state.breaker.state
         let (verdict, label) = state.settle(job, outcome, now: clock.now())
         let attempt = outcome.attempt
         observer.attemptFinished(destination: destination, outcome: label, seconds: Double(attempt.durationMs) / 1000)
+        let after = state.breaker.state
+        if before == .closed, after == .open {
+            observer.breakerChanged(destination: destination, open: true, error: attempt.error)
+        } else if before != .closed, after == .closed {
+            observer.breakerChanged(destination: destination, open: false, error: nil)
+        }
         if case .retry(let job, _) = verdict {
-            logger.info("delivery attempt failed", [
-                ("event.id", job.eventId), ("destination", destination), ("attempt", String(job.attempts.count)),
-                ("status", attempt.status.map(String.init) ?? ""), ("error", attempt.error ?? ""), ("next", job.due.iso8601),
-            ])
+            var fields: Logger.Metadata = [
+                ("event.id", job.eventId), ("original.transaction.id", job.subscription ?? ""), ("destination", destination),
+                ("attempt", job.attempts.count),
+            ]
+            // No status when nothing answered (a refused connection): absent, not a made-up 0.
+            if let status = attempt.status { fields.append(("status", status)) }
+            fields += [("error", attempt.error ?? ""), ("duration.ms", attempt.durationMs), ("next", job.due.iso8601)]
+            logger.info("delivery attempt failed", fields)
         }
         return verdict
     }

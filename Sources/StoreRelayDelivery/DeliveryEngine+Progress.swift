@@ -36,7 +36,7 @@ extension DeliveryEngine {
             $0.nextAttempt = nil
         } }
         logger.debug("delivered", [("event.id", job.eventId), ("destination", job.destination),
-                                    ("attempt", String(job.attempts.count))])
+                                    ("attempt", job.attempts.count)])
         if let replayed = job.replayOf {
             return finishReplay(replayed, destination: job.destination, rewrittenAs: nil)
         }
@@ -125,8 +125,8 @@ extension DeliveryEngine {
             case .success:
                 observer.deadLettered(destination: destination, reason: reason)
                 logger.warning("dead-lettered", [
-                    ("event.id", notification.id), ("destination", destination ?? ""), ("reason", reason.rawValue),
-                    ("attempts", String(attempts.count)), ("detail", detail),
+                    ("event.id", notification.id), ("original.transaction.id", notification.event.originalTransactionId ?? ""),
+                    ("destination", destination ?? ""), ("reason", reason.rawValue), ("attempts", attempts.count), ("detail", detail),
                 ])
                 if !key.isEmpty {
                     ledger.withLock { $0.update(notification, destination: key) {

@@ -83,7 +83,7 @@ extension DeliveryEngine {
             drainRemoved(old.name, detail: "destination \(old.name) was removed from the configuration")
         }
         logger.info("destinations reconfigured", [
-            ("destinations", String(queues.count)), ("replaced.or.removed", String(retiring.count)),
+            ("destinations", queues.count), ("replaced.or.removed", retiring.count),
         ])
     }
 }

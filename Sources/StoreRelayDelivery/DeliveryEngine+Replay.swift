@@ -130,7 +130,7 @@ extension DeliveryEngine {
             // Replaying is still better than refusing: only a crash midway would lose it.
             logger.error("bulk replay not recorded; a crash would end it", [("error", "\(error)")])
         }
-        logger.info("bulk replay started", [("replay.id", intent.id), ("letters", String(ids.count))])
+        logger.info("bulk replay started", [("replay.id", intent.id), ("letters", ids.count)])
         return run(intent, letters: ids)
     }
 
@@ -142,7 +142,7 @@ extension DeliveryEngine {
                 guard let letter = deadLetters.letter(id: id) else { return false }  // delivered meanwhile
                 return !letter.replayedBy.contains(intent.id)
             }
-            logger.info("bulk replay resumed", [("replay.id", intent.id), ("letters", String(letters.count)),
+            logger.info("bulk replay resumed", [("replay.id", intent.id), ("letters", letters.count),
                                                 ("already.done", String(intent.letters.count - letters.count))])
             _ = run(intent, letters: letters)
         }

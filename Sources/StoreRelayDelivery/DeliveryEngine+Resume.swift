@@ -59,8 +59,8 @@ extension DeliveryEngine {
         startCheckpoints()
         let unfinished = tail.destinations.values.reduce(0) { $0 + $1.unfinished.count }
         logger.info("deliveries resumed", [
-            ("checkpoint", wholeJournal ? "none" : "read"), ("tail.records", String(tail.records)),
-            ("unfinished", String(unfinished)),
+            ("checkpoint", wholeJournal ? "none" : "read"), ("tail.records", tail.records),
+            ("unfinished", unfinished),
             ("cursors", tail.destinations.map { "\($0.key)@\($0.value.cursor)" }.sorted().joined(separator: " ")),
         ])
     }

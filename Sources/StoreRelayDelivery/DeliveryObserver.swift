@@ -17,6 +17,10 @@ public protocol DeliveryObserver: Sendable {
     func recordTampered(record: String)
     /// A delivery attempt finished: its span, for `tracing otlp` (`SpanExporter`).
     func traced(_ span: TraceSpan)
+    /// `destination`'s breaker opened (`open` true, after failures while closed: a failed
+    /// probe that keeps it open is not told again) or closed again; `error` is the last
+    /// failure's. Called on the destination's queue, in both modes (`AttemptRunner`).
+    func breakerChanged(destination: String, open: Bool, error: String?)
 }
 
 extension DeliveryObserver {
@@ -24,6 +28,7 @@ extension DeliveryObserver {
     public func entriesLost(destination: String, count: Int) {}
     public func recordTampered(record: String) {}
     public func traced(_ span: TraceSpan) {}
+    public func breakerChanged(destination: String, open: Bool, error: String?) {}
 }
 
 /// Observes nothing.

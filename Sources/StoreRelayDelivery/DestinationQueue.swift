@@ -78,6 +78,9 @@ final class DestinationQueue: @unchecked Sendable {
 
     // Confined to `queue`.
     private var waiting: WaitingRoom
+    /// The budget start of each job being attempted, by event id: an event in flight is still
+    /// pending, and the oldest one often is (a failing destination retries it).
+    private var attempting: [String: Timestamp] = [:]
     /// Taken, unfinished events at most (whole, parked, in flight).
     private let window: Int
     private var lifecycle = Lifecycle.behind
@@ -288,7 +291,10 @@ final class DestinationQueue: @unchecked Sendable {
     var status: DestinationStatus {
         queue.sync {
             let held = ordered ? keeper.order.heldCount : 0
-            return runner.status(queueDepth: waiting.count + held, parked: waiting.parkedCount + held)
+            var status = runner.status(queueDepth: waiting.count + held, parked: waiting.parkedCount + held)
+            // Held events wait behind an older one of their subscription, so they are never the oldest.
+            status.oldestPendingSince = ([waiting.oldestBudgetStart] + attempting.values.map { $0 }).compactMap { $0 }.min()
+            return status
         }
     }
 
@@ -437,6 +443,7 @@ final class DestinationQueue: @unchecked Sendable {
     }
 
     private func start(_ job: DeliveryJob) {
+        attempting[job.eventId] = job.budgetStart
         runner.take()
         runner.attempt(job) { [self] outcome in finish(job, outcome) }
     }
@@ -444,6 +451,7 @@ final class DestinationQueue: @unchecked Sendable {
     private func finish(_ job: DeliveryJob, _ outcome: AttemptOutcome) {
         dispatchPrecondition(condition: .onQueue(queue))
         runner.release()
+        attempting[job.eventId] = nil
         guard !isStopped else { return }
         defer { if case .stopping = lifecycle, runner.inFlight == 0 { finishStopping() } }
         handle(runner.settle(job, outcome))

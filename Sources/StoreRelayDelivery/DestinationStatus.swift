@@ -14,6 +14,10 @@ public struct DestinationStatus: Sendable {
     public var lastErrorAt: Timestamp?
     /// Paused by an operator: no attempt starts, the backlog waits (SPEC "Delivery controls").
     public var paused: Bool
+    /// When the budget of the event that has waited longest for this destination started (its
+    /// acceptance, or a replay); nil when nothing waits, or the mode reports it elsewhere
+    /// (cluster mode: the server's figures).
+    public var oldestPendingSince: Timestamp?
 
     public init(name: String, kind: String, queueDepth: Int, parked: Int, inFlight: Int, breaker: CircuitBreaker.State,
                 lastSuccess: Timestamp?, lastError: String?, lastErrorAt: Timestamp?, paused: Bool = false) {

@@ -17,6 +17,8 @@ struct DueHeap<Job: Scheduled> {
     var count: Int { items.count }
     var isEmpty: Bool { items.isEmpty }
     var earliest: Timestamp? { items.first.map { Timestamp(milliseconds: $0.due) } }
+    /// Every job, in no particular order (a scrape's look over them; no order is kept by it).
+    var jobs: some Sequence<Job> { items.lazy.map(\.job) }
 
     mutating func insert(_ job: Job) {
         // The sequence keeps equal due times in arrival order.

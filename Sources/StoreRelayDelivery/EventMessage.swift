@@ -10,6 +10,7 @@ package enum EventMessage {
     package static func body(for notification: StoredNotification, _ options: DeliveryOptions) -> [UInt8] {
         switch options.format {
         case .apple: notification.body
+        case .slack: ChatMessage.body(ChatMessage.text(for: notification.event))
         case .normalized:
             options.includeRaw ? notification.event.jsonBytes(includingRaw: notification.body) : notification.event.jsonBytes()
         }

@@ -37,6 +37,14 @@ struct WaitingRoom {
     /// Whole journaled jobs that can still be added without parking one.
     var wholeRoom: Int { max(0, wholeLimit - wholeJournaled - reading) }
 
+    /// When the budget of the longest-waiting job started (its acceptance, or the replay that
+    /// renewed it): one pass over the jobs, for a scrape, not the delivery path.
+    var oldestBudgetStart: Timestamp? {
+        let wholeOldest = whole.jobs.lazy.map(\.budgetStart).min()
+        let parkedOldest = parked.jobs.lazy.map(\.budgetStart).min()
+        return [wholeOldest, parkedOldest].compactMap { $0 }.min()
+    }
+
     /// Every job waiting, being read back included.
     var count: Int { whole.count + parked.count + reading }
     var wholeCount: Int { whole.count }

@@ -36,7 +36,7 @@ enum ProcessSetup {
         let previous = limit.rlim_cur
         limit.rlim_cur = min(limit.rlim_max, 65536)
         if setrlimit(RLIMIT_NOFILE_VALUE, &limit) == 0 {
-            logger.debug("raised the file descriptor limit", [("from", String(previous)), ("to", String(limit.rlim_cur))])
+            logger.debug("raised the file descriptor limit", [("from", previous), ("to", String(limit.rlim_cur))])
         }
     }
 

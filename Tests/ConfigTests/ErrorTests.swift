@@ -85,7 +85,7 @@ import Testing
         expectError(block("timeout 0s"), .invalidValue, line: 2, column: 13, containing: "zero")
         expectError(block("backoff 1h 1s"), .invalidValue, line: 2, column: 16, containing: "FROM <= TO")
         expectError(block("include-raw maybe"), .invalidValue, line: 2, column: 17, containing: "not yes or no")
-        expectError(block("format xml"), .invalidValue, line: 2, column: 12, containing: "normalized or apple")
+        expectError(block("format xml"), .invalidValue, line: 2, column: 12, containing: "normalized, apple or slack")
         expectError(block("signing-secret abc"), .invalidValue, line: 2, column: 20, containing: "whsec_")
         expectError(block("signing-secret whsec_***"), .invalidValue, line: 2, column: 20, containing: "base64")
         expectError(block("signing-secret whsec_"), .invalidValue, line: 2, column: 20, containing: "base64")

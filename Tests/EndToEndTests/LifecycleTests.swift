@@ -54,7 +54,7 @@ struct LifecycleTests {
 
         // Both outcomes were recorded: after a restart nothing is sent again.
         let restarted = try Gateway(config: config, directory: directory)
-        #expect(restarted.process.waitForLog { $0["message"]?.stringValue == "deliveries resumed" }?["unfinished"]?.stringValue == "0")
+        #expect(restarted.process.waitForLog { $0["message"]?.stringValue == "deliveries resumed" }?["unfinished"]?.int64Value == 0)
         Thread.sleep(forTimeInterval: 1)
         #expect(sink.requests.filter { $0["headers"]?["webhook-id"]?.stringValue == id }.count == 2)
     }

@@ -203,8 +203,14 @@ struct OperateTests {
                        "storerelay_journal_segments"] {
             #expect(metrics.body.contains(family), "\(family)")
         }
-        #expect(metrics.body.contains(#"storerelay_notifications_received_total{environment="sandbox",version="2",outcome="accepted"} 3"#))
+        #expect(metrics.body.contains(#"storerelay_notifications_received_total{app="com.acme.journal",environment="sandbox",version="2",outcome="accepted"} 3"#))
         #expect(metrics.body.contains(Self.delivered))
+        #expect(metrics.body.contains("storerelay_build_info{version=\"\(StoreRelayVersion.current)\"} 1"))
+        // Series the configuration implies are there before anything happened to them.
+        #expect(metrics.body.contains(#"storerelay_deliveries_total{destination="ok",outcome="exhausted"} 0"#))
+        #expect(metrics.body.contains(#"storerelay_dead_letters_created_total{destination="ok",reason="rejected"} 0"#))
+        #expect(metrics.body.contains(#"storerelay_dead_letters{destination="ok"} 0"#))
+        #expect(metrics.body.contains(#"storerelay_oldest_pending_seconds{destination="ok"} 0"#))
 
         // Logs: one JSON object per line, never a secret or a signed payload at info.
         let lines = gateway.process.logLines
@@ -214,7 +220,12 @@ struct OperateTests {
             #expect(!line.contains("s3cret-do-not-log") && !line.contains(testSigningSecret) && !line.contains("eyJhbGci"))
         }
         let started = gateway.process.logRecords.first { $0["message"]?.stringValue == "started" }
-        #expect(started?["routes"]?.stringValue == "1" && started?["destinations"]?.stringValue == "1")
+        // Counts are JSON numbers, not strings.
+        #expect(started?["routes"]?.int64Value == 1 && started?["destinations"]?.int64Value == 1)
+        // What a support search needs: the subscription, and who posted it.
+        let accepted = gateway.process.logRecords.first { $0["message"]?.stringValue == "notification accepted" }
+        #expect(accepted?["original.transaction.id"]?.stringValue == "2000000000000001", "\(String(describing: accepted))")
+        #expect(accepted?["client"]?.stringValue?.hasPrefix("127.0.0.1:") == true, "\(String(describing: accepted))")
         // As the gateway was given it: the in-process harness makes routes.conf's `./` absolute.
         #expect(started?["data"]?.stringValue == gateway.directory.path + "/data")
     }

@@ -64,7 +64,8 @@ public final class MemorySink: LogSink {
 ///
 /// Never pass secrets, tokens or whole signed payloads as metadata at `info` or above.
 public struct Logger: Sendable {
-    public typealias Metadata = [(String, String)]
+    /// Dotted keys and typed values (`LogValue`): `("attempt", 3)` is written as a number.
+    public typealias Metadata = [(String, any LogValue)]
 
     public var level: LogLevel
     public let label: String
@@ -87,7 +88,8 @@ public struct Logger: Sendable {
         line += ",\"logger\":" + JSONStringEscaping.quoted(label)
         line += ",\"message\":" + JSONStringEscaping.quoted(message())
         for (key, value) in metadata() {
-            line += "," + JSONStringEscaping.quoted(key) + ":" + JSONStringEscaping.quoted(value)
+            line += "," + JSONStringEscaping.quoted(key) + ":"
+            value.appendJSON(to: &line)
         }
         line += "}"
         sink.write(line: line)

@@ -1,5 +1,6 @@
 import StoreRelayCrypto
 import StoreRelayNet
+import StoreRelayCore
 
 /// Who is asking: the bearer token (API and page) or a page session cookie.
 extension AdminHandler {
@@ -52,7 +53,7 @@ extension AdminHandler {
     func recordFailedAuthentication(_ request: HTTPRequest, what: String) {
         let client = clients.client(of: request)
         let pause = throttle.recordFailure(from: client)
-        var fields: [(String, String)] = [("http.remote", request.remoteAddress ?? ""), ("admin.client", client),
+        var fields: Logger.Metadata = [("http.remote", request.remoteAddress ?? ""), ("admin.client", client),
                                           ("admin.credential", what)]
         if let pause { fields.append(("admin.pause_seconds", String(max(1, pause.wholeMilliseconds / 1000)))) }
         logger.warning("admin authentication failed", fields)

@@ -13,9 +13,17 @@ extension Reconciler {
             runProbe(timeout: timeout) { [self] report in
                 record.lastProbe.withLock { $0 = report }
                 var fields: Logger.Metadata = [("outcome", report.outcome.rawValue)]
-                if let roundTrip = report.roundTripMilliseconds { fields.append(("round.trip.ms", String(roundTrip))) }
+                if let roundTrip = report.roundTripMilliseconds { fields.append(("round.trip.ms", roundTrip)) }
                 if let error = report.error { fields.append(("error", error)) }
                 logger.info("probe finished", tagged(fields))
+                if report.outcome != .arrived {
+                    var details: [(String, JSONValue)] = [
+                        ("app", .string(bundleId)), ("environment", .string(environment.rawValue)),
+                        ("outcome", .string(report.outcome.rawValue)),
+                    ]
+                    if let error = report.error { details.append(("error", .string(error))) }
+                    operational.emit("probe.failed", details)
+                }
                 completion(report)
                 done()
             }

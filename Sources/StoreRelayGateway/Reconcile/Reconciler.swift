@@ -26,6 +26,8 @@ final class Reconciler: Sendable {
     let clock: any TimeSource
     let logger: Logger
     private let metrics: GatewayMetrics
+    /// Told of failed passes, recoveries and failed probes.
+    let operational: OperationalEvents
     /// Queues and last outcomes of this app and environment, shared with the reconcilers a
     /// reload builds after this one.
     let record: ReconcileRecord
@@ -42,7 +44,9 @@ final class Reconciler: Sendable {
 
     init(bundleId: String, environment: AppStoreEnvironment, api: AppStoreServerAPI, schedule: ReconcileSchedule?,
          record: ReconcileRecord, directory: String, intake: NotificationIntake, store: any NotificationStore, dedupeWindow: Duration,
-         clock: any TimeSource, logger: Logger, metrics: GatewayMetrics, limits: ReconcileLimits = ReconcileLimits()) {
+         clock: any TimeSource, logger: Logger, metrics: GatewayMetrics, operational: OperationalEvents = OperationalEvents(),
+         limits: ReconcileLimits = ReconcileLimits()) {
+        self.operational = operational
         self.record = record
         self.limits = limits
         self.bundleId = bundleId
@@ -220,7 +224,7 @@ final class Reconciler: Sendable {
                 case .failure(let error):
                     if error.isPaginationTokenExpired, fetch.report.restarts < 3 {
                         fetch.report.restarts += 1
-                        logger.warning("pagination token expired; fetching the window again", tagged([("page", String(fetch.report.pages))]))
+                        logger.warning("pagination token expired; fetching the window again", tagged([("page", fetch.report.pages)]))
                         fetch.token = nil
                         return fetchWindow(fetch, completion: completion)
                     }
@@ -309,12 +313,13 @@ final class Reconciler: Sendable {
         if report.outcome == .success, !report.dryRun { record.lastSuccess.withLock { $0 = report.finishedAt } }
         metrics.reconciliationFinished(app: bundleId, environment: environment.rawValue, outcome: report.outcome.rawValue,
                                        recovered: report.dryRun ? 0 : report.recovered)
-        var fields: [(String, String)] = [
-            ("outcome", report.outcome.rawValue), ("pages", String(report.pages)), ("found", String(report.found)),
-            ("already.had", String(report.alreadyHad)), ("recovered", String(report.recovered)),
-            ("quarantined", String(report.quarantined)), ("failed", String(report.failed)),
+        var fields: Logger.Metadata = [
+            ("outcome", report.outcome.rawValue), ("pages", report.pages), ("found", report.found),
+            ("already.had", report.alreadyHad), ("recovered", report.recovered),
+            ("quarantined", report.quarantined), ("failed", report.failed),
         ]
         if let clamped = report.clamped { fields.append(("clamped", clamped)) }
+        if !report.dryRun { tellOperators(report) }
         if let error = report.error {
             fields.append(("error", error))
             logger.error("reconciliation failed", tagged(fields))
@@ -324,9 +329,21 @@ final class Reconciler: Sendable {
         completion(report)
     }
 
+    /// `reconcile.failed`, or `reconcile.recovered` when the pass found notifications the
+    /// gateway had missed (a pass that found none is the normal case, and says nothing).
+    private func tellOperators(_ report: ReconcileReport) {
+        let about: [(String, JSONValue)] = [("app", .string(bundleId)), ("environment", .string(environment.rawValue))]
+        if report.outcome == .failed {
+            operational.emit("reconcile.failed", about + [("error", .string(report.error ?? "unknown"))])
+        } else if report.recovered > 0 {
+            operational.emit("reconcile.recovered", about + [("count", .integer(Int64(report.recovered)))])
+        }
+    }
+
     /// `fields` after the app and environment every reconciliation line carries.
     func tagged(_ fields: Logger.Metadata) -> Logger.Metadata {
-        [("app", bundleId), ("environment", environment.rawValue)] + fields
+        let tags: Logger.Metadata = [("app", bundleId), ("environment", environment.rawValue)]
+        return tags + fields
     }
 }
 

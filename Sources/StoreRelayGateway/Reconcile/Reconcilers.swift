@@ -17,10 +17,12 @@ final class Reconcilers: Sendable {
     private let clock: any TimeSource
     private let logger: Logger
     private let metrics: GatewayMetrics
+    private let operational: OperationalEvents
     private let directory: String
 
     init(dataDirectory: String, intake: NotificationIntake, store: any NotificationStore, clock: any TimeSource, logger: Logger,
-         metrics: GatewayMetrics) {
+         metrics: GatewayMetrics, operational: OperationalEvents = OperationalEvents()) {
+        self.operational = operational
         directory = dataDirectory + "/reconcile"
         self.intake = intake
         self.store = store
@@ -64,10 +66,12 @@ final class Reconcilers: Sendable {
                 } catch {
                     throw GatewayError("app \(app.bundleId): \(error.message)")
                 }
+                metrics.seedReconciliation(app: app.bundleId, environment: environment.rawValue)
                 made.append(Reconciler(
                     bundleId: app.bundleId, environment: environment, api: api, schedule: app.reconcile, record: record,
                     directory: directory,
-                    intake: intake, store: store, dedupeWindow: dedupeWindow, clock: clock, logger: logger, metrics: metrics))
+                    intake: intake, store: store, dedupeWindow: dedupeWindow, clock: clock, logger: logger, metrics: metrics,
+                    operational: operational))
             }
         }
         if !made.isEmpty {

@@ -57,7 +57,8 @@ struct ClusterConnection: Sendable {
 extension Gateway {
     /// Opens the journal under the data directory and resumes its deliveries.
     static func openJournal(_ configuration: GatewayConfiguration, clock: any TimeSource, logger: Logger,
-                            metrics: GatewayMetrics, hooks: GatewayTestHooks) throws(GatewayError) -> GatewayBackend {
+                            metrics: GatewayMetrics, observer: any DeliveryObserver,
+                            hooks: GatewayTestHooks) throws(GatewayError) -> GatewayBackend {
         let journalDirectory = configuration.dataDirectory + "/journal"
         let journal: Journal
         do {
@@ -75,7 +76,7 @@ extension Gateway {
         do {
             let deadLetters = try DeadLetterStore.open(directory: configuration.dataDirectory + "/dead-letters", logger: logger)
             delivery = try DeliveryEngine(configuration: configuration, journal: journal, deadLetters: deadLetters,
-                                          clock: clock, logger: logger, observer: metrics,
+                                          clock: clock, logger: logger, observer: observer,
                                           checkpointPause: hooks.checkpointPause,
                                           replayDirectory: configuration.dataDirectory + "/replays",
                                           pausedFile: configuration.dataDirectory + "/paused-destinations.json")
@@ -168,12 +169,13 @@ extension Gateway {
 
     /// Starts this instance's consumers on a connection `connectCluster` made.
     static func openCluster(_ configuration: GatewayConfiguration, _ cluster: ClusterConfiguration, connection: ClusterConnection,
-                            clock: any TimeSource, logger: Logger, metrics: GatewayMetrics) throws(GatewayError) -> GatewayBackend {
+                            clock: any TimeSource, logger: Logger, metrics: GatewayMetrics,
+                            observer: any DeliveryObserver) throws(GatewayError) -> GatewayBackend {
         let (instanceId, redis, client, watch) = (connection.instanceId, connection.redis, connection.client, connection.watch)
         let delivery: ClusterDelivery
         do {
             delivery = try ClusterDelivery(configuration: configuration, cluster: cluster, client: client, instanceId: instanceId,
-                                           clock: clock, logger: logger, observer: metrics, claim: connection.claim)
+                                           clock: clock, logger: logger, observer: observer, claim: connection.claim)
         } catch {
             watch.stop()
             client.shutdown()

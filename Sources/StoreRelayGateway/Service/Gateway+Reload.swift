@@ -52,9 +52,11 @@ extension Gateway {
             intake.replace(processor: processor)
             publicRoutes.withLock { $0 = Self.publicRoutes(configuration: new, intake: intake, store: store, stopping: stopping) }
             current.withLock { $0 = new }
+            applyOperationalEvents(new, previous: old)
+            metrics.seed(new)
             reconcilers.replace(with: reconciling, passNow: false)
             logger.info("configuration reloaded", [
-                ("routes", String(new.routes.rules.count)), ("destinations", String(new.destinations.count)),
+                ("routes", new.routes.rules.count), ("destinations", new.destinations.count),
             ])
             for warning in new.warnings { logger.warning("configuration", [("warning", warning)]) }
             completion(nil)

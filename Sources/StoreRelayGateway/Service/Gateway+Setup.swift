@@ -77,7 +77,7 @@ extension Gateway {
         var router = HTTPRouter()
         for binding in configuration.paths {
             router.post(binding.path) { request, responder in
-                intake.receive(body: request.body, pathEnvironment: binding.environment) { outcome in
+                intake.receive(body: request.body, pathEnvironment: binding.environment, client: request.remoteAddress) { outcome in
                     _ = responder.respond(outcome.response)
                 }
             }

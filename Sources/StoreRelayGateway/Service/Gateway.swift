@@ -28,6 +28,13 @@ public final class Gateway: Sendable {
     let intake: NotificationIntake
     /// Also holds the span exporter (`tracing otlp`), which the intake and delivery record into.
     let metrics: GatewayMetrics
+    /// The gateway's own events (`operational-events`), raised by the detectors below.
+    let operational: OperationalEvents
+    /// Notices an app and environment that went silent (`intake.silent`).
+    let intakeWatch: IntakeSilenceWatch
+    /// Notices the data directory's disk filling up (`disk.low`).
+    let diskWatch: DiskSpaceWatch
+    let hooks: GatewayTestHooks
     /// The apps and environments reconciled with Apple's Notification History.
     let reconcilers: Reconcilers
     /// Cluster mode: the losses of the server's data noticed, and their recovery.
@@ -83,10 +90,19 @@ public final class Gateway: Sendable {
         self.logger = logger
         self.clock = clock
         metrics = GatewayMetrics(tracing: configuration.tracing, logger: logger)
+        self.hooks = hooks
+        let operational = OperationalEvents(clock: clock, logger: logger, batchWindow: hooks.operationalBatchWindow ?? .seconds(60))
+        self.operational = operational
+        intakeWatch = IntakeSilenceWatch(clock: clock, events: operational)
+        diskWatch = DiskSpaceWatch(path: configuration.dataDirectory, threshold: configuration.operationalEvents.diskLow,
+                                   events: operational)
+        operational.setInstance(connection?.instanceId)
+        let observer = GatewayObserver(metrics: metrics, operational: operational)
         let backend = if let cluster = configuration.cluster, let connection {
-            try Self.openCluster(configuration, cluster, connection: connection, clock: clock, logger: logger, metrics: metrics)
+            try Self.openCluster(configuration, cluster, connection: connection, clock: clock, logger: logger, metrics: metrics,
+                                 observer: observer)
         } else {
-            try Self.openJournal(configuration, clock: clock, logger: logger, metrics: metrics, hooks: hooks)
+            try Self.openJournal(configuration, clock: clock, logger: logger, metrics: metrics, observer: observer, hooks: hooks)
         }
         journal = backend.journal
         delivery = backend.delivery
@@ -103,15 +119,18 @@ public final class Gateway: Sendable {
             backend.close()
             throw error
         }
-        intake = NotificationIntake(processor: processor, store: backend.store, clock: clock, logger: logger, metrics: metrics)
+        intake = NotificationIntake(processor: processor, store: backend.store, clock: clock, logger: logger, metrics: metrics,
+                                    intakeWatch: intakeWatch)
         // The engine outlives no gateway, and the intake holds the engine: the intake's
         // processor is what the closure needs, so it reaches it without holding the intake.
         delivery.reprocess.withLock { [processor = intake.processorCell] in
             $0 = { stored in try? processor.current.process(body: stored.body, pathEnvironment: nil, receivedAt: stored.receivedAt) }
         }
-        serverResets = ServerResets(logger: logger, metrics: metrics)
+        serverResets = ServerResets(logger: logger, metrics: metrics, operational: operational)
         reconcilers = Reconcilers(dataDirectory: configuration.dataDirectory, intake: intake, store: backend.store, clock: clock,
-                                  logger: logger, metrics: metrics)
+                                  logger: logger, metrics: metrics, operational: operational)
+        metrics.observe(intake: intakeWatch, disk: diskWatch)
+        metrics.seed(configuration)
         let reconciling: [Reconciler]
         do {
             reconciling = try reconcilers.prepare(configuration, dedupeWindow: backend.store.dedupeWindow)
@@ -155,6 +174,8 @@ public final class Gateway: Sendable {
             backend.close()
             throw error
         }
+        // Before the first reconciliation pass, which may fail and say so.
+        applyOperationalEvents(configuration, previous: nil)
         // Last: a first pass feeds the intake, which must be fully up.
         reconcilers.replace(with: reconciling, passNow: true)
         // After the reconcilers: a loss noticed at once (while this instance was down) asks
@@ -172,8 +193,8 @@ public final class Gateway: Sendable {
             }
         }
         logger.info("started", [
-            ("data", configuration.dataDirectory), ("routes", String(configuration.routes.rules.count)),
-            ("destinations", String(configuration.destinations.count)),
+            ("data", configuration.dataDirectory), ("routes", configuration.routes.rules.count),
+            ("destinations", configuration.destinations.count),
             ("journal.segments", journal.map { String($0.segments.count) } ?? "none (cluster mode)"),
         ])
     }
@@ -194,6 +215,7 @@ public final class Gateway: Sendable {
         cluster?.epoch.stop()
         serverResets.stop()
         reconcilers.stop()
+        stopOperationalEvents()
         journalProbe?.stop()
         memoryTrimmer?.stop()
         publicServer.shutdown { [delivery, journal, cluster, logger, metrics] in

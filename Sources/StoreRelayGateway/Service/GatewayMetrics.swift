@@ -25,13 +25,14 @@ final class GatewayMetrics: Sendable {
     let spans: SpanExporter?
     /// The page's intake panel: each app and environment over the last 24 hours.
     let intake = IntakeTally()
+    private let operationalEvents: Counter
 
     init(tracing: TracingConfiguration? = nil, spanLimits: SpanExporter.Limits = SpanExporter.Limits(),
          logger: Logger = .disabled) {
         received = registry.counter(
             "storerelay_notifications_received_total",
-            help: "Notifications posted to the public listener, by environment, version (1 or 2) and outcome.",
-            labels: ["environment", "version", "outcome"])
+            help: "Notifications posted to the public listener, by app (bundle id; unknown when unreadable), environment, version (1 or 2) and outcome.",
+            labels: ["app", "environment", "version", "outcome"])
         acknowledgement = registry.histogram(
             "storerelay_acknowledgement_seconds",
             help: "Time from a complete notification request to its answer (verification and journal fsync included).",
@@ -82,11 +83,63 @@ final class GatewayMetrics: Sendable {
                 (reason == "buffer_full" ? full : failed).increment(by: Double(count))
             }
         }
+        operationalEvents = registry.counter(
+            "storerelay_operational_events_total",
+            help: "Operational events by outcome: delivered to the operational-events destination, or dropped (given up on, or the queue was full).",
+            labels: ["outcome"])
+        for outcome in ["delivered", "dropped"] { _ = operationalEvents.series([outcome]) }
+        registry.gauge("storerelay_build_info", help: "Always 1; the version label says which StoreRelay is running.",
+                       labels: ["version"]) {
+            [([StoreRelayVersion.current], 1)]
+        }
+    }
+
+    /// Shows 0 for every series the configuration implies before anything happens, so a
+    /// series never appears from nothing (a rate over it would miss its first increase) and
+    /// an alert on it has a value to compare from the start.
+    func seed(_ configuration: GatewayConfiguration) {
+        for app in configuration.apps {
+            for environment in configuration.environments {
+                for outcome in ["accepted", "duplicate", "quarantined"] {
+                    _ = received.series([app.bundleId, environment.rawValue, "2", outcome])
+                }
+            }
+        }
+        // A refused notification was not read far enough to name its app or environment.
+        for outcome in ["malformed", "signature", "unavailable"] { _ = received.series(["unknown", "unknown", "unknown", outcome]) }
+        for destination in configuration.destinations {
+            for outcome in ["delivered", "retry", "exhausted", "rejected"] { _ = deliveries.series([destination.name, outcome]) }
+            for reason in [DeadLetter.Reason.exhausted, .rejected] { _ = deadLettersCreated.series([destination.name, reason.rawValue]) }
+        }
+    }
+
+    /// An operational event was delivered or dropped (`OperationalEventQueue`).
+    func operationalEvent(_ outcome: String) {
+        operationalEvents.increment([outcome])
+    }
+
+    /// The intake's last received times and the data directory's free space.
+    func observe(intake: IntakeSilenceWatch, disk: DiskSpaceWatch) {
+        registry.gauge("storerelay_last_received_timestamp_seconds",
+                       help: "UNIX time of the last notification accepted, by app and environment (since this instance started).",
+                       labels: ["app", "environment"]) {
+            intake.lastReceived.map { pair, at in ([pair.app, pair.environment], Double(at.milliseconds) / 1000) }
+        }
+        registry.gauge("storerelay_data_free_bytes",
+                       help: "Free bytes on the data directory's file system, as of the last check (disk-low compares with it).") {
+            disk.freeBytes.map { [([], Double($0))] } ?? []
+        }
     }
 
     /// The cluster server was found to have lost its data (`ClusterEpoch`).
     func serverReset() {
         clusterResets.increment([])
+    }
+
+    /// Shows 0 for each outcome of `app` and `environment`'s passes before the first one.
+    func seedReconciliation(app: String, environment: String) {
+        for outcome in ["success", "failed"] { _ = reconcileRuns.series([app, environment, outcome]) }
+        _ = reconcileRecovered.series([app, environment])
     }
 
     func reconciliationFinished(app: String, environment: String, outcome: String, recovered: Int) {
@@ -97,10 +150,13 @@ final class GatewayMetrics: Sendable {
     /// The time of each app and environment's last successful reconciliation.
     func observe(reconcilers: @escaping @Sendable () -> [Reconciler]) {
         registry.gauge("storerelay_reconcile_last_success_timestamp_seconds",
-                       help: "UNIX time of the last successful reconciliation, by app and environment.",
+                       help: "UNIX time of the last successful reconciliation, by app and environment (0: none yet).",
                        labels: ["app", "environment"]) {
-            reconcilers().compactMap { reconciler in
-                reconciler.record.lastSuccess.current.map { ([reconciler.bundleId, reconciler.environment.rawValue], Double($0.milliseconds) / 1000) }
+            // 0 rather than no series before the first success: "never" must age like a
+            // stale success does, or an app whose every pass fails would never alert.
+            reconcilers().map { reconciler in
+                ([reconciler.bundleId, reconciler.environment.rawValue],
+                 reconciler.record.lastSuccess.current.map { Double($0.milliseconds) / 1000 } ?? 0)
             }
         }
     }
@@ -108,6 +164,14 @@ final class GatewayMetrics: Sendable {
     /// Gauges read at scrape time from the running parts (single-node mode).
     func observe(delivery: DeliveryEngine, journal: Journal, journalDirectory: String) {
         observe(delivery: delivery)
+        registry.gauge("storerelay_oldest_pending_seconds",
+                       help: "Age of the oldest event not yet delivered, by destination (0 when none; cluster mode: the oldest pending entry).",
+                       labels: ["destination"]) {
+            let now = Timestamp.now()
+            return delivery.status.map { status in
+                ([status.name], status.oldestPendingSince.map { Double(max(0, now.milliseconds - $0.milliseconds)) / 1000 } ?? 0)
+            }
+        }
         registry.gauge("storerelay_journal_segments", help: "Journal segments on disk.") {
             [([], Double(journal.segments.count))]
         }
@@ -155,13 +219,23 @@ final class GatewayMetrics: Sendable {
         }
         registry.gauge("storerelay_dead_letters", help: "Dead letters in the store, by destination (empty: unrouted and quarantined).",
                        labels: ["destination"]) {
-            delivery.deadLetterCounts.map { ([$0.key ?? ""], Double($0.value)) }
+            // Every destination, 0 when it has none: a purge must not make the series vanish.
+            var counts = delivery.deadLetterCounts
+            for status in delivery.status where counts[status.name] == nil { counts[status.name] = 0 }
+            if counts[nil] == nil { counts[nil] = 0 }
+            return counts.map { ([$0.key ?? ""], Double($0.value)) }
         }
     }
 
     /// Cluster mode's gauges: the shared queues' figures on the server, and the connection.
     func observe(cluster delivery: ClusterDelivery, client: RedisClient, watch: ServerWatch) {
         observe(delivery: delivery)
+        // The same name as single-node mode's, so one alert and one panel serve both.
+        registry.gauge("storerelay_oldest_pending_seconds",
+                       help: "Age of the oldest event not yet delivered, by destination (0 when none; cluster mode: the oldest pending entry).",
+                       labels: ["destination"]) {
+            delivery.serverFigures.map { ([$0.destination], Double($0.figures.oldestPendingAge?.wholeMilliseconds ?? 0) / 1000) }
+        }
         registry.gauge("storerelay_cluster_stream_length", help: "Cluster mode: entries in each destination's stream (read or not).",
                        labels: ["destination"]) {
             delivery.serverFigures.map { ([$0.destination], Double($0.figures.length)) }
@@ -183,8 +257,8 @@ final class GatewayMetrics: Sendable {
         }
     }
 
-    func notificationAnswered(environment: String?, version: String?, outcome: String, seconds: Double) {
-        received.increment([environment ?? "unknown", version ?? "unknown", outcome])
+    func notificationAnswered(app: String?, environment: String?, version: String?, outcome: String, seconds: Double) {
+        received.increment([app ?? "unknown", environment ?? "unknown", version ?? "unknown", outcome])
         acknowledgement.observe(seconds, [outcome])
     }
 }

@@ -4,8 +4,19 @@ public struct GatewayTestHooks: Sendable {
     /// A pause between writing a new delivery checkpoint and renaming it into place, so a test
     /// can copy the data directory as a `kill -9` at that moment would leave it.
     public var checkpointPause: Duration?
+    /// How long dead letters and tampered records are counted before one operational event
+    /// says how many (a minute in production).
+    public var operationalBatchWindow: Duration?
+    /// Replaces `intake-silence`, which routes.conf keeps at a minute or more.
+    public var intakeSilence: Duration?
+    /// How often the intake-silence and disk-space watches check (a minute in production).
+    public var operationalCheckInterval: Duration?
 
-    public init(checkpointPause: Duration? = nil) {
+    public init(checkpointPause: Duration? = nil, operationalBatchWindow: Duration? = nil, intakeSilence: Duration? = nil,
+                operationalCheckInterval: Duration? = nil) {
         self.checkpointPause = checkpointPause
+        self.operationalBatchWindow = operationalBatchWindow
+        self.intakeSilence = intakeSilence
+        self.operationalCheckInterval = operationalCheckInterval
     }
 }

@@ -16,14 +16,16 @@ final class NotificationIntake: Sendable {
     private let clock: any TimeSource
     private let logger: Logger
     private let metrics: GatewayMetrics
+    private let intakeWatch: IntakeSilenceWatch?
     /// ECDSA verification is CPU work: it runs on the cooperative width of this concurrent
     /// queue, never on a connection's serial queue.
     private let verificationQueue = DispatchQueue(
         label: "storerelay.verification", attributes: .concurrent, target: .nonBlockingWork)
 
     init(processor: NotificationProcessor, store: any NotificationStore, clock: any TimeSource,
-         logger: Logger, metrics: GatewayMetrics) {
+         logger: Logger, metrics: GatewayMetrics, intakeWatch: IntakeSilenceWatch? = nil) {
         self.metrics = metrics
+        self.intakeWatch = intakeWatch
         self.processor = Locked(processor)
         self.store = store
         self.clock = clock
@@ -35,9 +37,10 @@ final class NotificationIntake: Sendable {
         self.processor.withLock { $0 = processor }
     }
 
-    /// Handles one body posted on a path bound to `pathEnvironment` (nil: any environment).
+    /// Handles one body posted on a path bound to `pathEnvironment` (nil: any environment)
+    /// by `client` (the peer's `ip:port`, for the log lines an operator greps by).
     func receive(
-        body: [UInt8], pathEnvironment: AppStoreEnvironment?,
+        body: [UInt8], pathEnvironment: AppStoreEnvironment?, client: String? = nil,
         completion: @escaping @Sendable (IntakeOutcome) -> Void
     ) {
         let started = MonotonicClock.nanoseconds()
@@ -49,13 +52,13 @@ final class NotificationIntake: Sendable {
             do throws(IntakeRejection) {
                 processed = try processor.current.process(body: body, pathEnvironment: pathEnvironment, receivedAt: clock.now())
             } catch {
-                logger.notice("notification rejected", [("reason", error.message)])
+                logger.notice("notification rejected", [("reason", error.message), ("client", client ?? "")])
                 answer(.rejected(error), event: nil, pathEnvironment: pathEnvironment, started: started, completion: completion)
                 return
             }
             timing.verifyEnd = SpanClock.now()
             timing.journalStart = timing.verifyEnd
-            keep(processed) { [self, timing] outcome in
+            keep(processed, client: client) { [self, timing] outcome in
                 let answered = SpanClock.now()
                 answer(outcome, event: processed.event, started: started, completion: completion)
                 // After the answer: recording takes a lock, and the answer waits for nothing.
@@ -113,13 +116,17 @@ final class NotificationIntake: Sendable {
                              outcome: outcome.label, at: clock.now())
         // Only a V1 notification has a legacy type.
         let version = event.map { $0.legacyType == nil ? "2" : "1" }
+        if case .accepted = outcome, let event {
+            intakeWatch?.received(app: event.bundleId ?? "unknown", environment: event.environment?.rawValue ?? "unknown")
+        }
         metrics.notificationAnswered(
-            environment: event?.environment?.rawValue, version: version, outcome: outcome.label,
+            app: event?.bundleId, environment: event?.environment?.rawValue, version: version, outcome: outcome.label,
             seconds: Double(MonotonicClock.nanoseconds() - started) / 1e9)
         completion(outcome)
     }
 
-    private func keep(_ stored: StoredNotification, completion: @escaping @Sendable (IntakeOutcome) -> Void) {
+    /// `client`: who posted it; nil for a notification recovered from Apple's history.
+    private func keep(_ stored: StoredNotification, client: String? = nil, completion: @escaping @Sendable (IntakeOutcome) -> Void) {
         let id = stored.id
         let event = stored.event
         let reason = store.unavailableReason
@@ -129,21 +136,25 @@ final class NotificationIntake: Sendable {
                 if case .quarantine(let reason) = stored.disposition {
                     logger.warning("notification quarantined", [
                         ("event.id", id), ("event.type", event.type), ("environment", event.environment?.rawValue ?? "unknown"),
-                        ("bundle.id", event.bundleId ?? ""), ("reason", reason),
+                        ("bundle.id", event.bundleId ?? ""), ("original.transaction.id", event.originalTransactionId ?? ""),
+                        ("client", client ?? ""), ("reason", reason),
                     ])
                     completion(.quarantined(id: id))
                 } else {
                     logger.info("notification accepted", [
                         ("event.id", id), ("event.type", event.type), ("event.subtype", event.subtype ?? ""),
                         ("environment", event.environment?.rawValue ?? "unknown"), ("bundle.id", event.bundleId ?? ""),
+                        ("original.transaction.id", event.originalTransactionId ?? ""), ("client", client ?? ""),
                     ])
                     completion(.accepted(id: id))
                 }
             case .duplicate:
-                logger.info("duplicate notification", [("event.id", id)])
+                logger.info("duplicate notification", [("event.id", id), ("client", client ?? "")])
                 completion(.duplicate(id: id))
             case .failed(let error):
-                logger.error("notification not stored", [("event.id", id), ("error", error)])
+                logger.error("notification not stored", [
+                    ("event.id", id), ("original.transaction.id", event.originalTransactionId ?? ""), ("client", client ?? ""), ("error", error),
+                ])
                 completion(.rejected(.unavailable(
                     "The notification could not be stored; retry later (\(reason)).")))
             }

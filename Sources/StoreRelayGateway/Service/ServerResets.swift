@@ -55,11 +55,13 @@ final class ServerResets: Sendable {
     private let stopped = Locked(false)
     private let logger: Logger
     private let metrics: GatewayMetrics
+    private let operational: OperationalEvents
     private let retryDelays: (first: Duration, maximum: Duration)
     private let timers = DispatchQueue(label: "storerelay.cluster.resets")
 
-    init(logger: Logger, metrics: GatewayMetrics,
+    init(logger: Logger, metrics: GatewayMetrics, operational: OperationalEvents = OperationalEvents(),
          retryDelays: (first: Duration, maximum: Duration) = (ServerResets.firstRetryDelay, ServerResets.maximumRetryDelay)) {
+        self.operational = operational
         self.logger = logger
         self.metrics = metrics
         self.retryDelays = retryDelays
@@ -80,6 +82,10 @@ final class ServerResets: Sendable {
 
     func handle(_ reset: ClusterEpoch.Reset, recovering: [Recovery], configuration: GatewayConfiguration, pass: @escaping Pass) {
         metrics.serverReset()
+        operational.emit("cluster.server_reset", [
+            ("cause", .string(reset.cause.rawValue)), ("epoch", .string(reset.epoch)),
+            ("previousEpoch", .string(reset.previousEpoch)), ("lostSince", .string(reset.lostSince.iso8601)),
+        ])
         var unrecoverable = ["version 1 notifications acknowledged after \(reset.lostSince.iso8601) and not delivered "
             + "(Apple's Notification History holds only version 2): compare with what the destinations received"]
         let withoutKey = configuration.apps.filter { $0.apiKey == nil }.map(\.bundleId)
@@ -116,7 +122,7 @@ final class ServerResets: Sendable {
             guard report.outcome == .failed else { return }
             logger.warning("recovery after the cluster server lost its data failed; trying again", [
                 ("app", recovery.app), ("environment", recovery.environment), ("error", report.error ?? ""),
-                ("attempt", String(attempt)), ("retry.in", ConfigFormat.duration(delay)),
+                ("attempt", attempt), ("retry.in", ConfigFormat.duration(delay)),
             ])
             timers.asyncAfter(deadline: .now() + .milliseconds(Int(delay.wholeMilliseconds))) { [self] in
                 update(recovery, of: reset) { $0.attempts = attempt + 1; $0.running = true; $0.retryAt = nil }

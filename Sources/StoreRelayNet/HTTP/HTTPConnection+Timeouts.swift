@@ -126,7 +126,7 @@ extension HTTPConnection {
             }
             if let deadline = bodyRateDeadline, now >= deadline {
                 logger.debug("body below the minimum rate", [
-                    ("http.peer", remoteAddress), ("http.body_bytes", String(parser.receivedBodyBytes)),
+                    ("http.peer", remoteAddress), ("http.body_bytes", parser.receivedBodyBytes),
                 ])
                 answerAndClose(.error(.timeout))
                 return

@@ -137,7 +137,7 @@ final class HTTPConnection: @unchecked Sendable {
         // Dropping the sources breaks the self → source → handler → self cycles.
         channel = nil
         timer = nil
-        logger.debug("connection closed", [("http.connection", String(id)), ("http.peer", remoteAddress)])
+        logger.debug("connection closed", [("http.connection", id), ("http.peer", remoteAddress)])
         onClose(id)
     }
 

@@ -121,7 +121,7 @@ public final class HTTPServer: @unchecked Sendable {
                 for connection in connections.values { connection.beginDraining() }
                 queue.asyncAfter(deadline: .now().advanced(by: configuration.shutdownTimeout)) { [self] in
                     guard state == .stopping else { return }
-                    logger.warning("shutdown deadline passed; closing connections", [("http.open", String(connections.count))])
+                    logger.warning("shutdown deadline passed; closing connections", [("http.open", connections.count)])
                     for connection in connections.values { connection.forceClose() }
                 }
             }
@@ -165,7 +165,7 @@ public final class HTTPServer: @unchecked Sendable {
                 default:
                     // EMFILE/ENFILE: the listening socket stays readable, so retrying at once
                     // would spin. Pause, and let closing connections free descriptors.
-                    logger.warning("accept failed; pausing", [("errno", String(error))])
+                    logger.warning("accept failed; pausing", [("errno", error)])
                     backOff()
                 }
                 break

@@ -71,7 +71,7 @@ extension RedisClient {
                 locator.moved(to: target)
                 if drop(connection, RedisError(.unavailable, "slot \(redirect.slot) moved to \(target); reconnecting there")) {
                     configuration.logger.notice("redis cluster slot moved; following it",
-                                                [("redis.url", server), ("slot", String(redirect.slot)), ("redis.node", target.description)])
+                                                [("redis.url", server), ("slot", redirect.slot), ("redis.node", target.description)])
                 }
             }
             return redirect

@@ -15,7 +15,7 @@ extension RedisClient {
     }
 
     /// `redis.node` for log lines, when a topology named the node.
-    var nodeMetadata: [(String, String)] {
+    var nodeMetadata: Logger.Metadata {
         state.withLock { $0.node }.map { [("redis.node", $0.description)] } ?? []
     }
 

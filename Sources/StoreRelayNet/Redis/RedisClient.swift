@@ -195,7 +195,7 @@ public final class RedisClient: Sendable {
         }
         guard let delay else { return }
         configuration.logger.warning("redis connection lost; reconnecting", [
-            ("redis.url", server), ("error", error.message), ("retry.ms", String(delay.wholeMilliseconds)),
+            ("redis.url", server), ("error", error.message), ("retry.ms", delay.wholeMilliseconds),
         ] + nodeMetadata)
         for observer in observers { observer(false, error) }
         timers.asyncAfter(deadline: .now().advanced(by: delay)) { [weak self] in self?.start() }

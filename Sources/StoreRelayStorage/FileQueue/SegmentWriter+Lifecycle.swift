@@ -63,6 +63,6 @@ extension QueueSegmentWriter {
         defer { onClosed(segment.sequence) }
         try QueueFiles.syncDirectory(directory)
         logger.debug("file queue segment closed", [("filequeue.segment", closedPath),
-                                                   ("filequeue.bytes", String(segment.length))])
+                                                   ("filequeue.bytes", segment.length)])
     }
 }

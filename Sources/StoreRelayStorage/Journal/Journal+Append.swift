@@ -129,7 +129,7 @@ extension Journal {
             logger.notice("journal writable again", [("journal.directory", directory)])
         case .failed(let records, let error):
             logger.error("journal batch failed; appends answered failed",
-                         [("journal.directory", directory), ("journal.records", String(records)), ("error", error.message)])
+                         [("journal.directory", directory), ("journal.records", records), ("error", error.message)])
         case nil:
             break
         }

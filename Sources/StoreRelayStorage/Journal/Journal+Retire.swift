@@ -64,8 +64,8 @@ extension Journal {
             retiredFile.access { $0 = RetiredIDsFile(length: made.length, holding: made.index, compactedAt: now) }
             state.withLock { $0.retired = made.index }
             logger.info("journal compacted seen-ids", [
-                ("journal.ids", String(made.index.count)), ("journal.expired_ids", String(made.dropped)),
-                ("journal.chunks", String(made.index.chunks.count)),
+                ("journal.ids", made.index.count), ("journal.expired_ids", made.dropped),
+                ("journal.chunks", made.index.chunks.count),
             ])
         } catch {
             retiredFile.access { file in

@@ -173,7 +173,7 @@ extension Journal {
                 let damageAt = position.offset + offset
                 let resume = try resynchronize(fd, path: path, after: damageAt, limit: limit, maxPayload: maxPayload)
                 logger.error("journal segment is damaged; the records in the damaged bytes cannot be delivered", [
-                    ("journal.segment", path), ("journal.offset", String(damageAt)),
+                    ("journal.segment", path), ("journal.offset", damageAt),
                     ("journal.bytes", String((resume ?? limit) - damageAt)), ("reason", failure.rawValue),
                 ])
                 let next = resume.map { RecordPosition(segment: position.segment, offset: $0) }

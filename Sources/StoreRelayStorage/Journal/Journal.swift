@@ -133,10 +133,10 @@ public final class Journal: Sendable {
 
         let state = JournalState(live: live, retired: recovery.retired, segments: segments,
                                  activeSegment: writer.sequence, sealedThrough: sealedThrough, end: end)
-        logger.info("journal opened", [("journal.directory", directory), ("journal.segments", String(segments.count)),
+        logger.info("journal opened", [("journal.directory", directory), ("journal.segments", segments.count),
                                        ("journal.segments_read", String(Set(recovery.records.map(\.0)).count)),
-                                       ("journal.records_read", String(records.count)),
-                                       ("journal.issues", String(recovery.issues.count))])
+                                       ("journal.records_read", records.count),
+                                       ("journal.issues", recovery.issues.count)])
         opened = true
         let journal = Journal(directory: directory, options: options, logger: logger, state: state, lock: lock, writer: writer,
                               retiredFile: recovery.snapshotFile, recovered: records, issues: recovery.issues)

@@ -176,14 +176,14 @@ struct JournalRecovery {
             var copy: String?
             if torn {
                 logger.warning("journal dropped a torn write at the end of the last segment",
-                               [("journal.segment", path), ("journal.offset", String(damage.offset)),
-                                ("journal.bytes", String(dropped)), ("reason", damage.problem.rawValue)])
+                               [("journal.segment", path), ("journal.offset", damage.offset),
+                                ("journal.bytes", dropped), ("reason", damage.problem.rawValue)])
             } else {
                 copy = path + ".corrupt-\(damage.offset)"
                 try JournalFiles.writeFile(copy!, Array(bytes[damage.offset...]))
                 logger.error("journal segment is damaged; tail copied aside and truncated",
-                             [("journal.segment", path), ("journal.offset", String(damage.offset)),
-                              ("journal.copy", copy!), ("journal.salvaged", String(scan.salvaged.count)),
+                             [("journal.segment", path), ("journal.offset", damage.offset),
+                              ("journal.copy", copy!), ("journal.salvaged", scan.salvaged.count),
                               ("reason", damage.problem.rawValue)])
             }
             let fd = try JournalFiles.openFile(path, O_WRONLY)
