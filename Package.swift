@@ -195,6 +195,11 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "EventLogTests",
+            dependencies: ["StoreRelayStorage", "StoreRelayCore", "StoreRelayTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "FileQueueTests",
             dependencies: ["StoreRelayStorage", "StoreRelayCore", "StoreRelayTestSupport"],
             swiftSettings: swiftSettings
@@ -211,7 +216,7 @@ let package = Package(
         .testTarget(
             name: "AdminTests",
             dependencies: [
-                "StoreRelayGateway", "StoreRelayDelivery", "StoreRelayNet", "StoreRelayVerification", "StoreRelayCore",
+                "StoreRelayGateway", "StoreRelayDelivery", "StoreRelayStorage", "StoreRelayNet", "StoreRelayVerification", "StoreRelayCore",
                 "StoreRelayTestSupport",
             ],
             swiftSettings: swiftSettings

@@ -56,6 +56,7 @@ extension ConfigParser {
             destinations: destinations,
             routes: RouteTable(rules: routes))
         configuration.appleAPI = appleAPI
+        configuration.eventLogRetention = eventLogRetention ?? GatewayConfiguration.Defaults.eventLogRetention
         configuration.trustedProxies = trustedProxies
         if var cluster {
             if !clusterNamesDedupeWindow { cluster.dedupeWindow = dedupeWindow ?? ClusterConfiguration.defaultDedupeWindow }

@@ -35,6 +35,7 @@ extension DeliveryEngine {
             $0.phase = .delivered
             $0.nextAttempt = nil
         } }
+        eventLog?.setState(.delivered, eventId: job.eventId, destination: job.destination)
         logger.debug("delivered", [("event.id", job.eventId), ("destination", job.destination),
                                     ("attempt", String(job.attempts.count))])
         if let replayed = job.replayOf {
@@ -95,6 +96,7 @@ extension DeliveryEngine {
                     ("event.id", parked.eventId), ("destination", parked.destination), ("detail", detail),
                 ])
                 finished(parked.destination, at: parked.position)
+                eventLog?.setState(.deadLettered, eventId: parked.eventId, destination: parked.destination)
                 let record = DeliveryProgress.deadLettered(destination: parked.destination, deadLetterId: letter.id)
                 journal.appendProgress(id: parked.eventId, payload: record.encoded(eventAt: parked.position)) { _ in
                     self.bookkeeping.leave()
@@ -134,6 +136,7 @@ extension DeliveryEngine {
                         $0.nextAttempt = nil
                         $0.deadLetterId = letter.id
                     } }
+                    eventLog?.setState(.deadLettered, eventId: notification.id, destination: key)
                 }
                 if let replayOf {
                     finishReplay(replayOf, destination: key, rewrittenAs: letter.id)

@@ -1,4 +1,5 @@
 import StoreRelayConfig
+import StoreRelayStorage
 import StoreRelayCore
 
 /// What the gateway's admin listener, metrics and reload need from delivery, whichever mode
@@ -37,6 +38,13 @@ public protocol DeliveryService: AnyObject, Sendable {
     /// Reads a stored notification's Apple body again with the running build (set by the
     /// gateway): how a replay delivers a notification an older build could not read.
     var reprocess: Locked<(@Sendable (StoredNotification) -> StoredNotification?)?> { get }
+    /// The on-disk event log behind `GET /api/events`; nil where none is kept (cluster mode
+    /// does not serve the list yet).
+    var eventLog: EventLog? { get }
+}
+
+extension DeliveryService {
+    public var eventLog: EventLog? { nil }
 }
 
 extension DeliveryEngine: DeliveryService {
