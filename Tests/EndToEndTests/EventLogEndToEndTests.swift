@@ -94,6 +94,29 @@ struct EventLogEndToEndTests {
             #expect(answer.json?["message"]?.stringValue?.isEmpty == false)
         }
 
+        // The command line: list (table and JSON, following cursors), show, refusals.
+        let url = "http://127.0.0.1:\(admin.adminPort)"
+        let json = try CommandRunner.storerelay(["events", "list", "--admin", url, "--token", admin.token, "--json",
+                                                 "--q", "7000000000000001", "--limit", "1"])
+        #expect(json.status == 0, "\(json.stderr)")
+        #expect((try JSONValue.parse(json.stdout).arrayValue ?? []).compactMap { $0["id"]?.stringValue } == [ids[1]])
+        let table = try CommandRunner.storerelay(["events", "list", "--admin", url, "--token", admin.token, "--state", "refusing:dead-lettered"])
+        #expect(table.status == 0, "\(table.stderr)")
+        #expect(table.stdout.contains("4 events") && table.stdout.contains("ok:delivered refusing:dead-lettered"), "\(table.stdout)")
+        #expect(table.stdout.contains(ids[3]) && table.stdout.contains("REFUND"))
+        let paged = try CommandRunner.storerelay(["events", "list", "--admin", url, "--token", admin.token, "--limit", "3"])
+        #expect(paged.stdout.contains("3 events shown; more match"), "\(paged.stdout)")
+        let show = try CommandRunner.storerelay(["events", "show", ids[0], "--admin", url, "--token", admin.token])
+        #expect(show.status == 0, "\(show.stderr)")
+        #expect(try JSONValue.parse(show.stdout)["id"]?.stringValue == ids[0])
+        let missing = try CommandRunner.storerelay(["events", "show", "00000000-0000-4000-8000-000000000000", "--admin", url,
+                                                    "--token", admin.token])
+        #expect(missing.status == 1 && missing.stderr.contains("no event"), "\(missing.stderr)")
+        let refused = try CommandRunner.storerelay(["events", "list", "--admin", url, "--token", admin.token, "--state", "lost"])
+        #expect(refused.status == 1 && refused.stderr.contains("state is pending"), "\(refused.stderr)")
+        let usage = try CommandRunner.storerelay(["events", "frobnicate", "--admin", url, "--token", admin.token])
+        #expect(usage.status == 2)
+
         // A restart keeps the log.
         gateway.process.send(SIGTERM)
         #expect(gateway.process.waitForExit() == 0)
