@@ -35,7 +35,7 @@ extension DeliveryEngine {
             $0.phase = .delivered
             $0.nextAttempt = nil
         } }
-        eventLog?.setState(.delivered, eventId: job.eventId, destination: job.destination)
+        eventLog?.setState(.delivered, eventId: job.eventId, destination: job.destination, receivedAt: job.notification.receivedAt)
         logger.debug("delivered", [("event.id", job.eventId), ("destination", job.destination),
                                     ("attempt", String(job.attempts.count))])
         if let replayed = job.replayOf {
@@ -136,7 +136,7 @@ extension DeliveryEngine {
                         $0.nextAttempt = nil
                         $0.deadLetterId = letter.id
                     } }
-                    eventLog?.setState(.deadLettered, eventId: notification.id, destination: key)
+                    eventLog?.setState(.deadLettered, eventId: notification.id, destination: key, receivedAt: notification.receivedAt)
                 }
                 if let replayOf {
                     finishReplay(replayOf, destination: key, rewrittenAs: letter.id)

@@ -132,4 +132,35 @@ struct EventLogEndToEndTests {
         gateway.process.send(SIGTERM)
         #expect(gateway.process.waitForExit() == 0)
     }
+
+    /// A delivery is pending while its attempt runs and delivered once it answers; after a
+    /// restart (the recent window empty) `/api/events/{id}` answers from the log.
+    @Test func aDeliveryGoesFromPendingToDeliveredAndOutlivesTheRecentWindow() throws {
+        let sink = try WebhookSink(secret: testSigningSecret)
+        let directory = try TestPaths.makeTemporaryDirectory("storerelay-event-log-pending")
+        try signer.authority.rootPEM.write(to: directory.appendingPathComponent("test-root.pem"), atomically: true, encoding: .utf8)
+        let config = Gateway.bareConfig("""
+            trust-root ./test-root.pem
+            \(webhookDestination("slow", sink.url("/slow/1500")))
+            route * * * -> slow
+            """)
+        var gateway = try Gateway(config: config, directory: directory)
+        var admin = try AdminGateway(gateway)
+        let id = UUID().uuidString.lowercased()
+        #expect(try gateway.post(json: try signer.body(uuid: id)).status == 200)
+        #expect(pollUntil(timeout: 10) { (try? items(admin, "q=" + id))?.first.map(states) == ["slow": "pending"] })
+        #expect(try items(admin, "state=pending").count == 1)
+        #expect(pollUntil(timeout: 20) { (try? items(admin, "q=" + id))?.first.map(states) == ["slow": "delivered"] })
+        #expect(try items(admin, "state=pending").isEmpty)
+        gateway.process.send(SIGTERM)
+        #expect(gateway.process.waitForExit() == 0)
+        gateway = try Gateway(config: config, directory: directory)
+        admin = try AdminGateway(gateway)
+        let detail = try admin.get("/api/events/" + id)
+        #expect(detail.status == 200, "\(detail.body)")
+        #expect(detail.json?["deliveriesKnown"] == "states only")
+        #expect(states(detail.json) == ["slow": "delivered"])
+        gateway.process.send(SIGTERM)
+        #expect(gateway.process.waitForExit() == 0)
+    }
 }

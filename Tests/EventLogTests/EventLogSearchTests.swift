@@ -86,9 +86,13 @@ import Testing
         log.add([Summaries.make(30, at: Timestamp(milliseconds: Summaries.start.milliseconds + 30 * 600_000 - 1))])
         log.setState(.delivered, eventId: Summaries.id(30), destination: "billing")
         for n in [0, 7, 29] {
-            log.setState(.delivered, eventId: Summaries.id(n), destination: "billing")
-            log.setState(.deadLettered, eventId: Summaries.id(n), destination: "analytics")
+            // With its receivedAt, only the segment whose range holds it is searched.
+            let at = n == 7 ? Timestamp(milliseconds: Summaries.start.milliseconds + 7 * 600_000) : nil
+            log.setState(.delivered, eventId: Summaries.id(n), destination: "billing", receivedAt: at)
+            log.setState(.deadLettered, eventId: Summaries.id(n), destination: "analytics", receivedAt: at)
         }
+        // A receivedAt no segment holds finds nothing to change.
+        log.setState(.delivered, eventId: Summaries.id(8), destination: "billing", receivedAt: Timestamp(milliseconds: 5))
         log.setState(.delivered, eventId: Summaries.id(99), destination: "billing")  // unknown: ignored
         log.setState(.delivered, eventId: Summaries.id(1), destination: "nowhere")  // not routed there: ignored
         await log.flushed()
@@ -102,6 +106,7 @@ import Testing
         #expect(try await log.all(EventLogQuery(state: .delivered, destination: "billing"), limit: 100).count == 4)
         #expect(try await log.all(EventLogQuery(state: .delivered, destination: "analytics"), limit: 100).isEmpty)
         #expect(try await log.all(EventLogQuery(state: .pending), limit: 100).count == 28)
+        #expect(try await log.page(EventLogQuery(q: Summaries.id(8))).items.first?.deliveries.first?.state == .pending)
         // Replayed: pending again.
         log.setState(.pending, eventId: Summaries.id(7), destination: "analytics")
         await log.flushed()

@@ -29,7 +29,7 @@ extension EventLog {
 
     /// Sets the state byte of `destination` in the newest record of event `id`, wherever it
     /// is (not yet written, the open segment, or a sealed one).
-    func update(_ id: String, destination: String, to newState: EventSummary.State) throws(StorageError) {
+    func update(_ id: String, destination: String, to newState: EventSummary.State, receivedAt: Timestamp?) throws(StorageError) {
         for (offset, summary) in try locateOpen(id) {
             guard let index = summary.deliveries.firstIndex(where: { $0.destination == destination }) else { continue }
             let at = offset + EventLogRecord.stateOffset(bodyLength: bodyLength(summary), index: index)
@@ -42,6 +42,7 @@ extension EventLog {
             return
         }
         for segment in state.sealed.reversed() {
+            if let at = receivedAt?.milliseconds, at < segment.firstAt || at > segment.lastAt { continue }
             if try updateSealed(segment, id: id, destination: destination, to: newState) { return }
         }
     }

@@ -26,7 +26,7 @@ public final class EventLog: @unchecked Sendable {
     /// What `append` and `setState` leave for the next batch.
     enum Operation {
         case append(@Sendable () -> EventSummary?)
-        case state(EventSummary.State, eventId: String, destination: String)
+        case state(EventSummary.State, eventId: String, destination: String, receivedAt: Timestamp?)
     }
 
     /// The files, confined to `queue`.
@@ -46,7 +46,9 @@ public final class EventLog: @unchecked Sendable {
     let queue = DispatchQueue(label: "storerelay.event-log")
     /// Only ever touched on `queue`.
     var state = State()
-    private let pending = Locked<(operations: [Operation], scheduled: Bool)>(([], false))
+    private let pending = Locked<(operations: [Operation], scheduled: Bool, dropped: Int)>(([], false, 0))
+    /// Operations waiting for the log's queue at most; beyond, new ones are dropped.
+    static let maxPendingOperations = 200_000
     /// What recovery found and repaired at open, for the log.
     public private(set) var recoveryNotes: [String] = []
 
@@ -77,9 +79,11 @@ public final class EventLog: @unchecked Sendable {
         enqueue(.append(make))
     }
 
-    /// Queues the new state of the delivery of event `eventId` to `destination`.
-    public func setState(_ newState: EventSummary.State, eventId: String, destination: String) {
-        enqueue(.state(newState, eventId: eventId, destination: destination))
+    /// Queues the new state of the delivery of event `eventId` to `destination`. With the
+    /// event's `receivedAt`, only the segment whose time range holds it is searched (one
+    /// probe); without it, every segment, newest first.
+    public func setState(_ newState: EventSummary.State, eventId: String, destination: String, receivedAt: Timestamp? = nil) {
+        enqueue(.state(newState, eventId: eventId, destination: destination, receivedAt: receivedAt))
     }
 
     /// Calls `completion` on the log's queue once everything queued so far is written.
@@ -99,6 +103,12 @@ public final class EventLog: @unchecked Sendable {
 
     private func enqueue(_ operation: Operation) {
         let schedule = pending.withLock { pending in
+            // An index may drop work, never grow without bound: if the disk is too slow for
+            // the rate, what does not fit is left out (and logged by the next batch).
+            guard pending.operations.count < Self.maxPendingOperations else {
+                pending.dropped += 1
+                return false
+            }
             pending.operations.append(operation)
             defer { pending.scheduled = true }
             return !pending.scheduled
@@ -109,9 +119,12 @@ public final class EventLog: @unchecked Sendable {
     /// Applies every queued operation, writes the batch with one write and one sync.
     /// Operations queued meanwhile make the next batch: the group commit of the journal.
     func writeBatch() {
-        let operations = pending.withLock { pending in
-            defer { pending = ([], false) }
-            return pending.operations
+        let (operations, dropped) = pending.withLock { pending in
+            defer { pending = ([], false, 0) }
+            return (pending.operations, pending.dropped)
+        }
+        if dropped > 0 {
+            logger.error("event log fell behind; summaries or states left out", [("dropped", String(dropped))])
         }
         guard !state.closed else { return }
         do throws(StorageError) {
@@ -119,8 +132,8 @@ public final class EventLog: @unchecked Sendable {
                 switch operation {
                 case .append(let make):
                     if let summary = make() { try append(summary) }
-                case .state(let newState, let id, let destination):
-                    try update(id, destination: destination, to: newState)
+                case .state(let newState, let id, let destination, let receivedAt):
+                    try update(id, destination: destination, to: newState, receivedAt: receivedAt)
                 }
             }
             try flushBuffer()
