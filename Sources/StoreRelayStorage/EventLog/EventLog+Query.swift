@@ -107,8 +107,11 @@ final class SegmentReader {
     let lastAt: Int64
     private let open: OpenSegment?
     private let sealed: SealedSegment?
-    private let logPath: String
-    private let indexPath: String
+    private let directory: String
+    // Paths are made on first use: a lookup passes over hundreds of segments, and most
+    // are skipped by their time range before a file is touched.
+    private lazy var logPath = open?.path ?? directory + "/" + EventLogFileName.log(sequence)
+    private lazy var indexPath = directory + "/" + EventLogFileName.index(sequence)
     private var logFD: Int32 = -1
     private var indexFD: Int32 = -1
 
@@ -119,8 +122,7 @@ final class SegmentReader {
         recordCount = open.offsets.count
         firstAt = open.firstAt
         lastAt = open.lastAt
-        logPath = open.path
-        indexPath = ""
+        directory = ""
         logFD = open.fd
     }
 
@@ -131,8 +133,7 @@ final class SegmentReader {
         recordCount = sealed.recordCount
         firstAt = sealed.firstAt
         lastAt = sealed.lastAt
-        logPath = directory + "/" + EventLogFileName.log(sealed.sequence)
-        indexPath = directory + "/" + EventLogFileName.index(sealed.sequence)
+        self.directory = directory
     }
 
     func candidates(_ key: String) throws(StorageError) -> [UInt32] {
