@@ -12,6 +12,7 @@ enum EventsCommand: CommandDescribing {
                                       [--state STATE] [--destination D] [--since T] [--until T]
                                       [--limit N] [--json]
                storerelay events show ID
+               storerelay events redeliver ID --destination NAME
 
         Talks to the running gateway's admin listener. The URL and token come from --admin and
         --token, else from the configuration (its `admin` address and `admin-token`, else the
@@ -20,6 +21,9 @@ enum EventsCommand: CommandDescribing {
         list     prints accepted events newest first, with each destination's delivery state
                  (--json: a JSON array of the API's items)
         show     prints one event and its deliveries as JSON
+        redeliver  sends an already delivered event to destination NAME again, with its
+                 original webhook-id and StoreRelay-Redelivery: 1
+                 (POST /api/events/{id}/redeliver)
 
         Options:
           --admin URL        the admin listener, e.g. http://127.0.0.1:9090
@@ -35,6 +39,7 @@ enum EventsCommand: CommandDescribing {
           --since T, --until T  an ISO-8601 time (2026-11-20T10:15:30Z) or an age back from
                              now (24h, 7d)
           --limit N          list at most N (default 100)
+          --destination D    (redeliver) the destination to send the event to again
           --json             list as a JSON array
 
         Exit status: 0 done, 1 failure (server unreachable, token refused, not found, a filter
@@ -68,13 +73,21 @@ enum EventsCommand: CommandDescribing {
                 let client = try AdminClient.connect(parsed)
                 defer { client.shutdown() }
                 return try list(filters, limit: limit, json: parsed.flags.contains("json"), client)
+            case "redeliver":
+                guard positionals.count == 2 else { throw AdminCommandFailure.usage("redeliver needs one event ID") }
+                guard let destination = parsed.options["destination"], !destination.isEmpty else {
+                    throw AdminCommandFailure.usage("redeliver needs --destination NAME")
+                }
+                let client = try AdminClient.connect(parsed)
+                defer { client.shutdown() }
+                return try redeliver(positionals[1], to: destination, client)
             case "show":
                 guard positionals.count == 2 else { throw AdminCommandFailure.usage("show needs one event ID") }
                 let client = try AdminClient.connect(parsed)
                 defer { client.shutdown() }
                 return try show(positionals[1], client)
             default:
-                throw AdminCommandFailure.usage("name a subcommand: list or show (see `storerelay events --help`)")
+                throw AdminCommandFailure.usage("name a subcommand: list, show or redeliver (see `storerelay events --help`)")
             }
         } catch {
             return fail(error)
@@ -114,6 +127,16 @@ enum EventsCommand: CommandDescribing {
         case 400: throw .failure("'\(id)' is not an event id")
         default: throw .failure("showing event \(id) failed: \(answer.message)")
         }
+    }
+
+    /// The server's sentence on failure: it knows whether the event, the destination or the
+    /// state of its delivery is what stands in the way.
+    private static func redeliver(_ id: String, to destination: String, _ client: AdminClient) throws(AdminCommandFailure) -> Int32 {
+        let answer = try client.send("POST", "/api/events/" + FormEncoding.percentEncode(id) + "/redeliver",
+                                     json: ["destination": .string(destination)])
+        guard answer.status == 200 else { throw .failure("redelivering \(id) to \(destination) failed: \(answer.message)") }
+        writeStandardOutput("redelivering \(id) to \(destination)")
+        return ExitCode.ok
     }
 
     private static func fail(_ failure: AdminCommandFailure) -> Int32 {
