@@ -135,4 +135,59 @@ import Testing
         #expect(try await log.all(limit: 8).map(\.id) == (0..<35).reversed().map(Summaries.id))
         #expect(try await log.page(EventLogQuery(q: "otx-3")).items.map(\.id) == [11, 10, 9].map(Summaries.id), "across two segments")
     }
+
+    /// Random damage to a segment or its index, a hundred times: opening never fails or
+    /// crashes; the open segment keeps the records before its first damaged one; a sealed
+    /// segment, whose index is trusted, loses only the records that fail their check when
+    /// read; a cut index is rebuilt whole. What is listed is always in order.
+    @Test func randomDamageLosesOnlyTheDamagedRecords() async throws {
+        let directory = ScratchDirectory()
+        defer { directory.remove() }
+        let clock = ManualClock(Summaries.start)
+        let log = try EventLog.scratch(directory, clock: clock) { $0.maxRecordsPerSegment = 30 }
+        log.add((0..<50).map { Summaries.make($0) })
+        await log.flushed()
+        log.close()
+        let sealedLog = "events-00000000000000000001.log", openLog = "events-00000000000000000002.log"
+        let files = directory.files(".log") + directory.files(".idx")
+        #expect(files == [sealedLog, openLog, "events-00000000000000000001.idx"])
+        var pristine: [String: Data] = [:]
+        for file in files { pristine[file] = FileManager.default.contents(atPath: directory.log + "/" + file) }
+        let ids = (0..<50).map(Summaries.id)
+        var random = SeededGenerator(seed: 0xDA3A6E)
+        for round in 0..<100 {
+            for (file, data) in pristine { try data.write(to: URL(fileURLWithPath: directory.log + "/" + file)) }
+            let victim = files[Int.random(in: 0..<files.count, using: &random)]
+            var bytes = [UInt8](pristine[victim]!)
+            let damaged = Int.random(in: 1...3, using: &random)
+            for _ in 0..<damaged {
+                bytes[Int.random(in: 16..<bytes.count, using: &random)] = UInt8.random(in: 0...255, using: &random)
+            }
+            let truncated = round % 4 == 0
+            if truncated { bytes.removeLast(Int.random(in: 1..<(bytes.count - 16), using: &random)) }
+            try Data(bytes).write(to: URL(fileURLWithPath: directory.log + "/" + victim))
+            let reopened = try EventLog.scratch(directory, clock: clock) { $0.maxRecordsPerSegment = 30 }
+            let listed = Array(try await reopened.all(limit: 50).map(\.id).reversed())
+            reopened.close()
+            let positions = listed.compactMap { ids.firstIndex(of: $0) }
+            #expect(positions.count == listed.count && positions == positions.sorted() && Set(positions).count == positions.count,
+                    "in order, each once: round \(round)")
+            let first = positions.filter { $0 < 30 }, second = positions.filter { $0 >= 30 }
+            switch victim {
+            case openLog:
+                #expect(first == Array(0..<30), "round \(round)")
+                #expect(second == Array(30..<(30 + second.count)), "a prefix of the open segment: round \(round)")
+            case sealedLog:
+                #expect(second == Array(30..<50), "round \(round)")
+                if !truncated { #expect(first.count >= 30 - damaged, "at most the damaged records: round \(round)") }
+            default:
+                // A cut or a damaged header fails the index's size or CRC check: rebuilt whole.
+                // Its offsets and slots carry no checksum (reading them all would make an open
+                // cost what the log holds); a damaged offset points at bytes that fail the
+                // record's own check, so at most the damaged records go missing.
+                #expect(second == Array(30..<50), "round \(round)")
+                #expect(truncated ? first == Array(0..<30) : first.count >= 30 - damaged, "round \(round)")
+            }
+        }
+    }
 }
