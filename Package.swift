@@ -93,7 +93,9 @@ let package = Package(
         // dead letters, recent events and heartbeats.
         .target(
             name: "StoreRelayCluster",
-            dependencies: ["StoreRelayCore", "StoreRelayNet", "StoreRelayCrypto", "StoreRelayConfig", "StoreRelayDelivery"],
+            dependencies: [
+                "StoreRelayCore", "StoreRelayNet", "StoreRelayCrypto", "StoreRelayStorage", "StoreRelayConfig", "StoreRelayDelivery",
+            ],
             swiftSettings: swiftSettings
         ),
         // The App Store Server API client: tokens, Notification History, test notifications.
@@ -239,7 +241,7 @@ let package = Package(
         .testTarget(
             name: "ClusterTests",
             dependencies: [
-                "StoreRelayCluster", "StoreRelayConfig", "StoreRelayDelivery", "StoreRelayVerification", "StoreRelayNet",
+                "StoreRelayCluster", "StoreRelayConfig", "StoreRelayDelivery", "StoreRelayStorage", "StoreRelayVerification", "StoreRelayNet",
                 "StoreRelayCore", "StoreRelayTestSupport",
             ],
             swiftSettings: swiftSettings

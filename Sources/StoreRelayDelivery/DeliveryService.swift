@@ -41,10 +41,17 @@ public protocol DeliveryService: AnyObject, Sendable {
     /// The on-disk event log behind `GET /api/events`; nil where none is kept (cluster mode
     /// does not serve the list yet).
     var eventLog: EventLog? { get }
+    /// A page of the event log, newest first (`GET /api/events`): the local log's, or the
+    /// server's in cluster mode; nil where none is kept.
+    func searchEvents(_ query: EventLogQuery, limit: Int, after cursor: EventLogCursor?) async -> Result<EventLogPage, StorageError>?
 }
 
 extension DeliveryService {
     public var eventLog: EventLog? { nil }
+
+    public func searchEvents(_ query: EventLogQuery, limit: Int, after cursor: EventLogCursor?) async -> Result<EventLogPage, StorageError>? {
+        await eventLog?.search(query, limit: limit, after: cursor)
+    }
 }
 
 extension DeliveryEngine: DeliveryService {

@@ -15,7 +15,7 @@ extension Gateway: AdminBackend {
     }
 
     public func searchEvents(_ query: EventLogQuery, limit: Int, after cursor: EventLogCursor?) async -> Result<EventLogPage, StorageError>? {
-        await delivery.eventLog?.search(query, limit: limit, after: cursor)
+        await delivery.searchEvents(query, limit: limit, after: cursor)
     }
 
     public var deadLetters: any DeadLetterArchive { delivery.deadLetterArchive }

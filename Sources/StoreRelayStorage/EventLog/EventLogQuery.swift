@@ -27,7 +27,7 @@ public struct EventLogQuery: Sendable, Equatable {
         self.until = until
     }
 
-    func matches(_ summary: EventSummary) -> Bool {
+    public func matches(_ summary: EventSummary) -> Bool {
         if let q, summary.id != q && summary.originalTransactionId != q && summary.transactionId != q { return false }
         if let app, summary.bundleId != app { return false }
         if let environment, summary.environment != environment { return false }
@@ -52,11 +52,13 @@ public struct EventLogQuery: Sendable, Equatable {
 
 /// Where a page of the list stopped: the segment and ordinal of the last record it looked
 /// at; the next page starts with the record before it. Written `<sequence>-<ordinal>`.
+/// Cluster mode's log on the server reads the two numbers as the `receivedAt` (ms) of the
+/// last item and how many items with that time were given.
 public struct EventLogCursor: Sendable, Hashable, CustomStringConvertible {
-    var sequence: UInt64
-    var ordinal: Int
+    public var sequence: UInt64
+    public var ordinal: Int
 
-    init(sequence: UInt64, ordinal: Int) {
+    public init(sequence: UInt64, ordinal: Int) {
         self.sequence = sequence
         self.ordinal = ordinal
     }
