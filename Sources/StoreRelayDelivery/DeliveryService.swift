@@ -38,8 +38,8 @@ public protocol DeliveryService: AnyObject, Sendable {
     /// Reads a stored notification's Apple body again with the running build (set by the
     /// gateway): how a replay delivers a notification an older build could not read.
     var reprocess: Locked<(@Sendable (StoredNotification) -> StoredNotification?)?> { get }
-    /// The on-disk event log behind `GET /api/events`; nil where none is kept (cluster mode
-    /// does not serve the list yet).
+    /// The on-disk event log behind `GET /api/events` in single-node mode; nil in cluster
+    /// mode, whose log is on the server (`searchEvents`).
     var eventLog: EventLog? { get }
     /// A page of the event log, newest first (`GET /api/events`): the local log's, or the
     /// server's in cluster mode; nil where none is kept.

@@ -212,7 +212,7 @@ extension DeadLetter {
         let admin = try AdminHarness()
         let result = try events(admin, ["list"])
         #expect(result.status == 1)
-        #expect(result.stderr.contains("not kept in cluster mode"), "\(result.stderr)")
+        #expect(result.stderr.contains("keeps no event log"), "\(result.stderr)")
     }
 
     /// The request goes out as POST /api/events/{id}/redeliver {"destination":..}; a server

@@ -163,4 +163,55 @@ struct EventLogEndToEndTests {
         gateway.process.send(SIGTERM)
         #expect(gateway.process.waitForExit() == 0)
     }
+
+    /// Cluster mode serves the same API from the server: an event accepted by instance `a`
+    /// is found through `b`, with the states `a`'s and `b`'s consumers wrote.
+    @Test(.enabled(if: RedisServerProcess.isAvailable, "redis-server is not installed (apt-get install redis-server)"))
+    func clusterModeServesTheSameListFromTheServer() throws {
+        let server = try RedisServerProcess()
+        let sink = try WebhookSink(secret: testSigningSecret)
+        func start(_ instance: String) throws -> (Gateway, AdminGateway) {
+            let directory = try TestPaths.makeTemporaryDirectory("storerelay-event-log-\(instance)")
+            try signer.authority.rootPEM.write(to: directory.appendingPathComponent("test-root.pem"), atomically: true, encoding: .utf8)
+            let gateway = try Gateway(config: Gateway.bareConfig("""
+                trust-root ./test-root.pem
+                cluster redis://127.0.0.1:\(server.port) {
+                    instance-id \(instance)
+                }
+                \(webhookDestination("ok", sink.url("/ok")))
+                \(webhookDestination("refusing", sink.url("/bad")))
+                route * * * -> ok, refusing
+                """), directory: directory)
+            return (gateway, try AdminGateway(gateway))
+        }
+        let (a, _) = try start("a")
+        let (b, adminB) = try start("b")
+        let ids = (0..<3).map { _ in UUID().uuidString.lowercased() }
+        for (index, id) in ids.enumerated() {
+            let body = try signer.body(uuid: id, originalTransactionId: index < 2 ? "7100000000000001" : "7100000000000002")
+            #expect(try a.post(json: body).status == 200)
+        }
+        #expect(pollUntil(timeout: 30) {
+            let all = (try? items(adminB, "")) ?? []
+            return all.count == 3 && all.allSatisfy { states($0) == ["ok": "delivered", "refusing": "dead-lettered"] }
+        })
+        #expect(try items(adminB, "").compactMap { $0["id"]?.stringValue } == ids.reversed())
+        #expect(try items(adminB, "q=7100000000000001").compactMap { $0["id"]?.stringValue } == [ids[1], ids[0]])
+        let transactionId = try #require(try items(adminB, "q=" + ids[2]).first?["transactionId"]?.stringValue)
+        #expect(try items(adminB, "q=" + transactionId).compactMap { $0["id"]?.stringValue } == [ids[2]])
+        #expect(try items(adminB, "state=ok:delivered&limit=1").count == 1)
+        #expect(try adminB.get("/api/events?state=lost").status == 400)
+        var seen: [String] = []
+        var cursor: String?
+        repeat {
+            let answer = try adminB.get("/api/events?limit=2" + (cursor.map { "&cursor=" + $0 } ?? ""))
+            seen += answer.json?["items"]?.arrayValue?.compactMap { $0["id"]?.stringValue } ?? []
+            cursor = answer.json?["nextCursor"]?.stringValue
+        } while cursor != nil
+        #expect(seen == ids.reversed())
+        for gateway in [a, b] {
+            gateway.process.send(SIGTERM)
+            #expect(gateway.process.waitForExit() == 0)
+        }
+    }
 }

@@ -55,8 +55,8 @@ struct AdminAPI: Sendable {
         }
         switch await backend.searchEvents(filters.query, limit: filters.limit, after: filters.cursor) {
         case nil:
-            return .error(.notImplemented, message: "The event log is not kept in cluster mode yet; "
-                + "GET /api/events/{id} and GET /api/events?originalTransactionId= answer from the server.")
+            return .error(.notImplemented, message: "This gateway keeps no event log; "
+                + "GET /api/events/{id} and GET /api/events?originalTransactionId= still answer.")
         case .failure(let error)?:
             return .error(.storageFailed, message: "The event log could not be read: \(error.message)")
         case .success(let page)?:

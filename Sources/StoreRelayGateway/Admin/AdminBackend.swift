@@ -17,7 +17,7 @@ public protocol AdminBackend: Sendable {
     /// The events of one subscription (by original transaction id) still known, newest first.
     func events(ofSubscription originalTransactionId: String) async -> [EventDeliveryState]
     /// A page of the event log (`GET /api/events`), newest first; nil where no event log is
-    /// kept (cluster mode, and tests' doubles without one).
+    /// kept (tests' doubles without one).
     func searchEvents(_ query: EventLogQuery, limit: Int, after cursor: EventLogCursor?) async -> Result<EventLogPage, StorageError>?
     /// The dead-letter store (list, read, delete).
     var deadLetters: any DeadLetterArchive { get }

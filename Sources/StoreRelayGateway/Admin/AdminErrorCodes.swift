@@ -19,7 +19,7 @@ extension HTTPErrorCode {
     public static let misdirected = HTTPErrorCode(
         status: 421, code: "misdirected",
         message: "The admin page answers to an IP address or localhost in the Host header only (DNS rebinding).")
-    /// What this mode does not offer (the event log in cluster mode).
+    /// What this gateway does not offer (an admin backend that keeps no event log).
     public static let notImplemented = HTTPErrorCode(
         status: 501, code: "not_implemented", message: "This gateway does not offer that in its current mode.")
     /// A store the request needs failed (the event log's files).
