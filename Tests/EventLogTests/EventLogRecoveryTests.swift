@@ -190,4 +190,36 @@ import Testing
             }
         }
     }
+
+    /// A batch that cannot be written (ENOSPC from /dev/full standing in for the segment):
+    /// its summaries are lost, the index forgets them, and the next batch appends right
+    /// after the last good record, so nothing is listed twice or pointed at wrongly.
+    @Test(.enabled(if: FileManager.default.fileExists(atPath: "/dev/full"), "needs /dev/full"))
+    func aFailedBatchIsForgottenAndTheNextOneWritten() async throws {
+        let directory = ScratchDirectory()
+        defer { directory.remove() }
+        let clock = ManualClock(Summaries.start)
+        let log = try EventLog.scratch(directory, clock: clock)
+        log.add((0..<3).map { Summaries.make($0) })
+        await log.flushed()
+        let full = open("/dev/full", O_RDWR)
+        #expect(full >= 0)
+        defer { close(full) }
+        // The open segment's descriptor now writes to /dev/full; recovery reopens the file by name.
+        log.queue.sync { _ = dup2(full, log.state.open!.fd) }
+        log.add((3..<5).map { Summaries.make($0) })
+        log.setState(.delivered, eventId: Summaries.id(1), destination: "billing")
+        await log.flushed()
+        log.add([Summaries.make(5)])
+        await log.flushed()
+        let expected = [5, 2, 1, 0].map(Summaries.id)
+        #expect(try await log.all(limit: 2).map(\.id) == expected)
+        #expect(try await log.page(EventLogQuery(q: "tx-5")).items.map(\.id) == [Summaries.id(5)])
+        #expect(try await log.page(EventLogQuery(q: "tx-3")).items.isEmpty)
+        log.close()
+        let reopened = try EventLog.scratch(directory, clock: clock)
+        defer { reopened.close() }
+        #expect(reopened.recoveryNotes.isEmpty)
+        #expect(try await reopened.all(limit: 10).map(\.id) == expected)
+    }
 }

@@ -127,20 +127,27 @@ public final class EventLog: @unchecked Sendable {
             logger.error("event log fell behind; summaries or states left out", [("dropped", String(dropped))])
         }
         guard !state.closed else { return }
-        do throws(StorageError) {
-            for operation in operations {
+        for operation in operations {
+            // One failed operation (a sealed segment that cannot be rewritten, a segment that
+            // cannot be created) costs that operation, not the batch.
+            do throws(StorageError) {
                 switch operation {
                 case .append(let make):
                     if let summary = make() { try append(summary) }
                 case .state(let newState, let id, let destination, let receivedAt):
                     try update(id, destination: destination, to: newState, receivedAt: receivedAt)
                 }
+            } catch {
+                logger.error("event log operation failed", [("directory", directory), ("error", "\(error)")])
             }
+        }
+        do throws(StorageError) {
+            // A failed write has the open segment read again from its file (`flushBuffer`),
+            // so its index never names records the file lacks.
             try flushBuffer()
         } catch {
             // Nothing here is the source of truth: the batch is lost from the index, loudly.
             logger.error("event log batch not written", [("directory", directory), ("error", "\(error)")])
-            state.buffer = []
         }
         let now = options.clock.now().milliseconds
         if now - state.lastRetention > 60_000 { applyRetention() }
