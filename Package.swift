@@ -93,7 +93,9 @@ let package = Package(
         // dead letters, recent events and heartbeats.
         .target(
             name: "StoreRelayCluster",
-            dependencies: ["StoreRelayCore", "StoreRelayNet", "StoreRelayCrypto", "StoreRelayConfig", "StoreRelayDelivery"],
+            dependencies: [
+                "StoreRelayCore", "StoreRelayNet", "StoreRelayCrypto", "StoreRelayStorage", "StoreRelayConfig", "StoreRelayDelivery",
+            ],
             swiftSettings: swiftSettings
         ),
         // The App Store Server API client: tokens, Notification History, test notifications.
@@ -195,6 +197,11 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "EventLogTests",
+            dependencies: ["StoreRelayStorage", "StoreRelayCore", "StoreRelayTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "FileQueueTests",
             dependencies: ["StoreRelayStorage", "StoreRelayCore", "StoreRelayTestSupport"],
             swiftSettings: swiftSettings
@@ -211,7 +218,7 @@ let package = Package(
         .testTarget(
             name: "AdminTests",
             dependencies: [
-                "StoreRelayGateway", "StoreRelayDelivery", "StoreRelayNet", "StoreRelayVerification", "StoreRelayCore",
+                "StoreRelayGateway", "StoreRelayDelivery", "StoreRelayStorage", "StoreRelayNet", "StoreRelayVerification", "StoreRelayCore",
                 "StoreRelayTestSupport",
             ],
             swiftSettings: swiftSettings
@@ -234,7 +241,7 @@ let package = Package(
         .testTarget(
             name: "ClusterTests",
             dependencies: [
-                "StoreRelayCluster", "StoreRelayConfig", "StoreRelayDelivery", "StoreRelayVerification", "StoreRelayNet",
+                "StoreRelayCluster", "StoreRelayConfig", "StoreRelayDelivery", "StoreRelayStorage", "StoreRelayVerification", "StoreRelayNet",
                 "StoreRelayCore", "StoreRelayTestSupport",
             ],
             swiftSettings: swiftSettings

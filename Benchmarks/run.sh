@@ -6,6 +6,7 @@
 #   Benchmarks/run.sh --perf                # also perf-profile the gateway at saturation
 # Other options: --connections N (64), --fanout-rounds N (2), --work DIR (/tmp/storerelay-bench),
 #   --scenarios "1 webhook,4 webhooks,file queue", --only dedupe [--dedupe-ids 1000000,10000000],
+#   --only event-log [--event-log-events 1000000,10000000] (q lookup p99 and RSS with N events indexed),
 #   --only backlog,backlog-paused [--backlog 100000,1000000] (a backlog for a dead or a paused destination),
 #   --only cluster [--cluster-servers redis-server,valkey-server] [--cluster-key both|yes|no]
 #   (cluster-mode acceptance as a ratio of single-node's),

@@ -2,6 +2,7 @@ import Dispatch
 import StoreRelayConfig
 import StoreRelayDelivery
 import StoreRelayNet
+import StoreRelayStorage
 import StoreRelayCore
 
 /// Delivery in cluster mode (docs/SPEC.md "Cluster mode"): this instance's consumers of every
@@ -20,6 +21,8 @@ public final class ClusterDelivery: DeliveryService {
     public let deadLetters: ClusterDeadLetters
     /// Seals what this instance writes and checks what it reads (`cluster-key`).
     public let seal: ClusterSeal
+    /// The event log on the server (`GET /api/events`).
+    public let serverEventLog: ClusterEventLog
     public let reprocess = Locked<(@Sendable (StoredNotification) -> StoredNotification?)?>(nil)
     let client: RedisClient
     let keys = ClusterKeys()
@@ -146,6 +149,7 @@ public final class ClusterDelivery: DeliveryService {
         self.logger = logger
         self.observer = observer
         seal = ClusterSeal(keys: cluster.clusterKeys.map(\.value), acceptsUnsealed: cluster.acceptsUnsealed)
+        serverEventLog = ClusterEventLog(client: client, retention: configuration.eventLogRetention, clock: clock, logger: logger)
         deadLetters = ClusterDeadLetters(client: client, seal: seal)
         staleness = StalenessRule(window: cluster.dedupeWindow)
         settings = ClusterDestination.Settings(claimAfter: cluster.claimAfter, recentEvents: configuration.recentEvents,
@@ -170,7 +174,7 @@ public final class ClusterDelivery: DeliveryService {
         // a volume never write the same segment.
         let setup = try DestinationSetup(definition, client: httpClient, clock: clock, logger: logger, fileSubdirectory: instanceId)
         return ClusterDestination(definition: definition, setup: setup, client: client, consumer: instanceId, settings: settings,
-                                  seal: seal, clock: clock, logger: logger, observer: observer)
+                                  seal: seal, clock: clock, logger: logger, observer: observer, eventLog: serverEventLog)
     }
 
     /// Starts every destination's consumer and the heartbeat.
@@ -205,6 +209,10 @@ public final class ClusterDelivery: DeliveryService {
     public func refreshDeadLetterCounts() async { _ = await deadLetters.countsByDestination }
 
     // MARK: Events
+
+    public func searchEvents(_ query: EventLogQuery, limit: Int, after cursor: EventLogCursor?) async -> Result<EventLogPage, StorageError>? {
+        await serverEventLog.search(query, limit: limit, after: cursor)
+    }
 
     public func state(ofEvent id: String) async -> EventDeliveryState? {
         let replies = await client.replies([RESPCommand("GET", keys.event(id)), RESPCommand("HGETALL", keys.state(id))])
@@ -320,6 +328,7 @@ public final class ClusterDelivery: DeliveryService {
             switch await ReplayCall.Verdict(reply: client.script(call)) {
             case .replayed?:
                 logger.info("dead letter replayed", [("dead_letter.id", letter.id), ("destinations", names.joined(separator: " "))])
+                for name in names { serverEventLog.setState(.pending, eventId: eventId, destination: name) }
                 nudge(names)
                 return .replayed(destinations: names)
             case .replaying?:

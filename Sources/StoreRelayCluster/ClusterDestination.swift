@@ -2,6 +2,7 @@ import Dispatch
 import StoreRelayConfig
 import StoreRelayDelivery
 import StoreRelayNet
+import StoreRelayStorage
 import StoreRelayCore
 
 /// One destination's deliveries from this instance in cluster mode (docs/SPEC.md "Cluster
@@ -45,6 +46,8 @@ final class ClusterDestination: @unchecked Sendable {
     private let ordered: Bool
     private let queue: ClusterQueue
     private let seal: ClusterSeal
+    /// Told each finished delivery's state, once the server has it.
+    private let eventLog: ClusterEventLog?
     private let settings: Settings
     private let clock: any TimeSource
     private let logger: Logger
@@ -66,7 +69,9 @@ final class ClusterDestination: @unchecked Sendable {
     private var lastConsumerCleanup: ContinuousClock.Instant?
 
     init(definition: DestinationConfiguration, setup: DestinationSetup, client: RedisClient, consumer: String, settings: Settings,
-         seal: ClusterSeal = .off, clock: any TimeSource, logger: Logger, observer: any DeliveryObserver) {
+         seal: ClusterSeal = .off, clock: any TimeSource, logger: Logger, observer: any DeliveryObserver,
+         eventLog: ClusterEventLog? = nil) {
+        self.eventLog = eventLog
         self.seal = seal
         self.definition = definition
         ordered = definition.delivery?.order == .perSubscription
@@ -409,6 +414,10 @@ final class ClusterDestination: @unchecked Sendable {
             replayed: job?.replayOf ?? replayOf,
             now: now.milliseconds, recentEvents: settings.recentEvents, tampered: tampered)
         queue.finish(entry, outcome) { [self] result in
+            // Only the instance whose finish counted reports it (`false`: another one had).
+            if case .success(true) = result, let logged = EventSummary.State(name: phase.rawValue) {
+                eventLog?.setState(logged, eventId: entry.eventId, destination: name)
+            }
             work.async { [self] in settled(entry, result.map { _ in true }) }
         }
     }

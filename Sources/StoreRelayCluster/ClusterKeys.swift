@@ -67,6 +67,14 @@ public struct ClusterKeys: Sendable, Hashable {
     /// maintenance tick of each destination (about once a second), so a pause made through
     /// one instance holds on all within a tick, and survives every restart.
     public var paused: String { Self.prefix + "paused" }
+    /// `log:event:<id>`: the event log's summary of one event (`_`, JSON) and each
+    /// destination's delivery state (`d:<name>`), expiring after `event-log`.
+    public func logEvent(_ id: String) -> String { Self.prefix + "log:event:" + id }
+    /// `log:time`: every logged event id by `receivedAt` (UNIX ms), trimmed to `event-log`.
+    public var logTime: String { Self.prefix + "log:time" }
+    /// `log:key:<id>`: the events an originalTransactionId or transactionId names, by
+    /// `receivedAt`, expiring `event-log` after the last one.
+    public func logKey(_ key: String) -> String { Self.prefix + "log:key:" + key }
     /// The consumer group every instance joins on every destination's stream.
     public static let group = "storerelay"
 }

@@ -126,6 +126,9 @@ extension ConfigParser {
             recentEvents = value(arguments[0], "recent-events") { text throws(ConfigValueError) in
                 try ConfigValue.integer(text, in: 0...1_000_000)
             }
+        case "event-log":
+            guard once(head), arity(head, arguments, 1...1, "event-log DURATION (how long events are searchable)") else { return }
+            eventLogRetention = value(arguments[0], "event-log", Self.eventLogRetentionValue)
         case "shutdown-grace":
             guard once(head), arity(head, arguments, 1...1, "shutdown-grace DURATION") else { return }
             shutdownGrace = value(arguments[0], "shutdown-grace") { text throws(ConfigValueError) in
@@ -242,6 +245,15 @@ extension ConfigParser {
         let size = try ConfigValue.size(text)
         guard size > 0 else { throw ConfigValueError("'\(text)' is zero (expected at least 1 byte)") }
         return size
+    }
+
+    /// At least an hour (a segment's span: less would delete events as they are written)
+    /// and at most ten years (a typo such as `30000d` is refused rather than kept forever).
+    static func eventLogRetentionValue(_ text: String) throws(ConfigValueError) -> Duration {
+        let duration = try ConfigValue.duration(text)
+        guard duration >= .seconds(3_600) else { throw ConfigValueError("'\(text)' is shorter than 1h (an event log needs at least an hour)") }
+        guard duration <= .seconds(3_650 * 86_400) else { throw ConfigValueError("'\(text)' is longer than 3650d") }
+        return duration
     }
 
     static func positiveDuration(_ text: String) throws(ConfigValueError) -> Duration {

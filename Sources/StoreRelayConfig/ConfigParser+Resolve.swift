@@ -61,6 +61,7 @@ extension ConfigParser {
             routes: RouteTable(rules: routes))
         configuration.appleAPI = appleAPI
         configuration.tracing = tracing
+        configuration.eventLogRetention = eventLogRetention ?? GatewayConfiguration.Defaults.eventLogRetention
         configuration.trustedProxies = trustedProxies
         configuration.operationalEvents = operationalEvents
         if var cluster {

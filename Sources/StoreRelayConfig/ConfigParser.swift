@@ -24,6 +24,8 @@ import StoreRelayCore
 ///   take to finish before the process exits.
 /// - `recent-events N` (default 2000): finished events the admin API remembers with their
 ///   delivery state; an older one still answers with its dead letters.
+/// - `event-log DURATION` (default 30d, from 1h to 10 years): how long the event log behind
+///   `GET /api/events` keeps each event's summary and delivery states.
 /// - `trusted-proxy ADDRESS-OR-CIDR...` (repeatable; default none): the proxies in front of
 ///   the admin listener whose `X-Forwarded-For` names the client, for the login throttle.
 ///
@@ -77,7 +79,7 @@ struct ConfigParser {
     static let directives = [
         "listen", "path", "tls", "admin", "admin-token", "data", "max-body", "read-timeout",
         "header-timeout", "min-body-rate", "idle-timeout", "max-connections", "max-connections-per-address", "dedupe-window",
-        "shutdown-grace", "recent-events", "trusted-proxy", "trust-root", "environments", "app", "shared-secret", "destination",
+        "shutdown-grace", "recent-events", "event-log", "trusted-proxy", "trust-root", "environments", "app", "shared-secret", "destination",
         "route", "apple-api-url", "cluster", "tracing", "operational-events", "intake-silence", "disk-low",
     ]
 
@@ -108,6 +110,7 @@ struct ConfigParser {
     var dedupeWindow: Duration?
     var shutdownGrace: Duration?
     var recentEvents: Int?
+    var eventLogRetention: Duration?
     var trustRoots: [TrustRoot] = []
     var trustedProxies: [IPAddressRange] = []
     var appleAPI: AppleAPIOverride?

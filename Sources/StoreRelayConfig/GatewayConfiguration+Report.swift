@@ -18,7 +18,7 @@ extension GatewayConfiguration {
         let rate = minBodyRate == 0 ? "0 (off)" : "\(ConfigFormat.size(minBodyRate))/s"
         out.append("  header-timeout \(ConfigFormat.duration(headerTimeout)), min-body-rate \(rate)")
         out.append("  max-connections \(maxConnections), max-connections-per-address \(maxConnectionsPerAddress) (IPv6: per /64)")
-        out.append("  dedupe-window \(ConfigFormat.duration(dedupeWindow)), shutdown-grace \(ConfigFormat.duration(shutdownGrace)), recent-events \(recentEvents)")
+        out.append("  dedupe-window \(ConfigFormat.duration(dedupeWindow)), shutdown-grace \(ConfigFormat.duration(shutdownGrace)), recent-events \(recentEvents), event-log \(ConfigFormat.duration(eventLogRetention))")
         out.append("")
         out.append("Paths")
         let width = paths.map(\.path.count).max() ?? 0

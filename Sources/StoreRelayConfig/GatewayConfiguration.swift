@@ -28,6 +28,7 @@ public struct GatewayConfiguration: Sendable {
         public static let shutdownGrace: Duration = .seconds(10)
         public static let maximumShutdownGrace: Duration = .seconds(600)
         public static let recentEvents = 2_000
+        public static let eventLogRetention: Duration = .seconds(30 * 86_400)
         public static let environments: [AppStoreEnvironment] = [.production, .sandbox]
     }
 
@@ -75,6 +76,8 @@ public struct GatewayConfiguration: Sendable {
     /// Finished events the admin API remembers with their delivery state (`recent-events`);
     /// default 2000, a few KB each. Older ones answer from their dead letters, if any.
     public var recentEvents: Int
+    /// `event-log DURATION`: how long the event log keeps each event (default 30d).
+    public var eventLogRetention: Duration = Defaults.eventLogRetention
     /// Extra trusted root certificate files (`trust-root`), in file order, each for the
     /// environments it names; Apple Root CA - G3 is always trusted in addition.
     public var trustRoots: [TrustRoot]

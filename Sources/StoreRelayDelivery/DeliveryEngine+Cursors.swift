@@ -16,6 +16,7 @@ extension DeliveryEngine {
         }
         let delivered = letters.contains { $0.key.isEmpty } ? [] : notification.destinations
         ledger.withLock { $0.record(notification, position: position, destinations: delivered) }
+        eventLog?.append { EventSummary(notification: notification, destinations: delivered) }
         for queue in offers { queue.offer(notification, at: position, end: end) }
         for letter in letters {
             writeDeadLetter(notification, key: letter.key, destination: letter.destination, reason: letter.reason,

@@ -35,6 +35,7 @@ extension DeliveryEngine {
             $0.phase = .delivered
             $0.nextAttempt = nil
         } }
+        eventLog?.setState(.delivered, eventId: job.eventId, destination: job.destination, receivedAt: job.notification.receivedAt)
         logger.debug("delivered", [("event.id", job.eventId), ("destination", job.destination),
                                     ("attempt", job.attempts.count)])
         if let replayed = job.replayOf {
@@ -96,6 +97,7 @@ extension DeliveryEngine {
                     ("event.id", parked.eventId), ("destination", parked.destination), ("detail", detail),
                 ])
                 finished(parked.destination, at: parked.position)
+                eventLog?.setState(.deadLettered, eventId: parked.eventId, destination: parked.destination)
                 let record = DeliveryProgress.deadLettered(destination: parked.destination, deadLetterId: letter.id)
                 journal.appendProgress(id: parked.eventId, payload: record.encoded(eventAt: parked.position)) { _ in
                     self.bookkeeping.leave()
@@ -135,6 +137,7 @@ extension DeliveryEngine {
                         $0.nextAttempt = nil
                         $0.deadLetterId = letter.id
                     } }
+                    eventLog?.setState(.deadLettered, eventId: notification.id, destination: key, receivedAt: notification.receivedAt)
                 }
                 if let replayOf {
                     finishReplay(replayOf, destination: key, rewrittenAs: letter.id)

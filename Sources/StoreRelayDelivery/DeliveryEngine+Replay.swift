@@ -91,6 +91,8 @@ extension DeliveryEngine {
         notification.disposition = .accept
         notification.destinations = names
         ledger.withLock { $0.record(notification, position: nil, destinations: names) }
+        // A destination the event was first routed to shows pending again until the replay ends.
+        for name in names { eventLog?.setState(.pending, eventId: notification.id, destination: name, receivedAt: notification.receivedAt) }
         let now = clock.now()
         for name in names {
             guard let queue = topology.queues[name] else { continue }

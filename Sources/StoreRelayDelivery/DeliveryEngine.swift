@@ -39,6 +39,9 @@ public final class DeliveryEngine: Sendable {
     let checkpointQueue = DispatchQueue(label: "storerelay.delivery.checkpoint")
     let checkpointIntervalMilliseconds: Int
     let ledger: Locked<EventLedger>
+    /// Every accepted event's summary and delivery states, on disk (`GET /api/events`);
+    /// fed here, where the ledger is, and written off the acceptance path in batches.
+    public let eventLog: EventLog?
     /// Reads parked and unfinished events back from the journal.
     let reader: ParkedEventReader
     /// Destinations read their backlogs from the journal here, one read at a time.
@@ -89,8 +92,9 @@ public final class DeliveryEngine: Sendable {
         clock: any TimeSource = WallClock(), logger: Logger, observer: any DeliveryObserver = NoDeliveryObserver(),
         wholeJobsPerDestination: Int = 256, windowPerDestination: Int = 4096, readBackRetryDelay: Duration = .seconds(5),
         checkpointInterval: Duration = .seconds(1), checkpointPause: Duration? = nil, replayDirectory: String? = nil,
-        pausedFile: String? = nil
+        pausedFile: String? = nil, eventLog: EventLog? = nil
     ) throws(DeliveryError) {
+        self.eventLog = eventLog
         checkpointIntervalMilliseconds = max(1, Int(checkpointInterval.wholeMilliseconds))
         intents = try ReplayIntentStore(directory: replayDirectory, logger: logger)
         self.readBackRetryDelay = readBackRetryDelay
@@ -177,10 +181,22 @@ public final class DeliveryEngine: Sendable {
         return Array(states.prefix(limit))
     }
 
-    /// An event the ledger no longer remembers (older than the window of recent events): what
-    /// its dead letters tell, if it has any.
+    /// An event the ledger no longer remembers (older than the window of recent events, or
+    /// from before a restart): what its dead letters tell, with the event log's state of
+    /// every other delivery (attempts are not kept there), if it has any dead letters.
     private func stateFromDeadLetters(ofEvent id: String) -> EventDeliveryState? {
-        EventDeliveryState(deadLetters: deadLetters.letters(forEvent: id), eventId: id)
+        guard var state = EventDeliveryState(deadLetters: deadLetters.letters(forEvent: id), eventId: id) else { return nil }
+        guard let summary = eventLog?.summaryNow(id: id) else { return state }
+        let lettered = state.deliveries
+        state.deliveries = summary.deliveries.map { delivery in
+            lettered.first { $0.destination == delivery.destination }
+                ?? EventDeliveryState.Delivery(destination: delivery.destination,
+                                               phase: EventDeliveryState.Phase(rawValue: delivery.state.name) ?? .pending,
+                                               attempts: [], nextAttempt: nil, deadLetterId: nil)
+        }
+        state.deliveries += lettered.filter { letter in !summary.deliveries.contains { $0.destination == letter.destination } }
+        state.allDeliveriesKnown = true
+        return state
     }
 
     /// Stops every destination; unfinished deliveries resume from the journal on the next

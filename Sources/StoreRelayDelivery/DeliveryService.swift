@@ -1,4 +1,5 @@
 import StoreRelayConfig
+import StoreRelayStorage
 import StoreRelayCore
 
 /// What the gateway's admin listener, metrics and reload need from delivery, whichever mode
@@ -40,6 +41,20 @@ public protocol DeliveryService: AnyObject, Sendable {
     /// Reads a stored notification's Apple body again with the running build (set by the
     /// gateway): how a replay delivers a notification an older build could not read.
     var reprocess: Locked<(@Sendable (StoredNotification) -> StoredNotification?)?> { get }
+    /// The on-disk event log behind `GET /api/events` in single-node mode; nil in cluster
+    /// mode, whose log is on the server (`searchEvents`).
+    var eventLog: EventLog? { get }
+    /// A page of the event log, newest first (`GET /api/events`): the local log's, or the
+    /// server's in cluster mode; nil where none is kept.
+    func searchEvents(_ query: EventLogQuery, limit: Int, after cursor: EventLogCursor?) async -> Result<EventLogPage, StorageError>?
+}
+
+extension DeliveryService {
+    public var eventLog: EventLog? { nil }
+
+    public func searchEvents(_ query: EventLogQuery, limit: Int, after cursor: EventLogCursor?) async -> Result<EventLogPage, StorageError>? {
+        await eventLog?.search(query, limit: limit, after: cursor)
+    }
 }
 
 extension DeliveryEngine: DeliveryService {

@@ -59,6 +59,9 @@ public struct StorageError: Error, Sendable, CustomStringConvertible {
         self.init(.io, operation: call.operation, errno: call.errno, path: call.path, message: call.description)
     }
 
+    /// A store other than this module's files failed (cluster mode's event log on the server).
+    public static func unavailable(_ message: String) -> StorageError { StorageError(.io, message: message) }
+
     static let journalClosed = StorageError(.closed, message: "the journal is closed")
     static let queueClosed = StorageError(.closed, message: "the file queue is closed")
 

@@ -4,7 +4,7 @@ import StoreRelayCore
 /// 0 ok, 1 failure, 2 usage. Errors are one clear sentence on stderr.
 enum StoreRelayCommandLine {
     static let commands: [any CommandDescribing.Type] = [
-        ServeCommand.self, CheckCommand.self, VerifyCommand.self, SimulateCommand.self, DlqCommand.self, DestinationCommand.self,
+        ServeCommand.self, CheckCommand.self, VerifyCommand.self, SimulateCommand.self, DlqCommand.self, EventsCommand.self, DestinationCommand.self,
         ReconcileCommand.self,
         ProbeCommand.self, VersionCommand.self,
     ]

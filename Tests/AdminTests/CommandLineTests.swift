@@ -189,3 +189,38 @@ extension DeadLetter {
                           attempts: [], createdAt: Timestamp(milliseconds: createdAt))
     }
 }
+
+/// `storerelay events`' usage errors and its redeliver request, against a real `AdminServer`
+/// (the list and show are covered end to end, with a gateway that keeps an event log).
+@Suite struct EventsCommandTests {
+    func events(_ admin: AdminHarness, _ arguments: [String]) throws -> CommandResult {
+        try CommandRunner.storerelay(["events"] + arguments + ["--admin", admin.baseURL, "--token", admin.token])
+    }
+
+    @Test func usageErrorsExitTwo() throws {
+        let admin = try AdminHarness()
+        for arguments in [[], ["frobnicate"], ["show"], ["show", "a", "b"], ["list", "extra"], ["list", "--limit", "0"],
+                          ["redeliver", "x"], ["redeliver", "--destination", "billing"], ["list", "--colour", "red"]] {
+            let result = try events(admin, arguments)
+            #expect(result.status == 2, "\(arguments): \(result.stderr)")
+            #expect(result.stderr.hasPrefix("storerelay events: ") || result.stderr.contains("--colour"), "\(arguments): \(result.stderr)")
+        }
+    }
+
+    /// Without an event log (this double keeps none) the list fails with the server's sentence.
+    @Test func aServerWithoutAnEventLogSaysSo() throws {
+        let admin = try AdminHarness()
+        let result = try events(admin, ["list"])
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("keeps no event log"), "\(result.stderr)")
+    }
+
+    /// The request goes out as POST /api/events/{id}/redeliver {"destination":..}; a server
+    /// without that route (this one) answers 404, which the command reports and exits 1.
+    @Test func redeliverReportsWhatTheServerSays() throws {
+        let admin = try AdminHarness()
+        let result = try events(admin, ["redeliver", "11111111-2222-4333-8444-555555555555", "--destination", "billing"])
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("redelivering 11111111-2222-4333-8444-555555555555 to billing failed"), "\(result.stderr)")
+    }
+}

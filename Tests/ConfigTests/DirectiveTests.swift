@@ -46,6 +46,23 @@ import StoreRelayCore
         expectError("recent-events 1000001\n", .invalidValue, line: 1, column: 15)
     }
 
+    /// `event-log DURATION` (issue 28): how long the event log keeps events; 30d unless told.
+    @Test func eventLogRetention() throws {
+        #expect(try parsed("").eventLogRetention == .seconds(30 * 86_400))
+        #expect(try parsed("event-log 90d\n").eventLogRetention == .seconds(90 * 86_400))
+        #expect(try parsed("event-log 1h\n").eventLogRetention == .seconds(3_600))
+        #expect(try parsed("").checkReport().contains("event-log 30d"))
+        #expect(try parsed("event-log 14d\n").checkReport().contains("event-log 14d"))
+        expectError("event-log forever\n", .invalidValue, line: 1, column: 11)
+        expectError("event-log 0s\n", .invalidValue, line: 1, column: 11, containing: "shorter than 1h")
+        expectError("event-log 59m\n", .invalidValue, line: 1, column: 11, containing: "shorter than 1h")
+        expectError("event-log 3651d\n", .invalidValue, line: 1, column: 11, containing: "longer than 3650d")
+        expectError("event-log -1d\n", .invalidValue, line: 1, column: 11)
+        expectError("event-log\n", .missingArgument, line: 1, column: 10, containing: "event-log DURATION")
+        expectError("event-log 1d 2d\n", .unexpectedArgument, line: 1, column: 14)
+        expectError("event-log 1d\nevent-log 2d\n", .duplicate, line: 2, column: 1)
+    }
+
     /// `trusted-proxy ADDRESS-OR-CIDR...` (issue 25, point 7): the proxies whose
     /// `X-Forwarded-For` names the admin client; repeatable, none by default, and anything
     /// that is not an address or an exact block is an error where it stands.

@@ -4,7 +4,8 @@ import StoreRelaySimulator
 
 /// storerelay-bench: StoreRelay's on-demand benchmarks (see Benchmarks/README.md).
 /// Usage: storerelay-bench --binary PATH [--work DIR] [--seconds N] [--connections N] [--sweep 32,64,..]
-///                         [--only crypto,verify,accept,fanout,bus,cluster,dedupe,backlog,backlog-paused] [--perf] [--dedupe-ids 1000000,10000000]
+///                         [--only crypto,verify,accept,fanout,bus,cluster,dedupe,event-log,backlog,backlog-paused] [--perf] [--dedupe-ids 1000000,10000000]
+///                         [--event-log-events 1000000,10000000]
 ///                         [--backlog 100000,1000000] [--cluster-servers redis-server,valkey-server]
 ///                         [--cluster-key both|yes|no] [--cluster-server-args "--auto-aof-rewrite-min-size 1gb"]
 ///                         [--fanout-rounds N] [--scenarios "1 webhook,4 webhooks,file queue"]
@@ -31,12 +32,29 @@ if let directory = option("dedupe-probe") {
     }
 }
 
+// The event-log benchmark's probe, likewise (see EventLogBenchmark).
+if let directory = option("event-log-probe") {
+    do {
+        try EventLogBenchmark.probe(directory: directory, count: Int(option("events") ?? "") ?? 0)
+    } catch {
+        FileHandle.standardError.write(Data("\(error)\n".utf8))
+        exit(1)
+    }
+}
+let eventLogCounts = (option("event-log-events") ?? "1000000,10000000").split(separator: ",").compactMap { Int($0) }
+
 do {
     guard FileManager.default.isExecutableFile(atPath: binary) else {
         throw BenchError("no gateway binary at \(binary): run `swift build -c release` in the repository root first")
     }
     try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
     Machine.describe(binary: binary)
+    if only == ["event-log"] {
+        // Storage only, as dedupe.
+        try EventLogBenchmark(work: work, counts: eventLogCounts).run()
+        Report.summary()
+        exit(0)
+    }
     if only == ["dedupe"] {
         // Storage only: no gateway, chain or crypto ceiling needed.
         let counts = (option("dedupe-ids") ?? "1000000,10000000").split(separator: ",").compactMap { Int($0) }
@@ -102,6 +120,9 @@ do {
     if only.contains("dedupe") {
         let counts = (option("dedupe-ids") ?? "1000000,10000000").split(separator: ",").compactMap { Int($0) }
         try DedupeBenchmark(work: work, counts: counts).run()
+    }
+    if only.contains("event-log") {
+        try EventLogBenchmark(work: work, counts: eventLogCounts).run()
     }
     Report.summary()
 } catch {

@@ -1,5 +1,6 @@
 import StoreRelayDelivery
 import StoreRelayNet
+import StoreRelayStorage
 import StoreRelayCore
 
 /// The JSON API of SPEC "Dead letters and admin listener". Every method takes an already
@@ -29,15 +30,43 @@ struct AdminAPI: Sendable {
         guard AdminRoute.isValidEventID(id) else {
             return .error(.badRequest, message: "An event id is 1 to 64 letters, digits and dashes.")
         }
-        guard let state = await backend.event(id: id) else {
-            return .error(.notFound, message: "No event \(id) is known to the gateway right now.")
+        if let state = await backend.event(id: id) { return .json(state.json.serialized()) }
+        // Older than the window of recent events: the event log's summary, states only.
+        if case .success(let page)? = await backend.searchEvents(EventLogQuery(q: id), limit: 20, after: nil),
+           let summary = page.items.first(where: { $0.id == id }), case .object(var json) = summary.json {
+            json["deliveriesKnown"] = "states only"
+            return .json(JSONValue.object(json).serialized())
         }
-        return .json(state.json.serialized())
+        return .error(.notFound, message: "No event \(id) is known to the gateway right now.")
+    }
+
+    /// `GET /api/events?q=&app=&environment=&type=&state=&since=&until=&limit=&cursor=`: the
+    /// event log, newest first (`EventFilters`). The older `?originalTransactionId=` form
+    /// still answers as before (the recent window, each event as `/api/events/{id}`).
+    func listEvents(query: String?) async -> HTTPResponse {
+        if FormEncoding.decode(query ?? "").contains(where: { $0.name == "originalTransactionId" }) {
+            return await eventsOfSubscription(query: query)
+        }
+        let filters: EventFilters
+        do {
+            filters = try EventFilters(query: query, defaultLimit: Self.defaultPageSize, maxLimit: Self.maxPageSize)
+        } catch {
+            return .error(.badRequest, message: error.message)
+        }
+        switch await backend.searchEvents(filters.query, limit: filters.limit, after: filters.cursor) {
+        case nil:
+            return .error(.notImplemented, message: "This gateway keeps no event log; "
+                + "GET /api/events/{id} and GET /api/events?originalTransactionId= still answer.")
+        case .failure(let error)?:
+            return .error(.storageFailed, message: "The event log could not be read: \(error.message)")
+        case .success(let page)?:
+            return .json(page.json.serialized())
+        }
     }
 
     /// `GET /api/events?originalTransactionId=…`: the recent events of one subscription with
     /// each delivery's state (and older ones that have dead letters).
-    func listEvents(query: String?) async -> HTTPResponse {
+    private func eventsOfSubscription(query: String?) async -> HTTPResponse {
         let values = FormEncoding.decode(query ?? "")
         guard let subscription = values.first(where: { $0.name == "originalTransactionId" })?.value, !subscription.isEmpty,
               subscription.utf8.count <= 128

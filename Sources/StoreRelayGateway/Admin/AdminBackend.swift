@@ -1,4 +1,5 @@
 import StoreRelayDelivery
+import StoreRelayStorage
 import StoreRelayCore
 
 /// What the admin listener needs from the running gateway. The gateway implements it; tests
@@ -15,6 +16,9 @@ public protocol AdminBackend: Sendable {
     func event(id: String) async -> EventDeliveryState?
     /// The events of one subscription (by original transaction id) still known, newest first.
     func events(ofSubscription originalTransactionId: String) async -> [EventDeliveryState]
+    /// A page of the event log (`GET /api/events`), newest first; nil where no event log is
+    /// kept (tests' doubles without one).
+    func searchEvents(_ query: EventLogQuery, limit: Int, after cursor: EventLogCursor?) async -> Result<EventLogPage, StorageError>?
     /// The dead-letter store (list, read, delete).
     var deadLetters: any DeadLetterArchive { get }
     /// Re-queues one dead letter with a fresh attempt budget; it leaves the store when the
@@ -57,6 +61,9 @@ extension AdminBackend {
     public var clusterStatus: JSONValue? { nil }
     public var alerts: [String] { [] }
     public var intakeFigures: [IntakeFigures] { [] }
+    public func searchEvents(_ query: EventLogQuery, limit: Int, after cursor: EventLogCursor?) async -> Result<EventLogPage, StorageError>? {
+        nil
+    }
     public func reconcile(app: String, environment: AppStoreEnvironment, since: Duration?, onlyFailures: Bool, dryRun: Bool,
                           completion: @escaping @Sendable (JSONValue?) -> Void) {
         completion(nil)

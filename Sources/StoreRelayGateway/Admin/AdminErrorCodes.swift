@@ -19,6 +19,12 @@ extension HTTPErrorCode {
     public static let misdirected = HTTPErrorCode(
         status: 421, code: "misdirected",
         message: "The admin page answers to an IP address or localhost in the Host header only (DNS rebinding).")
+    /// What this gateway does not offer (an admin backend that keeps no event log).
+    public static let notImplemented = HTTPErrorCode(
+        status: 501, code: "not_implemented", message: "This gateway does not offer that in its current mode.")
+    /// A store the request needs failed (the event log's files).
+    public static let storageFailed = HTTPErrorCode(
+        status: 500, code: "storage_failed", message: "A file the request needs could not be read.")
     /// The action conflicts with the resource's state (already replaying, no route).
     public static let conflict = HTTPErrorCode(
         status: 409, code: "conflict", message: "The request conflicts with the resource's current state.")

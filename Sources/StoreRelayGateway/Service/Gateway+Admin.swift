@@ -1,6 +1,7 @@
 import StoreRelayConfig
 import StoreRelayDelivery
 import StoreRelayNet
+import StoreRelayStorage
 import StoreRelayCore
 
 /// The gateway as the admin listener sees it.
@@ -11,6 +12,10 @@ extension Gateway: AdminBackend {
 
     public func events(ofSubscription originalTransactionId: String) async -> [EventDeliveryState] {
         await delivery.events(ofSubscription: originalTransactionId, limit: 100)
+    }
+
+    public func searchEvents(_ query: EventLogQuery, limit: Int, after cursor: EventLogCursor?) async -> Result<EventLogPage, StorageError>? {
+        await delivery.searchEvents(query, limit: limit, after: cursor)
     }
 
     public var deadLetters: any DeadLetterArchive { delivery.deadLetterArchive }

@@ -20,6 +20,7 @@ struct GatewayBackend: Sendable {
     /// Releases what was opened, when start-up fails after it.
     func close() {
         delivery.stop(grace: .zero) {}
+        delivery.eventLog?.close()
         journal?.close()
         cluster?.shutdownConnections()
     }
@@ -72,6 +73,17 @@ extension Gateway {
         for issue in journal.recoveryIssues {
             logger.warning("journal recovery", [("issue", "\(issue)")])
         }
+        let eventLog: EventLog
+        do {
+            var options = EventLogOptions()
+            options.retention = configuration.eventLogRetention
+            options.clock = clock
+            eventLog = try EventLog.open(directory: configuration.dataDirectory + "/event-log", options: options, logger: logger)
+        } catch {
+            journal.close()
+            throw GatewayError("cannot open the event log in \(configuration.dataDirectory)/event-log: \(error)")
+        }
+        for note in eventLog.recoveryNotes { logger.warning("event log recovery", [("issue", note)]) }
         let delivery: DeliveryEngine
         do {
             let deadLetters = try DeadLetterStore.open(directory: configuration.dataDirectory + "/dead-letters", logger: logger)
@@ -79,8 +91,10 @@ extension Gateway {
                                           clock: clock, logger: logger, observer: observer,
                                           checkpointPause: hooks.checkpointPause,
                                           replayDirectory: configuration.dataDirectory + "/replays",
-                                          pausedFile: configuration.dataDirectory + "/paused-destinations.json")
+                                          pausedFile: configuration.dataDirectory + "/paused-destinations.json",
+                                          eventLog: eventLog)
         } catch {
+            eventLog.close()
             journal.close()
             throw GatewayError("cannot open the destinations: \(error)")
         }
@@ -89,6 +103,7 @@ extension Gateway {
             delivery.resumeReplays()
         } catch {
             delivery.stop {}
+            eventLog.close()
             journal.close()
             throw GatewayError("cannot resume deliveries from the journal in \(journalDirectory): \(error)")
         }

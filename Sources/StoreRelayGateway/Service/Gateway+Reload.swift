@@ -81,6 +81,7 @@ extension Gateway {
         if old.maxConnectionsPerAddress != new.maxConnectionsPerAddress { changed.append("max-connections-per-address") }
         if old.dedupeWindow != new.dedupeWindow { changed.append("dedupe-window") }
         if old.recentEvents != new.recentEvents { changed.append("recent-events") }
+        if old.eventLogRetention != new.eventLogRetention { changed.append("event-log") }
         if old.cluster != new.cluster { changed.append("cluster") }
         if old.tracing != new.tracing { changed.append("tracing") }
         return changed

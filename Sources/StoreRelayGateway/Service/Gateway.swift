@@ -227,6 +227,7 @@ public final class Gateway: Sendable {
                     completion()
                 }
                 cluster?.shutdownConnections()
+                delivery.eventLog?.close()
                 if let journal { journal.close(completion: stopped) } else { stopped() }
             }
         }

@@ -83,6 +83,7 @@ struct ClusterStore: NotificationStore {
             case .stored:
                 completion(.stored)
                 if notification.disposition == .accept { delivery.nudge(notification.destinations) }
+                delivery.serverEventLog.append(notification)
             case .duplicate:
                 completion(.duplicate)
             case .unavailable(let why):

@@ -28,6 +28,9 @@ public struct NormalizedEvent: Sendable, Hashable {
     public let bundleId: String?
     /// `subscription.originalTransactionId`: what an operator looks a subscription up by.
     public let originalTransactionId: String?
+    /// `transaction.transactionId`: the other id an operator searches by (the event log
+    /// keeps it without parsing the event again).
+    public let transactionId: String?
     /// Whether the gateway verified the notification (`verified` in the event): false for
     /// Xcode / LocalTesting data accepted unverified by opt-in; nil for an event stored by a
     /// StoreRelay that did not record it.
@@ -52,6 +55,7 @@ public struct NormalizedEvent: Sendable, Hashable {
         legacyType = document.legacyType
         bundleId = document.bundleId.stringValue
         originalTransactionId = document.originalTransactionId.stringValue
+        transactionId = document.transaction["transactionId"]?.stringValue
         verified = document.verified
         serialized = JSONValue.object(document.object()).serializedBytes()
     }
@@ -61,6 +65,7 @@ public struct NormalizedEvent: Sendable, Hashable {
         self.id = id
         self.verified = verified
         originalTransactionId = json["subscription"]?["originalTransactionId"]?.stringValue
+        transactionId = json["transaction"]?["transactionId"]?.stringValue
         self.environment = environment
         self.type = type
         self.subtype = subtype
