@@ -3,6 +3,7 @@ import Testing
 import StoreRelayTestSupport
 import StoreRelayGateway
 import StoreRelayDelivery
+import StoreRelayStorage
 import StoreRelayCore
 
 /// Headless Chromium through the page, driven by chromedriver (Tests/Fixtures/browser_replay.py).
@@ -107,14 +108,30 @@ import StoreRelayCore
         try admin.backend.recordEvent(id: "9a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d", type: "DID_RENEW", originalTransactionId: subscription,
                                       receivedAt: Timestamp(milliseconds: now - 86_400_000),
                                       deliveries: [("billing", .deadLettered), ("analytics-warehouse-ingest", .pending), ("ledger", .delivered)])
+        // The event log: long names and many destinations, the widest rows the view can get.
+        let destinations: [EventSummary.Delivery] = [.init(destination: "billing", state: .delivered),
+                                                     .init(destination: "analytics-warehouse-ingest", state: .pending),
+                                                     .init(destination: "ledger", state: .deadLettered)]
+        var logged: [EventSummary] = []
+        for index in 0..<30 {
+            let id = String(format: "%08x-2b7d-4c61-9e5a-8d4f1b2c3a4e", index * 7919)
+            let received = Timestamp(milliseconds: now - Int64(index) * 3_600_000)
+            let environment = index % 3 == 0 ? "sandbox" : "production"
+            let original = index % 4 == 0 ? subscription : "20000009\(index)1234567"
+            logged.append(EventSummary(id: id, receivedAt: received, type: "DID_CHANGE_RENEWAL_PREF", subtype: "DOWNGRADE",
+                                       environment: environment, bundleId: "com.acme.journal.enterprise.edition",
+                                       originalTransactionId: original, transactionId: "3000000\(index)99887766", deliveries: destinations))
+        }
+        admin.backend.update { [logged] in $0.logged = logged }
         let output = try ProcessInfo.processInfo.environment["STORERELAY_SCREENSHOTS"]
             ?? TestPaths.makeTemporaryDirectory("storerelay-screenshots").path
         let script = TestPaths.packageRoot.appendingPathComponent("Tests/Fixtures/browser_layout.py").path
         let result = try CommandRunner.run("python3", [script, admin.baseURL, admin.token, output,
                                                        "admin-home=/", "admin-subscription=/?q=\(subscription)",
-                                                       "admin-event=/events/\(eventId)"])
+                                                       "admin-event=/events/\(eventId)", "admin-events=/events",
+                                                       "admin-events-filtered=/events?q=\(subscription)&environment=sandbox"])
         #expect(result.status == 0, "\(result.stderr)")
-        for view in ["admin-home", "admin-subscription", "admin-event"] {
+        for view in ["admin-home", "admin-subscription", "admin-event", "admin-events", "admin-events-filtered"] {
             #expect(result.stdout.contains("ok: \(view) "), "\(view) fits: \(result.stdout)")
             #expect(FileManager.default.fileExists(atPath: output + "/\(view).png"))
         }

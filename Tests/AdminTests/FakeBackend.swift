@@ -2,6 +2,7 @@ import Foundation
 import StoreRelayGateway
 @testable import StoreRelayDelivery
 import StoreRelayVerification
+import StoreRelayStorage
 import StoreRelayCore
 import StoreRelayTestSupport
 
@@ -29,6 +30,8 @@ final class FakeBackend: AdminBackend {
         /// Each redelivery asked for, and what the next one answers.
         var redeliveries: [(event: String, destination: String)] = []
         var redeliveryOutcome: RedeliveryOutcome = .queued
+        /// The event log's summaries; nil: the gateway keeps no log.
+        var logged: [EventSummary]?
     }
 
     init() throws {
@@ -94,6 +97,16 @@ final class FakeBackend: AdminBackend {
             state.statuses[index].paused = pause
             return .done(changed: changed)
         }
+    }
+
+    /// The event log as `EventLog` answers it: matches newest first, a page at a time (the
+    /// cursor's ordinal is the offset here).
+    func searchEvents(_ query: EventLogQuery, limit: Int, after cursor: EventLogCursor?) async -> Result<EventLogPage, StorageError>? {
+        guard let logged = state.current.logged else { return nil }
+        let matching = logged.filter(query.matches).sorted { $0.receivedAt > $1.receivedAt }
+        let start = cursor?.ordinal ?? 0
+        let next = start + limit < matching.count ? EventLogCursor(sequence: 1, ordinal: start + limit) : nil
+        return .success(EventLogPage(items: Array(matching.dropFirst(start).prefix(limit)), nextCursor: next))
     }
 
     func redeliver(eventId: String, destination: String) -> RedeliveryOutcome {

@@ -1,6 +1,7 @@
 import StoreRelayCrypto
 import StoreRelayDelivery
 import StoreRelayNet
+import StoreRelayStorage
 import StoreRelayCore
 
 /// The web page: login and logout, the page itself, and its POST-redirect-GET actions.
@@ -48,6 +49,10 @@ extension AdminHandler {
             return await page(request, csrfToken: session.csrfToken)
         case (.page, .bearer):
             return await page(request, csrfToken: nil)
+        case (.eventLog, .anonymous):
+            return redirect("/login")
+        case (.eventLog, _):
+            return await eventLogPage(request)
         case (.eventPage, .anonymous):
             return redirect("/login")
         case (.eventPage(let id), .session(let session)):
@@ -107,14 +112,36 @@ extension AdminHandler {
         return html(200, AdminPage.render(model))
     }
 
-    /// The events the search box's text names: the event of that id, else the events of
-    /// that subscription (original transaction id), as far as the gateway still knows them.
+    /// The events the search box's text names. From the event log when there is one: every
+    /// event it keeps whose notificationUUID, originalTransactionId or transactionId is the
+    /// text. Otherwise the event of that id, else that subscription's, among the recent ones.
     private func searchEvents(_ text: String) async -> AdminPage.EventSearch {
+        let logged = await backend.searchEvents(EventLogQuery(q: text), limit: AdminAPI.defaultPageSize, after: nil)
+        if case .success(let page)? = logged {
+            return AdminPage.EventSearch(text: text, events: [], subscription: nil, logged: page)
+        }
         if AdminRoute.isValidEventID(text), let event = await backend.event(id: text) {
             return AdminPage.EventSearch(text: text, events: [event], subscription: nil)
         }
         let timeline = await backend.events(ofSubscription: text)
         return AdminPage.EventSearch(text: text, events: timeline, subscription: timeline.isEmpty ? nil : text)
+    }
+
+    /// `/events`: the events view over `GET /api/events`' filters.
+    private func eventLogPage(_ request: HTTPRequest) async -> HTTPResponse {
+        var values: [String: String] = [:]
+        for pair in FormEncoding.decode(request.query ?? "") where !pair.value.isEmpty && EventFilters.names.contains(pair.name) {
+            values[pair.name] = String(pair.value.prefix(200))
+        }
+        var model = AdminPage.EventLogModel(values: values, page: nil, invalid: nil, now: clock.now())
+        do {
+            let filters = try EventFilters(query: request.query, defaultLimit: AdminAPI.defaultPageSize, maxLimit: AdminAPI.maxPageSize)
+            model.page = await backend.searchEvents(filters.query, limit: filters.limit, after: filters.cursor)
+        } catch {
+            model.invalid = error.message
+            return html(400, AdminPage.eventLog(model))
+        }
+        return html(200, AdminPage.eventLog(model))
     }
 
     private func eventPage(_ id: String, _ request: HTTPRequest, csrfToken: String?) async -> HTTPResponse {

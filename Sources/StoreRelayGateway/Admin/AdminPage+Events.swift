@@ -7,6 +7,13 @@ import StoreRelayCore
 extension AdminPage {
     static func eventsSection(_ model: Model) -> String {
         guard let search = model.search else { return "" }
+        if let logged = search.logged {
+            var out = "<h2>Events matching <code>\(h(search.text))</code> <small class=\"muted\">(from the event log, newest first; "
+                + "<a href=\"/events?\(h(FormEncoding.encode([("q", search.text)])))\">open in the events view</a>)</small></h2>\n"
+            out += eventLogTable(logged.items, now: model.now)
+            if logged.nextCursor != nil { out += "<p class=\"muted\">More in the events view.</p>\n" }
+            return out
+        }
         if let subscription = search.subscription {
             return "<h2>Subscription <code>\(h(subscription))</code> <small class=\"muted\">(timeline, oldest first: "
                 + "\(search.events.count) event\(search.events.count == 1 ? "" : "s") still known)</small></h2>\n"

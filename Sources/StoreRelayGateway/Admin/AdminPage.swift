@@ -1,4 +1,5 @@
 import StoreRelayDelivery
+import StoreRelayStorage
 import StoreRelayCore
 
 /// The admin page's HTML, rendered on the server and usable without JavaScript: every action
@@ -36,6 +37,8 @@ enum AdminPage {
         var events: [EventDeliveryState]
         /// The original transaction id, when the text named a subscription.
         var subscription: String?
+        /// What the event log found (every kept event the text names), when there is a log.
+        var logged: EventLogPage?
     }
 
     /// Sized for a 1,280-pixel window: tables take the width they are given (`fixed` layout
@@ -66,7 +69,7 @@ enum AdminPage {
         """
 
     static func render(_ model: Model) -> String {
-        var body = "<header><h1>StoreRelay admin</h1><span>"
+        var body = "<header><h1>StoreRelay admin</h1><span><a href=\"/events\">Events</a> · "
         body += model.ready ? "<span class=\"ok\">ready</span>" : "<span class=\"bad\">not ready</span>"
         if let csrf = model.csrfToken {
             body += " <form class=\"inline\" method=\"post\" action=\"/logout\">\(hidden("csrf", csrf))<button>Log out</button></form>"

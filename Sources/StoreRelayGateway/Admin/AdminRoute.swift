@@ -17,6 +17,8 @@ enum AdminRoute: Equatable {
     case redeliverEvent(id: String)
     case page
     case eventPage(id: String)
+    /// The events view: the event log searched and filtered.
+    case eventLog
     case loginForm
     case login
     case logout
@@ -62,6 +64,7 @@ enum AdminRoute: Equatable {
     private static func candidates(path: String) -> [(method: String, route: AdminRoute)] {
         switch path {
         case "/": return [("GET", .page)]
+        case "/events": return [("GET", .eventLog)]
         case "/metrics": return [("GET", .metrics)]
         case "/login": return [("GET", .loginForm), ("POST", .login)]
         case "/logout": return [("POST", .logout)]
@@ -122,7 +125,7 @@ enum AdminRoute: Equatable {
     /// Whether the route is the HTML page's (session cookie accepted) rather than the API's.
     var isPage: Bool {
         switch self {
-        case .page, .eventPage, .loginForm, .login, .logout, .uiReplay, .uiPurge, .uiReplayAll, .uiPause, .uiResume, .uiReconcile,
+        case .page, .eventPage, .eventLog, .loginForm, .login, .logout, .uiReplay, .uiPurge, .uiReplayAll, .uiPause, .uiResume, .uiReconcile,
              .uiProbe, .uiRedeliver: true
         default: false
         }
