@@ -134,8 +134,9 @@ enum EventsCommand: CommandDescribing {
     private static func redeliver(_ id: String, to destination: String, _ client: AdminClient) throws(AdminCommandFailure) -> Int32 {
         let answer = try client.send("POST", "/api/events/" + FormEncoding.percentEncode(id) + "/redeliver",
                                      json: ["destination": .string(destination)])
-        guard answer.status == 200 else { throw .failure("redelivering \(id) to \(destination) failed: \(answer.message)") }
-        writeStandardOutput("redelivering \(id) to \(destination)")
+        // 202: queued; the event view shows the delivery pending until it lands.
+        guard answer.status == 202 else { throw .failure("redelivering \(id) to \(destination) failed: \(answer.message)") }
+        writeStandardOutput("queued: \(id) goes to \(destination) again, marked StoreRelay-Redelivery: 1")
         return ExitCode.ok
     }
 

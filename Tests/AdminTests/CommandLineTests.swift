@@ -215,12 +215,19 @@ extension DeadLetter {
         #expect(result.stderr.contains("keeps no event log"), "\(result.stderr)")
     }
 
-    /// The request goes out as POST /api/events/{id}/redeliver {"destination":..}; a server
-    /// without that route (this one) answers 404, which the command reports and exits 1.
+    /// The request goes out as POST /api/events/{id}/redeliver {"destination":..}: queued,
+    /// it says so and exits 0; refused, it reports the server's sentence and exits 1.
     @Test func redeliverReportsWhatTheServerSays() throws {
         let admin = try AdminHarness()
-        let result = try events(admin, ["redeliver", "11111111-2222-4333-8444-555555555555", "--destination", "billing"])
-        #expect(result.status == 1)
-        #expect(result.stderr.contains("redelivering 11111111-2222-4333-8444-555555555555 to billing failed"), "\(result.stderr)")
+        let id = "11111111-2222-4333-8444-555555555555"
+        let queued = try events(admin, ["redeliver", id, "--destination", "billing"])
+        #expect(queued.status == 0, "\(queued.stderr)")
+        #expect(queued.stdout.contains("queued: \(id) goes to billing again"), "\(queued.stdout)")
+        #expect(admin.backend.redeliveries.map(\.event) == [id])
+        admin.backend.update { $0.redeliveryOutcome = .deadLettered(letterId: "dl-7") }
+        let refused = try events(admin, ["redeliver", id, "--destination", "billing"])
+        #expect(refused.status == 1)
+        #expect(refused.stderr.contains("redelivering \(id) to billing failed"), "\(refused.stderr)")
+        #expect(refused.stderr.contains("replay the dead letter"), "\(refused.stderr)")
     }
 }
