@@ -43,6 +43,7 @@ extension DeliveryEngine {
                 $0.nextAttempt = nil
             }
         }
+        eventLog?.setState(.pending, eventId: id, destination: name, receivedAt: notification.receivedAt)
         let now = clock.now()
         var job = DeliveryJob(notification: notification, destination: name, body: body, attempts: [], due: now, budgetStart: now)
         job.redelivery = true
