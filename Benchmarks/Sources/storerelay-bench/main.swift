@@ -4,7 +4,7 @@ import StoreRelaySimulator
 
 /// storerelay-bench: StoreRelay's on-demand benchmarks (see Benchmarks/README.md).
 /// Usage: storerelay-bench --binary PATH [--work DIR] [--seconds N] [--connections N] [--sweep 32,64,..]
-///                         [--only crypto,verify,accept,fanout,bus,cluster,dedupe,event-log,backlog,backlog-paused] [--perf] [--dedupe-ids 1000000,10000000]
+///                         [--only crypto,verify,accept,stages,fanout,bus,cluster,dedupe,event-log,backlog,backlog-paused] [--perf] [--dedupe-ids 1000000,10000000]
 ///                         [--event-log-events 1000000,10000000]
 ///                         [--backlog 100000,1000000] [--cluster-servers redis-server,valkey-server]
 ///                         [--cluster-key both|yes|no] [--cluster-server-args "--auto-aof-rewrite-min-size 1gb"]
@@ -85,6 +85,9 @@ do {
     if only.contains("accept") {
         try AcceptanceBenchmark(context: context, cryptoCeiling: multi.verificationsPerSecond / 3,
                                 singleCoreVerifications: single.verificationsPerSecond).run()
+    }
+    if only.contains("stages") {
+        try StageCostBenchmark(context: context, singleCoreVerifications: single.verificationsPerSecond).run()
     }
     if only.contains("fanout") {
         try FanoutBenchmark(context: context).run()
