@@ -97,6 +97,34 @@ struct ReconcileTests {
         #expect(resumed["query"]?["paginationToken"] == nil)
     }
 
+    /// A notification recovered from Apple's history starts its event's trace as a posted
+    /// one does (`tracing otlp`): a receive span, INTERNAL and marked `recovered_by`, with the
+    /// verify and journal spans under it, so its delivery attempts have a parent that exists.
+    @Test func aRecoveredNotificationStartsItsTrace() throws {
+        let fake = try FakeAppStoreAPI(bundleId: Self.bundleId)
+        try fake.control(["history": [], "pageSize": 10])
+        let collector = try OTLPCollector()
+        let directory = try Gateway.directory(trusting: ca, "storerelay-reconcile-trace")
+        let gateway = try Gateway(config: config(fake) + "\ntracing otlp \(collector.url)\n", directory: directory)
+        #expect(gateway.process.waitForLog { $0["message"]?.stringValue == "reconciliation finished" } != nil)
+        let item = try notification()
+        try fake.control(["history": history([item]), "pageSize": 10])
+        let result = try reconcile(gateway, ["--since", "1h"])
+        #expect(result.stdout.contains("recovered 1"), "\(result.stdout) \(result.stderr)")
+
+        #expect(pollUntil(timeout: 15) { collector.spans.contains { $0["name"]?.stringValue == "receive" } })
+        let receive = try #require(collector.spans.first { $0["name"]?.stringValue == "receive" })
+        let attributes = receive["attributes"]?.arrayValue ?? []
+        let value = { (key: String) in attributes.first { $0["key"]?.stringValue == key }?["value"]?["stringValue"]?.stringValue }
+        #expect(value("storerelay.event.id") == item.uuid)
+        #expect(value("storerelay.recovered_by") == "history")
+        #expect(receive["kind"]?.int64Value == 1, "INTERNAL: fetched, not served")
+        #expect(pollUntil(timeout: 15) { collector.spans.filter { ["verify", "journal"].contains($0["name"]?.stringValue ?? "") }.count == 2 })
+        for child in collector.spans where ["verify", "journal"].contains(child["name"]?.stringValue ?? "") {
+            #expect(child["parentSpanId"] == receive["spanId"] && child["traceId"] == receive["traceId"])
+        }
+    }
+
     /// Apple's 429 is waited out until its `Retry-After` (UNIX milliseconds), a retryable 5xx
     /// is retried, and an expired pagination token fetches the window again.
     @Test func waitsOutRateLimitsRetriesAndRestartsAnExpiredWindow() throws {

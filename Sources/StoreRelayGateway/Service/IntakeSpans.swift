@@ -18,8 +18,12 @@ struct IntakeSpans: Sendable {
 
     init(received: UInt64) { self.received = received }
 
-    /// The three spans, ended at `answered`; nil for an outcome that starts no trace.
-    func spans(for outcome: IntakeOutcome, event: NormalizedEvent, store: String, answered: UInt64) -> [TraceSpan]? {
+    /// The three spans, ended at `answered`; nil for an outcome that starts no trace. A
+    /// notification recovered from Apple's history (`recoveredBy`) was fetched, not posted:
+    /// its receive span is INTERNAL and says where it came from, but it is the same root, so
+    /// its delivery attempts have the parent they name.
+    func spans(for outcome: IntakeOutcome, event: NormalizedEvent, store: String, answered: UInt64,
+               recoveredBy: String? = nil) -> [TraceSpan]? {
         let label: String
         switch outcome {
         case .accepted: label = "accepted"
@@ -35,8 +39,10 @@ struct IntakeSpans: Sendable {
         ]
         if let subtype = event.subtype { attributes.append(("storerelay.event.subtype", .string(subtype))) }
         if let bundleId = event.bundleId { attributes.append(("storerelay.bundle_id", .string(bundleId))) }
+        if let recoveredBy { attributes.append(("storerelay.recovered_by", .string(recoveredBy))) }
         let receive = TraceSpan(traceId: trace.traceId, spanId: trace.receiveSpanId, parentSpanId: nil, name: "receive",
-                                kind: .server, start: received, end: answered, attributes: attributes, status: .ok)
+                                kind: recoveredBy == nil ? .server : .internal, start: received, end: answered,
+                                attributes: attributes, status: .ok)
         let verify = TraceSpan(traceId: trace.traceId, spanId: .random(), parentSpanId: trace.receiveSpanId, name: "verify",
                                kind: .internal, start: verifyStart, end: verifyEnd,
                                attributes: [("storerelay.verified", .string(event.verified.map { $0 ? "true" : "false" } ?? "n/a"))],

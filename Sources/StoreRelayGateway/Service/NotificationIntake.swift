@@ -68,9 +68,11 @@ final class NotificationIntake: Sendable {
     }
 
     /// The acceptance's spans, when tracing is on (`tracing otlp`).
-    private func record(_ timing: IntakeSpans, _ outcome: IntakeOutcome, _ event: NormalizedEvent, answered: UInt64) {
+    private func record(_ timing: IntakeSpans, _ outcome: IntakeOutcome, _ event: NormalizedEvent, answered: UInt64,
+                        recoveredBy: String? = nil) {
         guard let exporter = metrics.spans,
-              let spans = timing.spans(for: outcome, event: event, store: store is ClusterStore ? "cluster" : "journal", answered: answered) else { return }
+              let spans = timing.spans(for: outcome, event: event, store: store is ClusterStore ? "cluster" : "journal",
+                                       answered: answered, recoveredBy: recoveredBy) else { return }
         for span in spans { exporter.record(span) }
     }
 
@@ -81,7 +83,10 @@ final class NotificationIntake: Sendable {
     func recover(
         signedPayload: String, dryRun: Bool, completion: @escaping @Sendable (IntakeOutcome) -> Void
     ) {
+        let received = SpanClock.now()
         verificationQueue.async { [self] in
+            var timing = IntakeSpans(received: received)
+            timing.verifyStart = SpanClock.now()
             let body = JSONValue.object(JSONObject([("signedPayload", .string(signedPayload))])).serializedBytes()
             let processed: StoredNotification
             do throws(IntakeRejection) {
@@ -102,7 +107,14 @@ final class NotificationIntake: Sendable {
                     }
                 }
             }
-            keep(processed, completion: completion)
+            timing.verifyEnd = SpanClock.now()
+            timing.journalStart = timing.verifyEnd
+            keep(processed) { [self, timing] outcome in
+                let answered = SpanClock.now()
+                completion(outcome)
+                // Its delivery attempts name this event's receive span as their parent.
+                record(timing, outcome, processed.event, answered: answered, recoveredBy: "history")
+            }
         }
     }
 
