@@ -49,8 +49,7 @@ import StoreRelayTestSupport
         while acknowledged().count < 500 && child.isRunning && MonotonicClock.nanoseconds() < deadline {
             try await Task.sleep(nanoseconds: 5_000_000)
         }
-        kill(child.processIdentifier, SIGKILL)
-        child.waitUntilExit()
+        child.killAndWait()
         drained.wait()
         let acked = acknowledged()
         try #require(acked.count >= 500, "the child acknowledged only \(acked.count) appends")

@@ -49,6 +49,22 @@ public final class ChildProcess: @unchecked Sendable {
         return Self.decode(status)
     }
 
+    /// Sends `signal` while the child runs; nothing once it has exited. The reaper collects
+    /// the child only under the same lock (see `reap`), so a pid signalled here is never one
+    /// the kernel has handed to another process since.
+    public func send(_ signal: Int32) {
+        state.lock(); defer { state.unlock() }
+        guard pid != 0, exitStatus == nil else { return }
+        kill(pid, signal)
+    }
+
+    /// Kills the child (SIGKILL) and waits for it: what a crash looks like to its clients,
+    /// and how the tests tear a child down. Nothing when it has exited already.
+    public func killAndWait() {
+        send(SIGKILL)
+        if processIdentifier != 0 { waitUntilExit() }
+    }
+
     public func waitUntilExit() {
         state.lock(); defer { state.unlock() }
         precondition(pid != 0, "waitUntilExit() before run()")
@@ -121,10 +137,15 @@ public final class ChildProcess: @unchecked Sendable {
         reaper.start()
     }
 
+    /// Waits for the child to exit without collecting it (`WNOWAIT`), then collects it under
+    /// the lock: until `exitStatus` is set the pid still names this (zombie) child, so `send`
+    /// can never signal a process that reused it.
     private func reap(_ child: pid_t) {
+        var info = siginfo_t()
+        while waitid(P_PID, id_t(child), &info, WEXITED | WNOWAIT) == -1 && errno == EINTR {}
+        state.lock()
         var status: Int32 = 0
         while waitpid(child, &status, 0) == -1 && errno == EINTR {}
-        state.lock()
         exitStatus = status
         state.broadcast()
         state.unlock()

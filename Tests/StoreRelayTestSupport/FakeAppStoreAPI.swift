@@ -43,14 +43,14 @@ public final class FakeAppStoreAPI: @unchecked Sendable {
         process.standardError = FileHandle.nullDevice
         try process.run()
         guard let port = output.fileHandleForReading.readLine().flatMap({ Int($0) }) else {
-            kill(process.processIdentifier, SIGKILL)
+            process.killAndWait()
             throw GatewayProcessError(message: "the fake App Store Server API did not start")
         }
         self.port = port
     }
 
     deinit {
-        if process.isRunning { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() }
+        process.killAndWait()
     }
 
     /// `https://127.0.0.1:PORT`, for `apple-api-url`.

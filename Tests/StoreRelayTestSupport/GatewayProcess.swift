@@ -64,7 +64,7 @@ public final class GatewayProcess: @unchecked Sendable {
     }
 
     deinit {
-        if process.isRunning { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() }
+        process.killAndWait()
     }
 
     public var pid: Int32 { process.processIdentifier }
@@ -99,7 +99,7 @@ public final class GatewayProcess: @unchecked Sendable {
     }
 
     /// Sends `signal` to the gateway.
-    public func send(_ signal: Int32) { kill(process.processIdentifier, signal) }
+    public func send(_ signal: Int32) { process.send(signal) }
 
     /// Waits for the process to exit and returns its status, or nil at the deadline. Once it
     /// has exited, also waits (up to 10 s more) for its stderr to be read to the end: the

@@ -33,10 +33,10 @@ public final class MotoServerProcess: @unchecked Sendable {
     /// Freezes the server (SIGSTOP): connections are still accepted and nothing answers, so
     /// every request times out, as with an unreachable endpoint. moto keeps its queues in
     /// memory, so a frozen server (unlike a killed one) comes back with them.
-    public func pause() { kill(process.processIdentifier, SIGSTOP) }
+    public func pause() { process.send(SIGSTOP) }
 
     /// Lets a paused server run again (SIGCONT).
-    public func resume() { kill(process.processIdentifier, SIGCONT) }
+    public func resume() { process.send(SIGCONT) }
 
     private func launch() throws {
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
@@ -61,11 +61,7 @@ public final class MotoServerProcess: @unchecked Sendable {
     public var endpoint: String { "http://127.0.0.1:\(port)" }
 
     public func stop() {
-        if process.isRunning {
-            kill(process.processIdentifier, SIGCONT)
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
+        process.killAndWait()
     }
 
     /// Runs a Python script with `sqs` bound to a boto3 SQS client of this server; returns

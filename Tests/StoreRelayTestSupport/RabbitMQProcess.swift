@@ -70,10 +70,7 @@ public final class RabbitMQProcess: @unchecked Sendable {
     /// Kills the broker at once (SIGKILL): what a crash looks like to clients. Durable queues
     /// and the persistent messages it confirmed survive it.
     public func stop() {
-        if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
+        process.killAndWait()
     }
 
     /// Starts the broker again on the same ports and directories.

@@ -90,10 +90,7 @@ public final class RedisServerProcess: @unchecked Sendable {
 
     /// Kills the server at once (SIGKILL): what a crash looks like to clients.
     public func stop() {
-        if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
+        process.killAndWait()
     }
 
     /// Starts the server again on the same port and directory (its AOF is replayed).
@@ -107,10 +104,10 @@ public final class RedisServerProcess: @unchecked Sendable {
 
     /// Freezes the server (SIGSTOP): its sockets stay open and nothing answers, which is what
     /// a hung host or a partition looks like to clients.
-    public func pause() { kill(process.processIdentifier, SIGSTOP) }
+    public func pause() { process.send(SIGSTOP) }
 
     /// Lets a paused server run again (SIGCONT).
-    public func resume() { kill(process.processIdentifier, SIGCONT) }
+    public func resume() { process.send(SIGCONT) }
 
     private func launch() throws {
         process.executableURL = URL(fileURLWithPath: executable)

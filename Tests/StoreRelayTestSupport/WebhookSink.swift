@@ -30,15 +30,15 @@ public final class WebhookSink: @unchecked Sendable {
         try process.run()
         let line = output.fileHandleForReading.readLine()
         guard let port = line.flatMap({ Int($0) }) else {
-            kill(process.processIdentifier, SIGKILL)
+            process.killAndWait()
             throw GatewayProcessError(message: "the webhook sink did not start")
         }
         self.port = port
     }
 
     deinit {
-        // SIGKILL: a child spawned from a Dispatch worker thread inherits its blocked SIGTERM.
-        if process.isRunning { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() }
+        // SIGKILL: nothing the sink does on SIGTERM is needed, and it cannot be caught.
+        process.killAndWait()
     }
 
     /// The URL of `path` on this sink, as a destination would name it.

@@ -24,9 +24,24 @@ import StoreRelayTestSupport
     @Test func reportsTheSignalThatEndedIt() throws {
         let child = try shell("sleep 30")
         #expect(child.isRunning)
-        kill(child.processIdentifier, SIGKILL)
-        child.waitUntilExit()
+        child.killAndWait()
+        #expect(!child.isRunning)
         #expect(child.terminationStatus == SIGKILL)
+    }
+
+    /// Once collected, the child's pid may be another process's: nothing is sent to it, and
+    /// tearing down twice is harmless.
+    @Test func nothingIsSentOnceItHasExited() throws {
+        let child = try shell("exit 3")
+        child.waitUntilExit()
+        child.send(SIGTERM)
+        child.killAndWait()
+        #expect(child.terminationStatus == 3, "the status is the child's own, not a signal's")
+        let stopped = try shell("kill -STOP $$; exit 4")
+        Thread.sleep(forTimeInterval: 0.2)
+        stopped.send(SIGCONT)
+        stopped.waitUntilExit()
+        #expect(stopped.terminationStatus == 4, "SIGCONT reached the stopped child")
     }
 
     @Test func pipesCarryStandardStreamsAndEndAtExit() throws {
