@@ -31,6 +31,44 @@ extension DeliveryObserver {
     public func breakerChanged(destination: String, open: Bool, error: String?) {}
 }
 
+/// Tells every observer of `observers` every callback. Each implements what it listens to
+/// and the defaults above ignore the rest, so a listener never misses a callback because a
+/// relay picking, method by method, whom to tell forgot it (the gateway's relay once dropped
+/// every delivery span that way).
+public struct DeliveryObservers: DeliveryObserver {
+    let observers: [any DeliveryObserver]
+
+    public init(_ observers: [any DeliveryObserver]) { self.observers = observers }
+
+    public func attemptFinished(destination: String, outcome: String, seconds: Double) {
+        for observer in observers { observer.attemptFinished(destination: destination, outcome: outcome, seconds: seconds) }
+    }
+
+    public func deadLettered(destination: String?, reason: DeadLetter.Reason) {
+        for observer in observers { observer.deadLettered(destination: destination, reason: reason) }
+    }
+
+    public func entriesClaimed(destination: String, count: Int) {
+        for observer in observers { observer.entriesClaimed(destination: destination, count: count) }
+    }
+
+    public func entriesLost(destination: String, count: Int) {
+        for observer in observers { observer.entriesLost(destination: destination, count: count) }
+    }
+
+    public func recordTampered(record: String) {
+        for observer in observers { observer.recordTampered(record: record) }
+    }
+
+    public func traced(_ span: TraceSpan) {
+        for observer in observers { observer.traced(span) }
+    }
+
+    public func breakerChanged(destination: String, open: Bool, error: String?) {
+        for observer in observers { observer.breakerChanged(destination: destination, open: open, error: error) }
+    }
+}
+
 /// Observes nothing.
 public struct NoDeliveryObserver: DeliveryObserver {
     public init() {}

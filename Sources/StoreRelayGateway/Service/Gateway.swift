@@ -97,7 +97,8 @@ public final class Gateway: Sendable {
         diskWatch = DiskSpaceWatch(path: configuration.dataDirectory, threshold: configuration.operationalEvents.diskLow,
                                    events: operational)
         operational.setInstance(connection?.instanceId)
-        let observer = GatewayObserver(metrics: metrics, operational: operational)
+        // Metrics and operational events each take what they listen to.
+        let observer = DeliveryObservers([metrics, operational])
         let backend = if let cluster = configuration.cluster, let connection {
             try Self.openCluster(configuration, cluster, connection: connection, clock: clock, logger: logger, metrics: metrics,
                                  observer: observer)
