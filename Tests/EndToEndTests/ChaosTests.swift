@@ -10,8 +10,7 @@ struct ChaosTests {
     @Test func everyAcknowledgedNotificationArrivesDespiteKillNine() throws {
         let signer = try NotificationSigner(authority: TestCertificateAuthority())
         let sink = try WebhookSink(secret: testSigningSecret)
-        let directory = try TestPaths.makeTemporaryDirectory("storerelay-chaos")
-        try signer.authority.rootPEM.write(to: directory.appendingPathComponent("test-root.pem"), atomically: true, encoding: .utf8)
+        let directory = try Gateway.directory(trusting: signer.authority, "storerelay-chaos")
         let port = freeLoopbackPort()
         let config = Gateway.bareConfig("""
             trust-root ./test-root.pem

@@ -231,8 +231,7 @@ struct HTTPSDeliveryTests {
                                         key: certificates.otherHost.privateKeyFile)
         let unknownCA = try WebhookSink(certificate: certificates.untrusted.certificateFile,
                                         key: certificates.untrusted.privateKeyFile)
-        let directory = try TestPaths.makeTemporaryDirectory("storerelay-https")
-        try signer.authority.rootPEM.write(to: directory.appendingPathComponent("test-root.pem"), atomically: true, encoding: .utf8)
+        let directory = try Gateway.directory(trusting: signer.authority, "storerelay-https")
         let trust = "ca-file \(certificates.caFile)\nmax-attempts 2"
         let gateway = try Gateway(config: Gateway.bareConfig("""
             trust-root ./test-root.pem

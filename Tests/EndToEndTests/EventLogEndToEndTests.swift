@@ -35,8 +35,7 @@ struct EventLogEndToEndTests {
 
     @Test func eventsAreFoundByEveryIdFilteredPagedAndKeptAcrossARestart() throws {
         let sink = try WebhookSink(secret: testSigningSecret)
-        let directory = try TestPaths.makeTemporaryDirectory("storerelay-event-log")
-        try signer.authority.rootPEM.write(to: directory.appendingPathComponent("test-root.pem"), atomically: true, encoding: .utf8)
+        let directory = try Gateway.directory(trusting: signer.authority, "storerelay-event-log")
         var gateway = try Gateway(config: config(sink), directory: directory)
         var admin = try AdminGateway(gateway)
         let ids = (0..<4).map { _ in UUID().uuidString.lowercased() }
@@ -137,8 +136,7 @@ struct EventLogEndToEndTests {
     /// restart (the recent window empty) `/api/events/{id}` answers from the log.
     @Test func aDeliveryGoesFromPendingToDeliveredAndOutlivesTheRecentWindow() throws {
         let sink = try WebhookSink(secret: testSigningSecret)
-        let directory = try TestPaths.makeTemporaryDirectory("storerelay-event-log-pending")
-        try signer.authority.rootPEM.write(to: directory.appendingPathComponent("test-root.pem"), atomically: true, encoding: .utf8)
+        let directory = try Gateway.directory(trusting: signer.authority, "storerelay-event-log-pending")
         let config = Gateway.bareConfig("""
             trust-root ./test-root.pem
             \(webhookDestination("slow", sink.url("/slow/1500")))
@@ -171,8 +169,7 @@ struct EventLogEndToEndTests {
         let server = try RedisServerProcess()
         let sink = try WebhookSink(secret: testSigningSecret)
         func start(_ instance: String) throws -> (Gateway, AdminGateway) {
-            let directory = try TestPaths.makeTemporaryDirectory("storerelay-event-log-\(instance)")
-            try signer.authority.rootPEM.write(to: directory.appendingPathComponent("test-root.pem"), atomically: true, encoding: .utf8)
+            let directory = try Gateway.directory(trusting: signer.authority, "storerelay-event-log-\(instance)")
             let gateway = try Gateway(config: Gateway.bareConfig("""
                 trust-root ./test-root.pem
                 cluster redis://127.0.0.1:\(server.port) {

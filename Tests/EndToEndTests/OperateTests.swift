@@ -10,8 +10,7 @@ struct OperateTests {
     init() throws { signer = try NotificationSigner(authority: TestCertificateAuthority()) }
 
     private func gateway(_ body: String) throws -> (Gateway, adminPort: Int, token: String) {
-        let directory = try TestPaths.makeTemporaryDirectory("storerelay-operate")
-        try signer.authority.rootPEM.write(to: directory.appendingPathComponent("test-root.pem"), atomically: true, encoding: .utf8)
+        let directory = try Gateway.directory(trusting: signer.authority, "storerelay-operate")
         let gateway = try Gateway(config: Gateway.bareConfig("trust-root ./test-root.pem\nshared-secret s3cret-do-not-log\n" + body),
                                   directory: directory)
         let adminPort = try gateway.process.waitForPort(listener: "admin")

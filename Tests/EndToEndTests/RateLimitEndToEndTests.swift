@@ -23,8 +23,7 @@ struct RateLimitEndToEndTests {
     /// under a second, all 120 in one window.
     @Test func attemptsRetriesIncludedStayWithinTheRate() throws {
         let sink = try WebhookSink(secret: testSigningSecret)
-        let directory = try TestPaths.makeTemporaryDirectory("storerelay-rate")
-        try signer.authority.rootPEM.write(to: directory.appendingPathComponent("test-root.pem"), atomically: true, encoding: .utf8)
+        let directory = try Gateway.directory(trusting: signer.authority, "storerelay-rate")
         let gateway = try Gateway(config: Gateway.bareConfig("""
             trust-root ./test-root.pem
             \(webhookDestination("paced", sink.url("/flaky/1"), options: "rate 10/s\nconcurrency 8"))

@@ -10,8 +10,7 @@ struct ReloadTests {
     @Test func sighupAppliesValidConfigurationsAndRejectsInvalidOnes() throws {
         let signer = try NotificationSigner(authority: TestCertificateAuthority())
         let sink = try WebhookSink(secret: testSigningSecret)
-        let directory = try TestPaths.makeTemporaryDirectory("storerelay-reload")
-        try signer.authority.rootPEM.write(to: directory.appendingPathComponent("test-root.pem"), atomically: true, encoding: .utf8)
+        let directory = try Gateway.directory(trusting: signer.authority, "storerelay-reload")
         let closedPort = freeLoopbackPort()
         func config(_ routes: String, extra: String = "") -> String {
             Gateway.bareConfig("""

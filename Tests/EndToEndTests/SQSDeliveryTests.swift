@@ -14,8 +14,7 @@ struct SQSDeliveryTests {
     init() throws { signer = try NotificationSigner(authority: TestCertificateAuthority()) }
 
     private func gateway(_ body: String, cluster: RedisServerProcess? = nil) throws -> Gateway {
-        let directory = try TestPaths.makeTemporaryDirectory("storerelay-sqs")
-        try signer.authority.rootPEM.write(to: directory.appendingPathComponent("test-root.pem"), atomically: true, encoding: .utf8)
+        let directory = try Gateway.directory(trusting: signer.authority, "storerelay-sqs")
         let clusterBlock = cluster.map { "cluster redis://127.0.0.1:\($0.port) {\n    instance-id sqs-a\n}\n" } ?? ""
         return try Gateway(config: Gateway.bareConfig("trust-root ./test-root.pem\n" + clusterBlock + body), directory: directory)
     }

@@ -25,8 +25,7 @@ struct TestChainTests {
 
     @Test func onlyTheValidChainUnderTheTrustedRootIsAccepted() throws {
         let ca = try TestCertificateAuthority()
-        let directory = try TestPaths.makeTemporaryDirectory("storerelay-chain")
-        try ca.rootPEM.write(to: directory.appendingPathComponent("test-root.pem"), atomically: true, encoding: .utf8)
+        let directory = try Gateway.directory(trusting: ca, "storerelay-chain")
         let gateway = try Gateway(config: Gateway.config("""
             trust-root ./test-root.pem
             app com.acme.journal {
@@ -57,8 +56,7 @@ struct TestChainTests {
     /// notifications, even with a chain it already vouched for in sandbox.
     @Test func aRootNamedForSandboxDoesNotVouchForProduction() throws {
         let ca = try TestCertificateAuthority()
-        let directory = try TestPaths.makeTemporaryDirectory("storerelay-chain-sandbox")
-        try ca.rootPEM.write(to: directory.appendingPathComponent("test-root.pem"), atomically: true, encoding: .utf8)
+        let directory = try Gateway.directory(trusting: ca, "storerelay-chain-sandbox")
         let gateway = try Gateway(config: Gateway.config("""
             trust-root ./test-root.pem sandbox
             app com.acme.journal {
@@ -80,8 +78,7 @@ struct TestChainTests {
     /// stored, answered 200, dead-lettered with the reason, never fanned out or replayed.
     @Test func appleSignedNotificationsThisBuildCannotReadAreKept() throws {
         let ca = try TestCertificateAuthority()
-        let directory = try TestPaths.makeTemporaryDirectory("storerelay-chain-unreadable")
-        try ca.rootPEM.write(to: directory.appendingPathComponent("test-root.pem"), atomically: true, encoding: .utf8)
+        let directory = try Gateway.directory(trusting: ca, "storerelay-chain-unreadable")
         let gateway = try Gateway(config: Gateway.config("trust-root ./test-root.pem"), directory: directory)
         let now = Int64(Date().timeIntervalSince1970 * 1000)
         let staging = UUID().uuidString.lowercased(), container = UUID().uuidString.lowercased()

@@ -44,8 +44,7 @@ struct TracingEndToEndTests {
     init() throws { signer = try NotificationSigner(authority: TestCertificateAuthority()) }
 
     private func gateway(_ body: String) throws -> Gateway {
-        let directory = try TestPaths.makeTemporaryDirectory("storerelay-tracing")
-        try signer.authority.rootPEM.write(to: directory.appendingPathComponent("test-root.pem"), atomically: true, encoding: .utf8)
+        let directory = try Gateway.directory(trusting: signer.authority, "storerelay-tracing")
         return try Gateway(config: Gateway.bareConfig("trust-root ./test-root.pem\n" + body), directory: directory)
     }
 
