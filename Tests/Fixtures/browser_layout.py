@@ -7,19 +7,15 @@ checks that none scrolls sideways, saving a screenshot of each:
 Logs in with the token, then for each NAME=PATH loads PATH, measures
 document.documentElement.scrollWidth (it must be at most 1280, the window's width) and saves
 OUT_DIR/NAME.png. Prints "ok: NAME WIDTH" per view. Exit 0 on success; 1 with the reason on
-stderr; 77 when Chromium or chromedriver is missing. Shares its WebDriver client with
-browser_replay.py.
+stderr; 77 when Chromium or chromedriver is missing. Shares its WebDriver client and
+Chromium session with browser_replay.py.
 """
 import base64
 import os
-import shutil
-import subprocess
 import sys
-import tempfile
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from browser_replay import WebDriver, fail, find_binary, free_port  # noqa: E402
+from browser_replay import chrome_session, fail  # noqa: E402
 
 WIDTH = 1280
 
@@ -30,28 +26,8 @@ def main():
         sys.exit(2)
     base, token, out_dir = sys.argv[1:4]
     views = [argument.split("=", 1) for argument in sys.argv[4:]]
-    chromium = find_binary("chromium", "chromium-browser", "google-chrome")
-    driver_binary = find_binary("chromedriver")
-    if not chromium or not driver_binary:
-        sys.stderr.write("browser test: Chromium or chromedriver is not installed\n")
-        sys.exit(77)
-    os.makedirs(out_dir, exist_ok=True)
-    port = free_port()
-    profile = tempfile.mkdtemp(prefix="storerelay-chromium-")
-    log = open(os.path.join(profile, "chromedriver.log"), "w")
-    process = subprocess.Popen([driver_binary, "--port=%d" % port], stdout=log, stderr=log)
-    driver = WebDriver(port)
-    try:
-        driver.wait_ready(time.monotonic() + 30)
-        created = driver.call("POST", "/session", {"capabilities": {"alwaysMatch": {
-            "browserName": "chrome",
-            "goog:chromeOptions": {"binary": chromium, "args": [
-                "--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
-                "--hide-scrollbars", "--window-size=%d,900" % WIDTH,
-                "--user-data-dir=" + os.path.join(profile, "user-data")]},
-        }}})
-        driver.session = created["sessionId"]
-        driver.s("POST", "/timeouts", {"implicit": 5000, "pageLoad": 30000})
+    with chrome_session(["--hide-scrollbars", "--window-size=%d,900" % WIDTH]) as driver:
+        os.makedirs(out_dir, exist_ok=True)
         driver.s("POST", "/window/rect", {"width": WIDTH, "height": 900})
         driver.s("POST", "/url", {"url": base + "/login"})
         field = driver.find("//input[@name='token']")
@@ -80,19 +56,6 @@ def main():
             if width > WIDTH:
                 fail("%s (%s) is %d pixels wide in a %d-pixel window" % (name, path, width, WIDTH))
             print("ok: %s %d" % (name, width))
-    finally:
-        if driver.session:
-            try:
-                driver.call("DELETE", "/session/" + driver.session)
-            except SystemExit:
-                pass
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-        log.close()
-        shutil.rmtree(profile, ignore_errors=True)
 
 
 if __name__ == "__main__":

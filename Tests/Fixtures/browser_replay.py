@@ -14,6 +14,7 @@ a 1280-pixel-wide window), then Resume. Also checks the session cookie is HttpOn
 token never appears in a URL. Exit 0 on success; 1 with the reason on stderr; 77 when
 Chromium or chromedriver is missing.
 """
+import contextlib
 import json
 import os
 import shutil
@@ -88,6 +89,47 @@ class WebDriver:
         fail("timed out waiting for " + what + "; at " + str(self.s("GET", "/url")))
 
 
+@contextlib.contextmanager
+def chrome_session(extra_args=()):
+    """chromedriver and a headless Chromium session on it, torn down on the way out (the
+    session, chromedriver, its profile). Exits 77 when either program is missing: the Swift
+    test that runs the script skips in that case."""
+    chromium = find_binary("chromium", "chromium-browser", "google-chrome")
+    driver_binary = find_binary("chromedriver")
+    if not chromium or not driver_binary:
+        sys.stderr.write("browser test: Chromium or chromedriver is not installed\n")
+        sys.exit(77)
+    port = free_port()
+    profile = tempfile.mkdtemp(prefix="storerelay-chromium-")
+    log = open(os.path.join(profile, "chromedriver.log"), "w")
+    process = subprocess.Popen([driver_binary, "--port=%d" % port], stdout=log, stderr=log)
+    driver = WebDriver(port)
+    try:
+        driver.wait_ready(time.monotonic() + 30)
+        created = driver.call("POST", "/session", {"capabilities": {"alwaysMatch": {
+            "browserName": "chrome",
+            "goog:chromeOptions": {"binary": chromium, "args": [
+                "--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu"] + list(extra_args) + [
+                "--user-data-dir=" + os.path.join(profile, "user-data")]},
+        }}})
+        driver.session = created["sessionId"]
+        driver.s("POST", "/timeouts", {"implicit": 5000, "pageLoad": 30000})
+        yield driver
+    finally:
+        if driver.session:
+            try:
+                driver.call("DELETE", "/session/" + driver.session)
+            except SystemExit:
+                pass
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+        log.close()
+        shutil.rmtree(profile, ignore_errors=True)
+
+
 def search(driver, base, token, letter_id, event_id):
     """Search by event id, open the event's view, replay from there."""
     box = driver.find("//input[@name='q']")
@@ -143,28 +185,7 @@ def main():
     base, token, letter_id = sys.argv[1:4]
     event_id = sys.argv[4] if len(sys.argv) == 5 else None
     paused = sys.argv[5] if len(sys.argv) == 6 else None
-    chromium = find_binary("chromium", "chromium-browser", "google-chrome")
-    driver_binary = find_binary("chromedriver")
-    if not chromium or not driver_binary:
-        sys.stderr.write("browser test: Chromium or chromedriver is not installed\n")
-        sys.exit(77)
-
-    port = free_port()
-    profile = tempfile.mkdtemp(prefix="storerelay-chromium-")
-    log = open(os.path.join(profile, "chromedriver.log"), "w")
-    process = subprocess.Popen([driver_binary, "--port=%d" % port], stdout=log, stderr=log)
-    driver = WebDriver(port)
-    try:
-        driver.wait_ready(time.monotonic() + 30)
-        created = driver.call("POST", "/session", {"capabilities": {"alwaysMatch": {
-            "browserName": "chrome",
-            "goog:chromeOptions": {"binary": chromium, "args": [
-                "--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
-                "--user-data-dir=" + os.path.join(profile, "user-data")]},
-        }}})
-        driver.session = created["sessionId"]
-        driver.s("POST", "/timeouts", {"implicit": 5000, "pageLoad": 30000})
-
+    with chrome_session() as driver:
         # Anonymous: the page sends the browser to the login form.
         driver.s("POST", "/url", {"url": base + "/"})
         if not driver.s("GET", "/url").endswith("/login"):
@@ -198,19 +219,6 @@ def main():
         if token in driver.s("GET", "/url"):
             fail("the token appeared in a URL")
         print("ok: logged in, replayed %s, gone from the page" % letter_id)
-    finally:
-        if driver.session:
-            try:
-                driver.call("DELETE", "/session/" + driver.session)
-            except SystemExit:
-                pass
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-        log.close()
-        shutil.rmtree(profile, ignore_errors=True)
 
 
 if __name__ == "__main__":
