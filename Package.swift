@@ -20,6 +20,7 @@ let package = Package(
         .library(name: "StoreRelayDelivery", targets: ["StoreRelayDelivery"]),
         .library(name: "StoreRelayAWS", targets: ["StoreRelayAWS"]),
         .library(name: "StoreRelaySimulator", targets: ["StoreRelaySimulator"]),
+        .library(name: "StoreRelayGooglePlay", targets: ["StoreRelayGooglePlay"]),
     ],
     targets: [
         // MARK: C libraries (system) and the one C shim target
@@ -104,19 +105,29 @@ let package = Package(
             dependencies: ["StoreRelayCore", "StoreRelayNet", "StoreRelayCrypto"],
             swiftSettings: swiftSettings
         ),
+        // Google Play: Pub/Sub push tokens (RS256 JWTs against Google's key set), developer
+        // notifications, and the Play Developer API for enrichment.
+        .target(
+            name: "StoreRelayGooglePlay",
+            dependencies: ["StoreRelayCore", "StoreRelayNet", "StoreRelayCrypto"],
+            swiftSettings: swiftSettings
+        ),
         // The running gateway: acceptance pipeline, admin API and page, reload, shutdown.
         .target(
             name: "StoreRelayGateway",
             dependencies: [
                 "StoreRelayCore", "StoreRelayNet", "StoreRelayCrypto", "StoreRelayVerification", "StoreRelayStorage",
-                "StoreRelayConfig", "StoreRelayDelivery", "StoreRelayAppStoreAPI", "StoreRelayCluster", "CStoreRelayShims",
+                "StoreRelayConfig", "StoreRelayDelivery", "StoreRelayAppStoreAPI", "StoreRelayCluster", "StoreRelayGooglePlay",
+                "CStoreRelayShims",
             ],
             swiftSettings: swiftSettings
         ),
         // The dev CA and realistic notifications for `storerelay simulate`.
         .target(
             name: "StoreRelaySimulator",
-            dependencies: ["StoreRelayCore", "StoreRelayNet", "StoreRelayCrypto", "StoreRelayVerification", "COpenSSL"],
+            dependencies: [
+                "StoreRelayCore", "StoreRelayNet", "StoreRelayCrypto", "StoreRelayVerification", "StoreRelayGooglePlay", "COpenSSL",
+            ],
             swiftSettings: swiftSettings
         ),
         // The command line.
@@ -244,6 +255,11 @@ let package = Package(
                 "StoreRelayCluster", "StoreRelayConfig", "StoreRelayDelivery", "StoreRelayStorage", "StoreRelayVerification", "StoreRelayNet",
                 "StoreRelayCore", "StoreRelayTestSupport",
             ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "GooglePlayTests",
+            dependencies: ["StoreRelayGooglePlay", "StoreRelayCrypto", "StoreRelayNet", "StoreRelayCore", "StoreRelayTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

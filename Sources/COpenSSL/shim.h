@@ -17,4 +17,10 @@
 #include <openssl/hmac.h>
 #include <openssl/crypto.h>
 #include <openssl/objects.h>
+#include <openssl/param_build.h>
+#include <openssl/core_names.h>
+#include <openssl/rsa.h>
+
+/* EVP_PKEY_PUBLIC_KEY is an expression macro, which Swift does not import. */
+static const int STORERELAY_EVP_PKEY_PUBLIC_KEY = EVP_PKEY_PUBLIC_KEY;
 #endif
