@@ -103,4 +103,15 @@ import StoreRelayTestSupport
         let sound = try OfflineVerification.verify(body: Self.body(nested: Self.transaction()), configuration: Self.configuration())
         #expect(sound.quarantineReason == nil)
     }
+
+    /// The canonical body is written without a JSON tree (issue 31), byte for byte as the
+    /// serializer wrote it: canonical forwarding is unchanged.
+    @Test func theCanonicalBodyIsWhatTheSerializerWrites() throws {
+        let jws = try Self.transaction()
+        for signedPayload in [jws, "a\"b\\c\u{2028}é", "x"] {
+            let expected = JSONValue.object(JSONObject([("signedPayload", .string(signedPayload))])).serializedBytes()
+            #expect(NotificationBody.canonical(signedPayload: signedPayload) == expected)
+            #expect(NotificationBody.forwardable(.v2(signedPayload: signedPayload), received: []) == expected)
+        }
+    }
 }
