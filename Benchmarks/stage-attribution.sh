@@ -33,7 +33,7 @@ BEGIN {
     n = 0
     # One ES256 check: the key and signature in OpenSSL (EVP_DigestVerify over a prehashed
     # digest: ECDSA_do_verify, the P-256 scalar multiplications, the BN/field arithmetic).
-    rule[++n] = "isValidES256Signature|EVP_DigestVerify|EVP_PKEY_verify|ECDSA_|ecdsa_|ossl_ecdsa|nistz256|ec_GFp|EC_POINT|ossl_ec_|ec_scalar|ec_wNAF|bn_|BN_|ossl_bn|ECDSASignature|PublicKey\\.";  stage[n] = "ES256 signature checks (3 per notification)"
+    rule[++n] = "isValidES256Signature|EVP_DigestVerify|EVP_PKEY_verify|ECDSA_|ecdsa_|ossl_ecdsa|nistz256|ec_GFp|EC_POINT|ossl_ec_|ec_scalar|ec_wNAF|bn_|BN_|ossl_bn|ECDSASignature|PublicKey\\.";  stage[n] = "ES256 signature checks (1 per notification; 3 with verify-nested yes)"
     rule[++n] = "sha256_block|SHA256_|SHA256\\.|ossl_sha256|sha256";                      stage[n] = "SHA-256 of the signing inputs"
     rule[++n] = "Base64\\.";                                                              stage[n] = "base64 (JWS segments)"
     rule[++n] = "ChainCache|VerifiedChainEntry";                                         stage[n] = "chain-cache lookups"
@@ -59,7 +59,7 @@ BEGIN {
     evl = "event log (search index) append"; fq = "fan-out: file-queue append"; dlv = "fan-out: delivery engine (jobs, attempts, progress)"
     req = "read and parse the request (HTTP, connections)"; ans = "the answer (200 + JSON, write)"; par = "JSON parse of the body and the 3 payloads"
     hand = "thread hand-offs (Dispatch queues, futex, scheduling)"
-    ds[++d] = sig; dp[d] = "NotificationVerifier\\.nested";       dl[d] = "nested JWS: signedTransactionInfo + signedRenewalInfo (2 checks)"
+    ds[++d] = sig; dp[d] = "NotificationVerifier\\.nested";       dl[d] = "nested JWS: signedTransactionInfo + signedRenewalInfo (checked with verify-nested yes)"
     ds[++d] = sig; dp[d] = ".";                                      dl[d] = "outer signedPayload (1 check)"
     ds[++d] = par; dp[d] = "NotificationBody\\.";                  dl[d] = "the request body {\"signedPayload\": ...}"
     ds[++d] = par; dp[d] = "NotificationVerifier\\.nested";       dl[d] = "the 2 nested payloads"

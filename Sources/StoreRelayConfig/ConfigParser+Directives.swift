@@ -157,6 +157,9 @@ extension ConfigParser {
             guard let file = pathValue(arguments[0], "trust-root") else { return }
             let named = arguments.count > 1 ? environmentList(arguments.dropFirst()) : nil
             trustRoots.append(TrustRoot(path: file, environments: named))
+        case "verify-nested":
+            guard once(head), arity(head, arguments, 1...1, "verify-nested yes|no") else { return }
+            verifyNested = value(arguments[0], "verify-nested", ConfigValue.boolean)
         case "environments":
             guard once(head), arity(head, arguments, 1...Int.max, "environments ENVIRONMENT...") else { return }
             environments = environmentList(arguments[...])

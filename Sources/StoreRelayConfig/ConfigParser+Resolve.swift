@@ -63,6 +63,7 @@ extension ConfigParser {
         configuration.tracing = tracing
         configuration.eventLogRetention = eventLogRetention ?? GatewayConfiguration.Defaults.eventLogRetention
         configuration.trustedProxies = trustedProxies
+        configuration.verifyNested = verifyNested ?? false
         configuration.operationalEvents = operationalEvents
         if var cluster {
             if !clusterNamesDedupeWindow { cluster.dedupeWindow = dedupeWindow ?? ClusterConfiguration.defaultDedupeWindow }

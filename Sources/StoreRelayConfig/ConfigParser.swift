@@ -81,6 +81,7 @@ struct ConfigParser {
         "header-timeout", "min-body-rate", "idle-timeout", "max-connections", "max-connections-per-address", "dedupe-window",
         "shutdown-grace", "recent-events", "event-log", "trusted-proxy", "trust-root", "environments", "app", "shared-secret", "destination",
         "route", "apple-api-url", "cluster", "tracing", "operational-events", "intake-silence", "disk-low",
+        "verify-nested",
     ]
 
     let file: String
@@ -112,6 +113,7 @@ struct ConfigParser {
     var recentEvents: Int?
     var eventLogRetention: Duration?
     var trustRoots: [TrustRoot] = []
+    var verifyNested: Bool?
     var trustedProxies: [IPAddressRange] = []
     var appleAPI: AppleAPIOverride?
     var tracing: TracingConfiguration?

@@ -45,6 +45,9 @@ extension GatewayConfiguration {
             out.append("Single-node mode: the journal in \(dataDirectory)/journal")
         }
         out.append("Trust roots: \((["Apple Root CA - G3 (built in)"] + trustRoots.map(\.description)).joined(separator: ", "))")
+        out.append(verifyNested
+            ? "Nested signatures: verify-nested yes (each nested JWS verified on its own)"
+            : "Nested signatures: verify-nested no (covered by the notification's signature when their chain is its chain; verified in full otherwise)")
         if let tracing {
             out.append("Tracing: spans as OTLP/HTTP JSON to \(tracing.url)\(tracing.caFile.map { " (ca-file \($0))" } ?? "")")
         }

@@ -81,6 +81,11 @@ public struct GatewayConfiguration: Sendable {
     /// Extra trusted root certificate files (`trust-root`), in file order, each for the
     /// environments it names; Apple Root CA - G3 is always trusted in addition.
     public var trustRoots: [TrustRoot]
+    /// `verify-nested yes`: verify every JWS nested in a notification on its own (chain,
+    /// validity at its own date, ES256). Default `no`: a nested JWS whose header is the
+    /// notification's is covered by the notification's signature, one that differs is
+    /// verified in full (README, "What verification checks").
+    public var verifyNested = false
     /// Accepted environments (`environments`), in file order; default production, sandbox.
     public var environments: [AppStoreEnvironment]
     /// Declared apps (`app`), in file order; empty: every bundle id is accepted.

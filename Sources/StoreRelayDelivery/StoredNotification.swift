@@ -67,13 +67,18 @@ public struct StoredNotification: Sendable {
         ]
         // The event is already serialized (it is what destinations receive): splice its bytes
         // in rather than serializing the same tree again on the acknowledgement path.
-        var out = header.serializedBytes()
+        let eventBytes = event.jsonBytes()
+        var out: [UInt8] = []
+        // One allocation: the header is small, and escaping adds a few bytes to the body.
+        out.reserveCapacity(512 + eventBytes.count + body.count + body.count / 8)
+        header.serialize(into: &out)
         out.removeLast()  // the closing brace
         out.append(contentsOf: #","event":"#.utf8)
-        out.append(contentsOf: event.jsonBytes())
+        out.append(contentsOf: eventBytes)
         out.append(contentsOf: #","body":"#.utf8)
-        // Apple's bodies are JSON, so valid UTF-8: the parser rejected anything else.
-        JSONValue.string(String(decoding: body, as: UTF8.self)).serialize(into: &out)
+        // Apple's bodies are JSON, so valid UTF-8 (the parser rejected anything else): escaped
+        // straight from the bytes, with no String of the body made for it.
+        body.withUnsafeBufferPointer { JSONValue.serializeString(utf8: $0, into: &out) }
         out.append(UInt8(ascii: "}"))
         return out
     }

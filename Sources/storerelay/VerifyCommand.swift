@@ -9,8 +9,9 @@ enum VerifyCommand: CommandDescribing {
     static let help = """
         Usage: storerelay verify [--config FILE] [FILE|-]
 
-        Verifies one notification body exactly as the gateway would (signature, certificate
-        chain to a trusted root, Apple's marker OIDs, V1 shared secret) and prints the
+        Verifies one notification body as the gateway would (signature, certificate chain
+        to a trusted root, Apple's marker OIDs, V1 shared secret), and each nested signed
+        value on its own too, whatever verify-nested says, and prints the
         normalized event JSON on stdout. FILE holds the HTTP body Apple posts
         ({"signedPayload":"..."} or a V1 JSON body) or a bare JWS; `-` or no FILE reads stdin.
         Trust roots, apps, secrets and environments come from the configuration.

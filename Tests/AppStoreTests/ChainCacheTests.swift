@@ -8,16 +8,26 @@ import StoreRelayTestSupport
 @Suite struct ChainCacheTests {
     let authority = Fixtures.authority
 
+    /// With `verify-nested yes`, one signature check per JWS; by default one per
+    /// notification, its nested JWS (same header) covered by the outer signature.
     @Test func steadyStreamCostsOneSignatureCheckPerJWS() throws {
-        let verifier = try Fixtures.testRootVerifier()
         let now = Timestamp.now().milliseconds
         let nested = try authority.signJWS(payload: #"{"transactionId":"1","bundleId":"com.example.app","environment":"Sandbox","signedDate":\#(now)}"#)
         let jws = try authority.signJWS(payload: notificationPayload(extraData: #","signedTransactionInfo":"\#(nested)""#))
+
+        let full = try Fixtures.testRootVerifier { $0.nestedSignatures = .full }
+        for _ in 0..<5 { _ = try full.verify(signedPayload: jws) }
+        #expect(full.statistics.chainVerifications == 1)
+        #expect(full.statistics.signatureVerifications == 10)
+        #expect(full.statistics.chainCacheHits == 9)
+        #expect(full.statistics.nestedChainMatches == 0)
+
+        let verifier = try Fixtures.testRootVerifier()
         for _ in 0..<5 { _ = try verifier.verify(signedPayload: jws) }
-        let stats = verifier.statistics
-        #expect(stats.chainVerifications == 1)
-        #expect(stats.signatureVerifications == 10)
-        #expect(stats.chainCacheHits == 9)
+        #expect(verifier.statistics.chainVerifications == 1)
+        #expect(verifier.statistics.signatureVerifications == 5)
+        #expect(verifier.statistics.chainCacheHits == 4)
+        #expect(verifier.statistics.nestedChainMatches == 5)
     }
 
     @Test func validityIsStillCheckedOnACacheHit() throws {

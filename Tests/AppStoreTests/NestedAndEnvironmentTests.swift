@@ -52,12 +52,19 @@ import StoreRelayTestSupport
         #expect(try verifier.signedData.verify(fresh).signatureVerified)
 
         // Created in 2000, before the test CA existed: rejected even with a current signedDate,
-        // because receiptCreationDate is the date that counts.
+        // because receiptCreationDate is the date that counts — when nested JWS are verified
+        // on their own (`verify-nested yes`), and always when verified alone.
         let old = try appTransaction(created: 946_684_800_000, signedDate: now)
-        let nestedError = verificationError { _ = try verifier.verify(signedPayload: notification(appTransaction: old)) }
+        let full = try Fixtures.testRootVerifier { $0.nestedSignatures = .full }
+        let nestedError = verificationError { _ = try full.verify(signedPayload: notification(appTransaction: old)) }
         #expect(nestedError?.reason == .certificateExpired)
         #expect(nestedError?.message.hasPrefix("appData.signedAppTransactionInfo:") == true)
         #expect(verificationError { _ = try verifier.signedData.verify(old) }?.reason == .certificateExpired)
+        // By default its header is the notification's: covered by the notification's
+        // signature, its chain judged at the notification's signedDate, its date only read.
+        let covered = try verifier.verify(signedPayload: notification(appTransaction: old))
+        #expect(covered.appTransaction?.coveredByOuterSignature == true)
+        #expect(covered.appTransaction?.effectiveDate == Timestamp(milliseconds: 946_684_800_000))
 
         // A transaction is still judged by its signedDate, whatever else it carries.
         let transaction = try authority.signJWS(payload: #"{"transactionId":"1","bundleId":"com.example.app","environment":"Sandbox","receiptCreationDate":946684800000,"signedDate":\#(now)}"#)
@@ -83,17 +90,120 @@ import StoreRelayTestSupport
 
     @Test func nestedDataIsVerifiedOnItsOwn() throws {
         let verifier = try Fixtures.testRootVerifier()
+        let full = try Fixtures.testRootVerifier { $0.nestedSignatures = .full }
+        // A chain other than the notification's gets the full check in both modes.
         let forged = try notification(nested: #","signedTransactionInfo":"\#(try transaction(variant: .unknownRoot))""#)
-        let forgedError = verificationError { _ = try verifier.verify(signedPayload: forged) }
-        #expect(forgedError?.reason == .untrustedChain)
-        #expect(forgedError?.message.hasPrefix("data.signedTransactionInfo:") == true)
-        // Its own signedDate (year 2000, before the test CA existed) is used, not the outer one.
+        for checking in [verifier, full] {
+            let forgedError = verificationError { _ = try checking.verify(signedPayload: forged) }
+            #expect(forgedError?.reason == .untrustedChain)
+            #expect(forgedError?.message.hasPrefix("data.signedTransactionInfo:") == true)
+        }
+        // With verify-nested yes its own signedDate (year 2000, before the test CA existed)
+        // is used, not the outer one; by default the outer check's date covers its chain.
         let old = try notification(nested: #","signedTransactionInfo":"\#(try transaction(date: 946_684_800_000))""#)
-        #expect(verificationError { _ = try verifier.verify(signedPayload: old) }?.reason == .certificateExpired)
+        #expect(verificationError { _ = try full.verify(signedPayload: old) }?.reason == .certificateExpired)
+        #expect(try verifier.verify(signedPayload: old).transaction?.coveredByOuterSignature == true)
         let notString = try notification(nested: #","signedTransactionInfo":42"#)
         #expect(verificationError { _ = try verifier.verify(signedPayload: notString) }?.code == .malformed)
         let notJWS = try notification(nested: #","signedRenewalInfo":"abc""#)
         #expect(verificationError { _ = try verifier.verify(signedPayload: notJWS) }?.code == .malformed)
+    }
+
+    /// `jws` with its signature replaced by a well-formed one over other data: what only a
+    /// fault on the signer's side could put inside a payload it then signs.
+    func withBrokenSignature(_ jws: String) throws -> String {
+        let other = try authority.signJWS(payload: #"{"other":true}"#)
+        return jws.split(separator: ".")[0...1].joined(separator: ".") + "." + other.split(separator: ".")[2]
+    }
+
+    /// The default (`verify-nested no`): a nested JWS whose header is byte for byte the
+    /// notification's costs no signature check of its own — the outer signature covers its
+    /// bytes — so even one whose own signature is broken is accepted, marked as covered.
+    /// `verify-nested yes` refuses it as before: unreadable, so the gateway quarantines it.
+    @Test func aNestedJWSWithTheNotificationsHeaderIsCoveredByItsSignature() throws {
+        let broken = try withBrokenSignature(transaction())
+        let jws = try notification(nested: #","signedTransactionInfo":"\#(broken)""#)
+
+        let verifier = try Fixtures.testRootVerifier()
+        let accepted = try verifier.verify(signedPayload: jws)
+        #expect(accepted.transaction?.payload["transactionId"]?.stringValue == "42")
+        #expect(accepted.transaction?.coveredByOuterSignature == true)
+        #expect(accepted.transaction?.signatureVerified == true)
+        #expect(accepted.signatureVerified)
+        #expect(verifier.statistics.signatureVerifications == 1)
+        #expect(verifier.statistics.nestedChainMatches == 1)
+
+        let full = try Fixtures.testRootVerifier { $0.nestedSignatures = .full }
+        guard case .unreadable(let refused) = try full.read(signedPayload: jws) else {
+            Issue.record("verify-nested yes accepted a nested JWS whose signature is broken")
+            return
+        }
+        #expect(refused.error.reason == .invalidSignature)
+        #expect(refused.error.message.hasPrefix("data.signedTransactionInfo:"))
+        #expect(full.statistics.signatureVerifications == 2)
+        #expect(full.statistics.nestedChainMatches == 0)
+        // A sound nested JWS is checked on its own with verify-nested yes, never marked covered.
+        let sound = try full.verify(signedPayload: notification(nested: #","signedTransactionInfo":"\#(try transaction())""#))
+        #expect(sound.transaction?.coveredByOuterSignature == false)
+    }
+
+    /// The outer signature covers the nested JWS byte for byte: changing any of a nested
+    /// value's bytes after Apple signed the notification — its payload, its signature, or
+    /// swapping it for another genuine one — breaks the outer signature, in either mode.
+    @Test func tamperingWithNestedBytesBreaksTheOuterSignature() throws {
+        let genuine = try transaction()
+        let jws = try notification(nested: #","signedTransactionInfo":"\#(genuine)""#)
+        let parts = jws.split(separator: ".").map(String.init)
+        let payload = String(decoding: try #require(Base64.urlDecode(parts[1])), as: UTF8.self)
+        let nestedParts = genuine.split(separator: ".").map(String.init)
+        let otherPayload = Base64.urlEncode(Array(#"{"transactionId":"43","bundleId":"com.example.app","environment":"Sandbox","signedDate":\#(now)}"#.utf8))
+        let replacements = [
+            nestedParts[0] + "." + otherPayload + "." + nestedParts[2],
+            try withBrokenSignature(genuine),
+            try transaction(),
+        ]
+        for replacement in replacements {
+            #expect(replacement != genuine)
+            let tampered = payload.replacingOccurrences(of: genuine, with: replacement)
+            #expect(tampered != payload)
+            let forged = parts[0] + "." + Base64.urlEncode(Array(tampered.utf8)) + "." + parts[2]
+            for nested in [NestedSignatureCheck.chainEquality, .full] {
+                let verifier = try Fixtures.testRootVerifier { $0.nestedSignatures = nested }
+                #expect(verificationError { _ = try verifier.read(signedPayload: forged) }?.reason == .invalidSignature)
+            }
+        }
+    }
+
+    /// A nested JWS whose header differs from the notification's (another leaf, another
+    /// chain) is verified in full by default: accepted when its own signature and chain hold,
+    /// unreadable (quarantined by the gateway) as before when they do not.
+    @Test func aNestedJWSWithAnotherChainGetsTheFullCheck() throws {
+        let other = try TestCertificateAuthority()
+        let verifier = try NotificationVerifier(configuration: VerifierConfiguration(trustedRoots: [
+            try Certificate(pemString: authority.rootPEM), try Certificate(pemString: other.rootPEM),
+        ]))
+        let payload = #"{"transactionId":"7","bundleId":"com.example.app","environment":"Sandbox","signedDate":\#(now)}"#
+        let otherLeaf = try other.signJWS(payload: payload)
+        let accepted = try verifier.verify(signedPayload: notification(nested: #","signedTransactionInfo":"\#(otherLeaf)""#))
+        #expect(accepted.transaction?.coveredByOuterSignature == false)
+        #expect(accepted.transaction?.payload["transactionId"]?.stringValue == "7")
+        #expect(verifier.statistics.signatureVerifications == 2)
+        #expect(verifier.statistics.nestedChainMatches == 0)
+
+        let brokenOther = try withBrokenSignature(otherLeaf)
+        guard case .unreadable(let refused) = try verifier.read(signedPayload: notification(nested: #","signedTransactionInfo":"\#(brokenOther)""#)) else {
+            Issue.record("a nested JWS of another chain with a broken signature was accepted")
+            return
+        }
+        #expect(refused.error.reason == .invalidSignature)
+        #expect(refused.error.message.hasPrefix("data.signedTransactionInfo:"))
+        // The same header with another alg is another header: checked in full, refused.
+        let noneHeader = Base64.urlEncode(Array(#"{"alg":"none"}"#.utf8)) + "." + Base64.urlEncode(Array(payload.utf8)) + "."
+        guard case .unreadable(let unsigned) = try verifier.read(signedPayload: notification(nested: #","signedRenewalInfo":"\#(noneHeader)AA""#)) else {
+            Issue.record("an unsigned nested JWS was accepted")
+            return
+        }
+        #expect(unsigned.error.reason == .unsupportedAlgorithm)
     }
 
     func sign(_ payload: String) throws -> String { try authority.signJWS(payload: payload) }

@@ -14,8 +14,12 @@ struct RealVectorTests {
         #expect(VerifierConfiguration().trustedRoots.map(\.derBytes) == [file.derBytes])
     }
 
+    /// Every JWS of Apple's notifications verified on its own (`verify-nested yes`), as
+    /// before issue 31; `realNestedJWSShareTheirNotificationsHeader` covers the default.
     @Test func verifiesAllRealNotificationsWithTheirFacts() throws {
-        let verifier = try NotificationVerifier()
+        var full = VerifierConfiguration()
+        full.nestedSignatures = .full
+        let verifier = try NotificationVerifier(configuration: full)
         let vectors = try Fixtures.manifest().filter { $0["file"]?.stringValue?.hasPrefix("real/v2-notifications/") == true }
         #expect(vectors.count == 23)
         for vector in vectors {
@@ -31,8 +35,9 @@ struct RealVectorTests {
                 #expect(error?.reason == .certificateExpired, "\(file)")
                 let effective = try #require(vector["effectiveDate"]?.int64Value)
                 #expect(effective == 1646387008254)
-                let atThatTime = try NotificationVerifier(configuration: VerifierConfiguration(clock: FixedClock(time: Timestamp(milliseconds: effective))))
-                notification = try atThatTime.verify(signedPayload: jws)
+                var atThatTime = full
+                atThatTime.clock = FixedClock(time: Timestamp(milliseconds: effective))
+                notification = try NotificationVerifier(configuration: atThatTime).verify(signedPayload: jws)
             } else {
                 notification = try verifier.verify(signedPayload: jws)
             }
@@ -81,6 +86,34 @@ struct RealVectorTests {
                 #expect(sameJSON(decoded.payload[key], value), "\(file) \(key)")
             }
         }
+    }
+
+    /// Apple signs a notification and the JWS nested in it with one header (one leaf, one
+    /// chain), so by default (`verify-nested no`) every real notification costs one
+    /// signature check, its nested JWS covered by it, and reads the same as with `yes`.
+    @Test func realNestedJWSShareTheirNotificationsHeader() throws {
+        let vectors = try Fixtures.manifest().filter { $0["file"]?.stringValue?.hasPrefix("real/v2-notifications/") == true }
+        var nestedCount = 0
+        for vector in vectors {
+            let file = try #require(vector["file"]?.stringValue)
+            let jws = try Fixtures.vector(file)
+            let time = try #require(vector["effectiveDate"]?.int64Value ?? vector["facts"]?["signedDate"]?.int64Value)
+            var configuration = VerifierConfiguration(clock: FixedClock(time: Timestamp(milliseconds: time)))
+            let verifier = try NotificationVerifier(configuration: configuration)
+            configuration.nestedSignatures = .full
+            let full = try NotificationVerifier(configuration: configuration)
+            let covered = try verifier.verify(signedPayload: jws)
+            let checked = try full.verify(signedPayload: jws)
+            let nested = [covered.transaction, covered.renewal, covered.appTransaction].compactMap { $0 }
+            nestedCount += nested.count
+            #expect(nested.allSatisfy { $0.coveredByOuterSignature }, "\(file)")
+            #expect(verifier.statistics.signatureVerifications == 1, "\(file)")
+            #expect(verifier.statistics.nestedChainMatches == nested.count, "\(file)")
+            #expect(full.statistics.signatureVerifications == 1 + nested.count, "\(file)")
+            #expect(sameJSON(covered.transaction.map { .object($0.payload) }, checked.transaction.map { .object($0.payload) }), "\(file)")
+            #expect(sameJSON(covered.renewal.map { .object($0.payload) }, checked.renewal.map { .object($0.payload) }), "\(file)")
+        }
+        #expect(nestedCount > 20)
     }
 
     @Test func tamperedNotificationsFailOnTheSignatureAfterTheChainPasses() throws {

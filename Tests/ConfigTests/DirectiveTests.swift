@@ -46,6 +46,22 @@ import StoreRelayCore
         expectError("recent-events 1000001\n", .invalidValue, line: 1, column: 15)
     }
 
+    /// `verify-nested yes|no` (issue 31): off by default, so a nested JWS with the
+    /// notification's own header is covered by its signature; `yes` verifies each on its own.
+    @Test func verifyNested() throws {
+        #expect(try parsed("").verifyNested == false)
+        #expect(try parsed("verify-nested yes\n").verifyNested == true)
+        #expect(try parsed("verify-nested no\n").verifyNested == false)
+        #expect(try parsed("").checkReport().contains("Nested signatures: verify-nested no"))
+        #expect(try parsed("verify-nested yes\n").checkReport().contains("Nested signatures: verify-nested yes"))
+        expectError("verify-nested maybe\n", .invalidValue, line: 1, column: 15, containing: "yes or no")
+        expectError("verify-nested YES\n", .invalidValue, line: 1, column: 15)
+        expectError("verify-nested\n", .missingArgument, line: 1, column: 14, containing: "verify-nested yes|no")
+        expectError("verify-nested yes no\n", .unexpectedArgument, line: 1, column: 19)
+        expectError("verify-nested yes\nverify-nested no\n", .duplicate, line: 2, column: 1)
+        expectError("verify-nested yes {\n}\n", .invalidBlock, line: 1, column: 19)
+    }
+
     /// `event-log DURATION` (issue 28): how long the event log keeps events; 30d unless told.
     @Test func eventLogRetention() throws {
         #expect(try parsed("").eventLogRetention == .seconds(30 * 86_400))

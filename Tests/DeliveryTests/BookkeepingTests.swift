@@ -33,6 +33,27 @@ func sampleNotification(id: String = UUID().uuidString.lowercased(), destination
         #expect(StoredNotification(decoding: Array("{}".utf8)) == nil)
     }
 
+    /// The record is written in one pass, the body escaped straight from its bytes (issue
+    /// 31): byte for byte what escaping it through a String gave, for a V1 body with
+    /// escapes, quotes and non-ASCII text as well as a V2 one.
+    @Test func theRecordEscapesTheBodyAsTheSerializerDoes() throws {
+        let bodies = [
+            #"{"signedPayload":"eyJhbGciOiJFUzI1NiJ9.eyJhIjoxfQ.c2ln"}"#,
+            "{\"notification_type\":\"DID_RENEW\",\"note\":\"tab\tquote\\\"back\\\\slash é ü \u{2028}\u{2029}\u{2026}\u{1F600}\"}",
+            "",
+        ]
+        for text in bodies {
+            var notification = try sampleNotification(destinations: ["a"])
+            notification.body = Array(text.utf8)
+            let record = notification.encoded()
+            let decoded = try #require(StoredNotification(decoding: record))
+            #expect(decoded.body == notification.body)
+            // The tail of the record is `"body":<the body as a JSON string>}`.
+            let expectedTail = Array(#","body":"#.utf8) + JSONValue.string(text).serializedBytes() + [UInt8(ascii: "}")]
+            #expect(Array(record.suffix(expectedTail.count)) == expectedTail)
+        }
+    }
+
     @Test func progressRecordsRoundTrip() {
         let attempt = DeliveryAttempt(at: Timestamp(milliseconds: 5), status: 503, error: "HTTP 503", durationMs: 12)
         for record in [

@@ -158,4 +158,22 @@ struct JSONSerializerTests {
         #expect(JSONValue.string("\u{2029}").serialized() == #""\u2029""#)
         #expect(JSONValue.string("plain ascii only").serialized() == #""plain ascii only""#)
     }
+
+    /// `serializeString(utf8:)` (issue 31: bodies escaped without a String made of them)
+    /// writes exactly what serializing the String does, with every escape at every offset
+    /// of the eight-byte skip.
+    @Test func serializingUTF8BytesMatchesSerializingTheString() {
+        let specials = ["\"", "\\", "\n", "\u{0}", "\u{1F}", "\u{2028}", "\u{2029}", "\u{2026}", "é", "\u{1F600}", "/", "a"]
+        var texts = ["", "plain", String(repeating: "x", count: 100)]
+        for special in specials {
+            for offset in 0..<17 {
+                texts.append(String(repeating: "a", count: offset) + special + String(repeating: "b", count: 16 - offset % 9))
+            }
+        }
+        for text in texts {
+            var out: [UInt8] = [7]
+            Array(text.utf8).withUnsafeBufferPointer { JSONValue.serializeString(utf8: $0, into: &out) }
+            #expect(out == [7] + JSONValue.string(text).serializedBytes(), "\(text.debugDescription)")
+        }
+    }
 }

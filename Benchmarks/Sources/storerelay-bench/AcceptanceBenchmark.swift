@@ -10,6 +10,10 @@ struct AcceptanceBenchmark {
     let cryptoCeiling: Double
     /// `openssl speed` verify/s on one core: the CPU cost of one ES256 check is its inverse.
     let singleCoreVerifications: Double
+    /// ES256 checks the gateway makes per notification of the corpus (DID_RENEW with a
+    /// transaction and renewal info): 1 by default, whose nested JWS share its header; 3 with
+    /// `verify-nested yes`. The target stays the issue's (÷ 3); the ÷ 1 share is printed too.
+    var checksPerNotification: Double = 1
 
     static let fixedRate = 1_000.0
     /// Saturation rounds; the ratio to the crypto ceiling is judged on their median, so one
@@ -17,7 +21,7 @@ struct AcceptanceBenchmark {
     static let repeats = 5
 
     func run() throws {
-        Report.section("Acceptance: POST -> verified (3 x ES256) + fsync'ed journal -> 200, file-queue destination")
+        Report.section("Acceptance: POST -> verified (\(Int(checksPerNotification)) x ES256\(checksPerNotification == 1 ? ", nested JWS covered by the outer signature" : ", verify-nested yes")) + fsync'ed journal -> 200, file-queue destination")
         let gateway = try context.startGateway("acceptance", [.file(name: "queue", directory: context.work + "/acceptance/queue")])
         defer { gateway.stop() }
         let observed = Observed(gateway.process)
@@ -75,12 +79,18 @@ struct AcceptanceBenchmark {
         let medianRatio = ratios.sorted()[ratios.count / 2]
         Report.line("crypto ceiling (openssl speed -multi 2 ecdsap256 verify/s ÷ 3): \(Format.rate(cryptoCeiling)) at the start of the run; first round = \(Format.fixed(rate / cryptoCeiling * 100, 0))% of it")
         Report.line("   against the ceiling measured just before each round: \(ratios.map { Format.fixed($0 * 100, 0) + "%" }.joined(separator: ", ")); median \(Format.fixed(medianRatio * 100, 0))%")
+        if checksPerNotification != 3 {
+            // The work now done is one check per notification: the same rate against ÷ 1.
+            let perCheck = medianRatio * checksPerNotification / 3
+            Report.line("   against the ceiling of the checks made (verify/s ÷ \(Int(checksPerNotification))): median \(Format.fixed(perCheck * 100, 0))%")
+        }
         // What the CPU cost per notification allows, whoever else shares the machine: the
         // gateway's CPU time per request is far less disturbed by other tenants than its rate.
         let cost = saturation.serverMicrosecondsPerRequest
-        let crypto = 3e6 / singleCoreVerifications
+        let crypto = checksPerNotification * 1e6 / singleCoreVerifications
+        let three = 3e6 / singleCoreVerifications
         Report.line("CPU cost: \(Format.fixed(cost, 0)) µs per accepted notification -> two whole cores could accept at most \(Format.rate(2e6 / cost)) (3,000/s needs ≤ 667 µs)")
-        Report.line("   its 3 ES256 checks cost \(Format.fixed(crypto, 0)) µs (openssl speed, one core) = \(Format.fixed(crypto / cost * 100, 0))% of it: by CPU time the gateway runs at \(Format.fixed(crypto / cost * 100, 0))% of the crypto ceiling")
+        Report.line("   its \(Int(checksPerNotification)) ES256 check(s) cost \(Format.fixed(crypto, 0)) µs (openssl speed, one core) = \(Format.fixed(crypto / cost * 100, 0))% of it; by CPU time the gateway runs at \(Format.fixed(three / cost * 100, 0))% of the ÷ 3 crypto ceiling")
         Report.check(saturation.result.failed == 0 && rate >= 3000, "≥ 3,000 accepted/s at saturation (\(Format.rate(rate)))")
         Report.check(medianRatio >= 0.5, "≥ half the crypto ceiling (median of the rounds \(Format.fixed(medianRatio * 100, 0))%, each against the ceiling measured just before it)")
         Report.check(idle < 64 * 1024, "RSS < 64 MiB idle (\(Format.mib(kilobytes: idle)))")

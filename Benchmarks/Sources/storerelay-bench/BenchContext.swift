@@ -28,11 +28,15 @@ struct BenchContext {
     /// Fan-out scenarios to run ("1 webhook", "4 webhooks", "file queue"); empty: all.
     let scenarios: Set<String>
 
+    /// Lines added to every gateway's routes.conf (`--verify-nested yes`: `verify-nested yes`).
+    var gatewayLines: [String] = []
+
     var trustRoot: String { chain + "/root.pem" }
 
     /// The gateway with `destinations`, in a fresh directory under the scratch directory.
     func startGateway(_ name: String, _ destinations: [GatewayRunner.Destination], extra: [String] = []) throws -> GatewayRunner {
-        try GatewayRunner(binary: binary, directory: work + "/" + name, trustRoot: trustRoot, destinations: destinations, extra: extra)
+        try GatewayRunner(binary: binary, directory: work + "/" + name, trustRoot: trustRoot, destinations: destinations,
+                          extra: gatewayLines + extra)
     }
 
     func corpus(_ count: Int) throws -> Corpus {

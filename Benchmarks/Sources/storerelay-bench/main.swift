@@ -9,6 +9,7 @@ import StoreRelaySimulator
 ///                         [--backlog 100000,1000000] [--cluster-servers redis-server,valkey-server]
 ///                         [--cluster-key both|yes|no] [--cluster-server-args "--auto-aof-rewrite-min-size 1gb"]
 ///                         [--fanout-rounds N] [--scenarios "1 webhook,4 webhooks,file queue"]
+///                         [--only side-by-side --base-binary PATH [--side-rounds 3]] (this build against another, alternating)
 ///                         [--only bus [--buses redis-stream,nats,amqp,sqs] [--bus-options "concurrency 16; ..."]] (events delivered to each bus beside a webhook)
 let arguments = Array(CommandLine.arguments.dropFirst())
 func option(_ name: String) -> String? {
@@ -67,11 +68,15 @@ do {
     let make = try ChildProcess(["/bin/sh", packageRoot + "/make-chain.sh", chain], stdout: work + "/make-chain.log", stderr: work + "/make-chain.log")
     guard make.wait() == 0 else { throw BenchError("make-chain.sh failed: \(readText(work + "/make-chain.log") ?? "")") }
     let authority = try DevCertificateAuthority.loadOrCreate(directory: chain)
-    let context = BenchContext(binary: binary, work: work, chain: chain, authority: authority, loop: try EventLoop(),
+    var context = BenchContext(binary: binary, work: work, chain: chain, authority: authority, loop: try EventLoop(),
                                seconds: seconds, connections: connections, profile: arguments.contains("--perf"),
                                sweep: (option("sweep") ?? "32,64,128,256,512").split(separator: ",").compactMap { Int($0) },
                                fanoutRounds: Int(option("fanout-rounds") ?? "2") ?? 2,
                                scenarios: Set((option("scenarios") ?? "").split(separator: ",").map(String.init)))
+    // --verify-nested yes: every gateway of the run checks each nested JWS on its own (three
+    // ES256 checks per DID_RENEW, as before issue 31); the default checks one.
+    if let nested = option("verify-nested") { context.gatewayLines.append("verify-nested \(nested)") }
+    let checksPerNotification = option("verify-nested") == "yes" ? 3.0 : 1.0
 
     Report.section("Crypto ceiling: openssl speed -seconds 3 ecdsap256")
     let single = try OpenSSLSpeed.measure(seconds: 3, processes: 1, scratch: work)
@@ -84,10 +89,18 @@ do {
     }
     if only.contains("accept") {
         try AcceptanceBenchmark(context: context, cryptoCeiling: multi.verificationsPerSecond / 3,
-                                singleCoreVerifications: single.verificationsPerSecond).run()
+                                singleCoreVerifications: single.verificationsPerSecond,
+                                checksPerNotification: checksPerNotification).run()
+    }
+    if only.contains("side-by-side") {
+        guard let base = option("base-binary"), FileManager.default.isExecutableFile(atPath: base) else {
+            throw BenchError("--only side-by-side needs --base-binary PATH (run.sh --base COMMIT builds one)")
+        }
+        try SideBySideBenchmark(context: context, baseBinary: base, rounds: Int(option("side-rounds") ?? "3") ?? 3).run()
     }
     if only.contains("stages") {
-        try StageCostBenchmark(context: context, singleCoreVerifications: single.verificationsPerSecond).run()
+        try StageCostBenchmark(context: context, singleCoreVerifications: single.verificationsPerSecond,
+                               checksPerNotification: checksPerNotification).run()
     }
     if only.contains("fanout") {
         try FanoutBenchmark(context: context).run()

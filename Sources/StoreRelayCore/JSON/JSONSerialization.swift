@@ -39,11 +39,17 @@ extension JSONValue {
     }
 
     static func serializeString(_ string: String, into out: inout [UInt8]) {
-        out.append(UInt8(ascii: "\""))
         var string = string
         // Native strings are contiguous UTF-8: copy runs that need no escaping in bulk.
-        string.withUTF8 { bytes in
-            guard let base = bytes.baseAddress else { return }
+        string.withUTF8 { bytes in serializeString(utf8: bytes, into: &out) }
+    }
+
+    /// Appends `bytes`, which must be valid UTF-8, as a JSON string: exactly what
+    /// `JSONValue.string(String(decoding: bytes, as: UTF8.self))` serializes to, without
+    /// making that String (a copy and a validation pass over a body of kilobytes).
+    public static func serializeString(utf8 bytes: UnsafeBufferPointer<UInt8>, into out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\""))
+        if let base = bytes.baseAddress {
             let count = bytes.count
             var runStart = 0
             var index = 0

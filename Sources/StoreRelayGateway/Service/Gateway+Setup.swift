@@ -24,7 +24,10 @@ extension Gateway {
     /// the environments it names.
     /// Xcode and LocalTesting data is signed by no Apple chain; like Apple's libraries, it is
     /// accepted unverified only when the configuration opts in to those environments.
-    static func makeVerifier(_ configuration: GatewayConfiguration, clock: any TimeSource) throws(GatewayError) -> NotificationVerifier {
+    /// `nested` overrides the configuration's `verify-nested` (`storerelay verify` checks all).
+    static func makeVerifier(
+        _ configuration: GatewayConfiguration, clock: any TimeSource, nested: NestedSignatureCheck? = nil
+    ) throws(GatewayError) -> NotificationVerifier {
         var roots = [AppleRootCertificates.appleRootCAG3]
         var environmentRoots: [AppStoreEnvironment: [Certificate]] = [:]
         for trustRoot in configuration.trustRoots {
@@ -52,8 +55,10 @@ extension Gateway {
         }
         let unverified = Set(configuration.environments).intersection([.xcode, .localtesting])
         do {
-            return try NotificationVerifier(configuration: VerifierConfiguration(
-                trustedRoots: roots, environmentRoots: environmentRoots, clock: clock, unverifiedEnvironments: unverified))
+            var verifierConfiguration = VerifierConfiguration(
+                trustedRoots: roots, environmentRoots: environmentRoots, clock: clock, unverifiedEnvironments: unverified)
+            verifierConfiguration.nestedSignatures = nested ?? (configuration.verifyNested ? .full : .chainEquality)
+            return try NotificationVerifier(configuration: verifierConfiguration)
         } catch {
             throw GatewayError("cannot set up verification: \(error)")
         }

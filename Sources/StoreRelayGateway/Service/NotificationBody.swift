@@ -40,9 +40,23 @@ enum NotificationBody {
     static func forwardable(_ body: NotificationBody, received bytes: [UInt8]) -> [UInt8] {
         switch body {
         case .v2(let signedPayload):
-            JSONValue.object(JSONObject([("signedPayload", .string(signedPayload))])).serializedBytes()
+            canonical(signedPayload: signedPayload)
         case .v1:
             V1Body.redacted(bytes)
+        }
+    }
+
+    /// `{"signedPayload":"<JWS>"}`, byte for byte what serializing that one-member object
+    /// gives, written into one buffer of the right size instead of through a JSON tree.
+    static func canonical(signedPayload: String) -> [UInt8] {
+        var jws = signedPayload
+        return jws.withUTF8 { bytes in
+            var out: [UInt8] = []
+            out.reserveCapacity(bytes.count + 24)
+            out.append(contentsOf: #"{"signedPayload":"#.utf8)
+            JSONValue.serializeString(utf8: bytes, into: &out)
+            out.append(UInt8(ascii: "}"))
+            return out
         }
     }
 }

@@ -18,7 +18,8 @@ public enum OfflineVerification {
         public var description: String { "\(code): \(message)" }
     }
 
-    /// Verifies `body` as the public listener would. A bare JWS is accepted too, for
+    /// Verifies `body` as the public listener would, but with every nested JWS verified on
+    /// its own (as `verify-nested yes`). A bare JWS is accepted too, for
     /// convenience: it is wrapped as Apple's `{"signedPayload":...}` body.
     public static func verify(
         body: [UInt8], configuration: GatewayConfiguration, clock: any TimeSource = WallClock()
@@ -31,7 +32,9 @@ public enum OfflineVerification {
             body = JSONValue.object(JSONObject([(key: "signedPayload", value: .string(jws))])).serializedBytes()
         }
         let processor = NotificationProcessor(
-            verifier: try Gateway.makeVerifier(configuration, clock: clock),
+            // Offline, every nested JWS is verified on its own whatever `verify-nested` says:
+            // one body costs nothing, and this is where a doubt about one is settled.
+            verifier: try Gateway.makeVerifier(configuration, clock: clock, nested: .full),
             policy: AcceptancePolicy(configuration), routes: configuration.routes)
         do {
             let processed = try processor.process(body: body, pathEnvironment: nil, receivedAt: clock.now())

@@ -20,6 +20,10 @@ public struct DecodedJWS: Sendable {
     let signingInputDigest: [UInt8]
     /// The third segment, decoded: raw `R‖S` for ES256.
     let signature: [UInt8]
+    /// The header segment as sent (base64url), to tell a nested JWS whose header is the
+    /// notification's (`NestedSignatureCheck.chainEquality`). Shared with the header cache's
+    /// entry when the header was known, so JWS with one header share one buffer.
+    let headerSegment: [UInt8]
 
     /// A compact JWS is far smaller than this; the cap bounds the work a hostile input causes.
     static let maximumLength = 1 << 20
@@ -62,7 +66,7 @@ public struct DecodedJWS: Sendable {
         else { throw .malformed(.invalidBase64, "a JWS segment is not valid unpadded base64url") }
         var hash: SHA256.State
         if let known = headers?.header(for: headerSegment) {
-            (header, hash) = known
+            (header, hash, self.headerSegment) = known
         } else {
             guard let headerBytes = Base64.urlDecode(utf8: headerSegment) else {
                 throw .malformed(.invalidBase64, "a JWS segment is not valid unpadded base64url")
@@ -70,7 +74,8 @@ public struct DecodedJWS: Sendable {
             header = try DecodedJWS.object(headerBytes, "header")
             hash = SHA256.State()
             hash.update(UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: bytes[...firstDot])))
-            headers?.remember(header, hashedThroughDot: hash, for: headerSegment)
+            self.headerSegment = Array(headerSegment)
+            headers?.remember(header, hashedThroughDot: hash, for: self.headerSegment)
         }
         payload = try DecodedJWS.object(payloadBytes, "payload")
         hash.update(UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: bytes[(firstDot + 1)..<secondDot])))
@@ -99,6 +104,10 @@ public struct DecodedJWS: Sendable {
         }
         return object
     }
+
+    /// Whether this JWS's protected header is byte for byte `other`'s: the same algorithm and
+    /// the same `x5c` chain. (Arrays sharing the header cache's buffer compare at once.)
+    func hasSameHeader(as other: DecodedJWS) -> Bool { headerSegment == other.headerSegment }
 
     /// The header's `alg`, when it is a string.
     public var algorithm: String? { header["alg"]?.stringValue }

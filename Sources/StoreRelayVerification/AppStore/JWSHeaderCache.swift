@@ -34,8 +34,9 @@ public final class JWSHeaderCache: Sendable {
         self.capacity = max(0, capacity)
     }
 
-    /// The header decoded from `segment`, and the SHA-256 state after `segment '.'`.
-    func header(for segment: UnsafeBufferPointer<UInt8>) -> (JSONObject, SHA256.State)? {
+    /// The header decoded from `segment`, the SHA-256 state after `segment '.'`, and the
+    /// remembered copy of `segment` (to share rather than copy again).
+    func header(for segment: UnsafeBufferPointer<UInt8>) -> (JSONObject, SHA256.State, [UInt8])? {
         guard let base = segment.baseAddress, segment.count <= Self.maximumSegmentBytes else { return nil }
         return entries.withLock { entries in
             guard let index = entries.firstIndex(where: { entry in
@@ -43,13 +44,13 @@ public final class JWSHeaderCache: Sendable {
                     && entry.segment.withUnsafeBufferPointer { memcmp($0.baseAddress!, base, segment.count) == 0 }
             }) else { return nil }
             if index > 0 { entries.insert(entries.remove(at: index), at: 0) }
-            return (entries[0].header, entries[0].hashedThroughDot)
+            return (entries[0].header, entries[0].hashedThroughDot, entries[0].segment)
         }
     }
 
-    func remember(_ header: JSONObject, hashedThroughDot: SHA256.State, for segment: UnsafeBufferPointer<UInt8>) {
+    func remember(_ header: JSONObject, hashedThroughDot: SHA256.State, for segment: [UInt8]) {
         guard capacity > 0, !segment.isEmpty, segment.count <= Self.maximumSegmentBytes else { return }
-        let entry = Entry(segment: Array(segment), header: header, hashedThroughDot: hashedThroughDot)
+        let entry = Entry(segment: segment, header: header, hashedThroughDot: hashedThroughDot)
         entries.withLock { entries in
             entries.insert(entry, at: 0)
             if entries.count > capacity { entries.removeLast() }

@@ -76,11 +76,11 @@ public final class NotificationVerifier: Sendable {
         let appData = payload["appData"]?.objectValue
         let transaction, renewal, appTransaction: VerifiedSignedData?
         do throws(VerificationError) {
-            transaction = try nested("signedTransactionInfo", in: data, "data", subject, skip)
-            renewal = try nested("signedRenewalInfo", in: data, "data", subject, skip)
-            var inApp = try nested("signedAppTransactionInfo", in: appData, "appData", subject, skip, at: .receiptCreationDate)
+            transaction = try nested("signedTransactionInfo", in: data, "data", subject, outer, skip)
+            renewal = try nested("signedRenewalInfo", in: data, "data", subject, outer, skip)
+            var inApp = try nested("signedAppTransactionInfo", in: appData, "appData", subject, outer, skip, at: .receiptCreationDate)
             if inApp == nil {
-                inApp = try nested("signedAppTransactionInfo", in: data, "data", subject, skip, at: .receiptCreationDate)
+                inApp = try nested("signedAppTransactionInfo", in: data, "data", subject, outer, skip, at: .receiptCreationDate)
             }
             appTransaction = inApp
         } catch {
@@ -105,13 +105,16 @@ public final class NotificationVerifier: Sendable {
         ))
     }
 
-    /// Verifies `container[field]` at its own date (`signedDate`, or an app transaction's
-    /// `receiptCreationDate`) and checks it belongs to the same
-    /// app and environment. Renewal info has no `bundleId` and old payloads no `environment`,
-    /// so each is compared only when present.
+    /// Verifies `container[field]` and checks it belongs to the same app and environment.
+    /// With `.chainEquality` (the default), a value whose protected header is byte-equal to
+    /// the notification's — the chain the outer check just verified — is covered by the outer
+    /// signature, which signed its bytes; any other header gets the full check, at the
+    /// value's own date (`signedDate`, or an app transaction's `receiptCreationDate`), as
+    /// every value does with `.full`. Renewal info has no `bundleId` and old payloads no
+    /// `environment`, so each is compared only when present.
     private func nested(
         _ field: String, in container: JSONObject?, _ containerName: String,
-        _ subject: NotificationSubject, _ skip: Bool, at dateField: DecodedJWS.DateField = .signedDate
+        _ subject: NotificationSubject, _ outer: DecodedJWS, _ skip: Bool, at dateField: DecodedJWS.DateField = .signedDate
     ) throws(VerificationError) -> VerifiedSignedData? {
         guard let value = container?[field], !value.isNull else { return nil }
         let path = "\(containerName).\(field)"
@@ -120,8 +123,12 @@ public final class NotificationVerifier: Sendable {
         }
         let result: VerifiedSignedData
         do {
-            result = try signedData.verify(
-                DecodedJWS(compact: text, headers: signedData.headers), at: dateField, for: subject.environment, skippingSignature: skip)
+            let decoded = try DecodedJWS(compact: text, headers: signedData.headers)
+            if !skip, signedData.configuration.nestedSignatures == .chainEquality, decoded.hasSameHeader(as: outer) {
+                result = try signedData.coveredByOuter(decoded, at: dateField)
+            } else {
+                result = try signedData.verify(decoded, at: dateField, for: subject.environment, skippingSignature: skip)
+            }
         } catch {
             throw error.within(path)
         }

@@ -80,6 +80,15 @@ public final class SignedDataVerifier: Sendable {
         return VerifiedSignedData(decoded: decoded, effectiveDate: effectiveDate, signatureVerified: !skippingSignature)
     }
 
+    /// Takes a nested JWS whose header is byte-equal to its notification's, already
+    /// authenticated, as covered by the notification's signature (`.chainEquality`): its
+    /// date must still be readable, but no signature or chain is checked for it alone.
+    func coveredByOuter(_ decoded: DecodedJWS, at dateField: DecodedJWS.DateField) throws(VerificationError) -> VerifiedSignedData {
+        let effectiveDate = try decoded.effectiveDate(dateField)
+        counters.withLock { $0.nestedChainMatches += 1 }
+        return VerifiedSignedData(decoded: decoded, effectiveDate: effectiveDate, signatureVerified: true, coveredByOuterSignature: true)
+    }
+
     /// Checks algorithm, chain (to a root trusted for `environment`), OIDs, validity at `time`
     /// and the signature.
     public func authenticate(

@@ -11,12 +11,17 @@ public struct VerifiedSignedData: Sendable {
     public let effectiveDate: Timestamp?
     /// `false` only when accepted unchecked through `unverifiedEnvironments`.
     public let signatureVerified: Bool
+    /// `true` for a nested JWS whose header is the notification's and whose own signature was
+    /// therefore not checked (`NestedSignatureCheck.chainEquality`): it is proven Apple's by
+    /// the notification's signature, which covers its bytes, not by its own.
+    public let coveredByOuterSignature: Bool
 
-    init(decoded: DecodedJWS, effectiveDate: Timestamp?, signatureVerified: Bool) {
+    init(decoded: DecodedJWS, effectiveDate: Timestamp?, signatureVerified: Bool, coveredByOuterSignature: Bool = false) {
         payload = decoded.payload
         header = decoded.header
         self.effectiveDate = effectiveDate
         self.signatureVerified = signatureVerified
+        self.coveredByOuterSignature = coveredByOuterSignature
     }
 
     /// `environmentName`, parsed.

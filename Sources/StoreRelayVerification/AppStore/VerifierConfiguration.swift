@@ -23,6 +23,10 @@ public struct VerifierConfiguration: Sendable {
     /// leaf roughly every two years, so a handful covers steady traffic.
     public var chainCacheCapacity: Int
 
+    /// How the JWS nested in a notification are checked (`verify-nested`); by default only
+    /// that their header equals the notification's (see `NestedSignatureCheck`).
+    public var nestedSignatures: NestedSignatureCheck = .chainEquality
+
     public init(
         trustedRoots: [Certificate] = [AppleRootCertificates.appleRootCAG3],
         environmentRoots: [AppStoreEnvironment: [Certificate]] = [:],
@@ -43,6 +47,20 @@ public struct VerifierConfiguration: Sendable {
     }
 }
 
+/// How the JWS nested in a notification's payload (`signedTransactionInfo`,
+/// `signedRenewalInfo`, `signedAppTransactionInfo`) are checked. The outer signature covers
+/// them byte for byte either way; README's "What verification checks" weighs the two.
+public enum NestedSignatureCheck: String, Sendable, Hashable {
+    /// A nested JWS whose protected header is byte-equal to the notification's (same `alg`,
+    /// same `x5c` chain, already verified for the notification) is taken as covered by the
+    /// outer signature: its own signature is not checked and its certificates are judged at
+    /// the notification's `signedDate`. One that differs gets the full check.
+    case chainEquality
+    /// Every nested JWS is verified on its own: chain, OIDs, validity at its own date, ES256
+    /// (`verify-nested yes`; always for `storerelay verify`).
+    case full
+}
+
 /// Counters of the verification work done, to observe the chain cache.
 public struct VerifierStatistics: Sendable, Hashable {
     /// ES256 verifications of a JWS signature (one per verified JWS).
@@ -53,6 +71,9 @@ public struct VerifierStatistics: Sendable, Hashable {
     public var chainCacheHits = 0
     /// JWS accepted without checks because their environment is in `unverifiedEnvironments`.
     public var unverifiedAccepted = 0
+    /// Nested JWS taken as covered by the notification's signature: their header equals the
+    /// notification's (`NestedSignatureCheck.chainEquality`), so no signature check of their own.
+    public var nestedChainMatches = 0
 
     public init() {}
 }
