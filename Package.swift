@@ -109,7 +109,7 @@ let package = Package(
         // notifications, and the Play Developer API for enrichment.
         .target(
             name: "StoreRelayGooglePlay",
-            dependencies: ["StoreRelayCore", "StoreRelayNet", "StoreRelayCrypto"],
+            dependencies: ["StoreRelayCore", "StoreRelayNet", "StoreRelayCrypto", "StoreRelayVerification"],
             swiftSettings: swiftSettings
         ),
         // The running gateway: acceptance pipeline, admin API and page, reload, shutdown.
