@@ -143,7 +143,7 @@ let package = Package(
         // MARK: Tests (one target per concern, on the layer that holds it)
         .target(
             name: "StoreRelayTestSupport",
-            dependencies: ["CStoreRelayShims", "StoreRelayCore", "StoreRelayCrypto", "StoreRelayVerification"],
+            dependencies: ["CStoreRelayShims", "StoreRelayCore", "StoreRelayCrypto", "StoreRelayNet", "StoreRelayVerification"],
             path: "Tests/StoreRelayTestSupport",
             swiftSettings: swiftSettings
         ),

@@ -8,6 +8,7 @@ extension ConfigParser {
     static let playSyntax = "play PACKAGE { push-audience URL; push-account EMAIL; service-account FILE }"
 
     mutating func beginPlay(_ head: ConfigToken, _ arguments: [ConfigToken], opener: ConfigToken?) {
+        playDeclared = true
         var isValid = arity(head, arguments, 1...1, "play PACKAGE { ... }")
         var packageName = arguments.first?.text ?? ""
         if isValid {

@@ -12,7 +12,7 @@ extension ConfigParser {
             report(.missingArgument, line: line, column: 1,
                    "app '\(app)' has 'reconcile' but no 'api-key' (expected api-key KEY-FILE KEY-ID ISSUER-ID: Apple's API needs it)")
         }
-        if playApps.isEmpty {
+        if !playDeclared {
             for token in playPathTokens {
                 report(.invalidValue, at: token, "a 'play' path needs at least one play block (expected \(Self.playSyntax)): pushes are verified against its push-audience and push-account")
             }

@@ -119,6 +119,9 @@ struct ConfigParser {
     /// `play` blocks, `google-certs-url`, `google-api-url`.
     var playApps: [PlayAppConfiguration] = []
     var playLines: [String: Int] = [:]
+    /// Whether any `play` line was given, valid or not: a broken block is reported once, not
+    /// again by every `play` path.
+    var playDeclared = false
     var googleCerts: GoogleEndpointOverride?
     var googleAPI: GoogleEndpointOverride?
     /// `path PATH play` lines, checked against the declared play apps.
