@@ -259,7 +259,10 @@ let package = Package(
         ),
         .testTarget(
             name: "GooglePlayTests",
-            dependencies: ["StoreRelayGooglePlay", "StoreRelayCrypto", "StoreRelayNet", "StoreRelayCore", "StoreRelayTestSupport"],
+            dependencies: [
+                "StoreRelayGooglePlay", "StoreRelayVerification", "StoreRelayCrypto", "StoreRelayNet", "StoreRelayCore",
+                "StoreRelayTestSupport",
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(
