@@ -81,6 +81,40 @@ struct PlayIntakeEndToEndTests {
         #expect(raw.first?["body"]?.stringValue == body)
         usleep(300_000)
         #expect(sink.requests(path: "/play").count == 1, "a duplicate was fanned out again")
+
+        // The event log finds it by its purchase token, the metrics count it, the page shows it.
+        let admin = try AdminGateway(gateway)
+        var found: [JSONValue] = []
+        #expect(pollUntil(timeout: 10) {
+            found = (try? admin.get("/api/events?q=purchase-token-1"))?.json?["items"]?.arrayValue ?? []
+            return !found.isEmpty
+        })
+        #expect(found.count == 1)
+        #expect(found.first?["id"] == "1001")
+        #expect(found.first?["type"] == "SUBSCRIPTION_RENEWED")
+        #expect(found.first?["bundleId"] == "com.acme.journal")
+        let metrics = try admin.metrics
+        #expect(metrics.contains(#"app="com.acme.journal",environment="production",version="play",outcome="accepted"} 1"#), "\(metrics)")
+        #expect(metrics.contains(#"app="com.acme.journal",environment="production",version="play",outcome="duplicate"} 1"#))
+        let page = try admin.get("/")
+        #expect(page.status == 200)
+        #expect(page.body.contains("com.acme.journal"))
+    }
+
+    @Test func aReloadChangesWhosePushesAreAccepted() throws {
+        let sink = try WebhookSink(secret: testSigningSecret)
+        let gateway = try start(config(hook: sink.url("/play")))
+        let moved = config(hook: sink.url("/play")).replacingOccurrences(of: PlayPushSigner.audience, with: "https://relay.example.test/moved")
+        try moved.write(to: gateway.process.configPath, atomically: true, encoding: .utf8)
+        gateway.process.send(SIGHUP)
+        #expect(gateway.process.waitForLog { $0["message"]?.stringValue == "configuration reloaded" } != nil)
+        let now = Timestamp.now().seconds
+        let old = try post(gateway, renewal("6001"), token: try signer.validToken())
+        #expect(old.status == 401, "\(old.body)")
+        let new = try post(gateway, renewal("6002"), token: try signer.token(claims: PlayPushSigner.claims(now: now, audience: "https://relay.example.test/moved")))
+        #expect(new.json?["status"] == "accepted", "\(new.body)")
+        // The key set was kept: the certs URL did not change.
+        #expect(keys.fetchCount == 1)
     }
 
     @Test func hostileTokensAreRefusedAndNothingIsStored() throws {

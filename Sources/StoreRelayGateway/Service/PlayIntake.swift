@@ -99,11 +99,12 @@ final class PlayIntake: Sendable {
 
     private func answer(_ outcome: IntakeOutcome, stored: StoredNotification?, started: UInt64,
                         completion: @escaping @Sendable (IntakeOutcome) -> Void) {
+        // A refused push was not read far enough to name its app or environment.
         let event = stored?.event
-        let environment = event?.environment?.rawValue ?? AppStoreEnvironment.production.rawValue
+        let environment = event?.environment?.rawValue
         metrics.intake.count(app: event?.bundleId, environment: environment, outcome: outcome.label, at: clock.now())
         if case .accepted = outcome, let event {
-            intakeWatch?.received(app: event.bundleId ?? "unknown", environment: environment)
+            intakeWatch?.received(app: event.bundleId ?? "unknown", environment: environment ?? "unknown")
         }
         metrics.notificationAnswered(app: event?.bundleId, environment: environment, version: "play", outcome: outcome.label,
                                      seconds: Double(MonotonicClock.nanoseconds() - started) / 1e9)
