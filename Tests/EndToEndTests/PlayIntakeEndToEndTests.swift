@@ -154,6 +154,11 @@ struct PlayIntakeEndToEndTests {
             #expect(answer.json?["error"] == "signature", "\(name)")
             #expect(!gateway.journalContains(id), "\(name) was stored")
         }
+        // Two credentials, one of them valid.
+        let twice = try Curl.post(gateway.baseURL + Self.path, json: renewal("hostile-twice"),
+                                  headers: ["Authorization: Bearer \(valid)", "Authorization: Bearer \(parts[0]).x.y"])
+        #expect(twice.status == 401, "\(twice.body)")
+        #expect(!gateway.journalContains("hostile-twice"))
         // Not the Bearer scheme.
         let basic = try Curl.post(gateway.baseURL + Self.path, json: renewal("hostile-basic"), headers: ["Authorization: Basic \(valid)"])
         #expect(basic.status == 401)

@@ -76,9 +76,16 @@ final class PlayIntake: Sendable {
     /// Handles one push posted on a `play` path.
     func receive(request: HTTPRequest, completion: @escaping @Sendable (IntakeOutcome) -> Void) {
         let started = MonotonicClock.nanoseconds()
-        let authorization = request.headers["Authorization"]
+        let authorizations = request.headers.values(for: "Authorization")
         let body = request.body
         let client = request.remoteAddress ?? ""
+        // Two credentials are one too many: which one a proxy or we would read is a guess.
+        guard authorizations.count <= 1 else {
+            let refusal = PlayProcessor.Refusal.unauthorized("The push has \(authorizations.count) Authorization headers; expected one.")
+            logger.notice("play push rejected", [("reason", refusal.rejection.message), ("client", client)])
+            return answer(.rejected(refusal.rejection), stored: nil, started: started, completion: completion)
+        }
+        let authorization = authorizations.first
         verificationQueue.async { [self] in
             let source = keySource.current
             let stored: StoredNotification
