@@ -246,6 +246,7 @@ let package = Package(
             dependencies: [
                 "StoreRelayGateway", "StoreRelayCluster", "StoreRelayConfig", "StoreRelayDelivery", "StoreRelayAppStoreAPI",
                 "StoreRelayVerification", "StoreRelayCrypto", "StoreRelayNet", "StoreRelayCore", "StoreRelayTestSupport",
+                "StoreRelayGooglePlay",
             ],
             swiftSettings: swiftSettings
         ),

@@ -58,7 +58,7 @@ final class PlayIntake: Sendable {
         let (started, retired) = keySource.withLock { source -> (GoogleKeySetSource?, GoogleKeySetSource?) in
             if source?.options.url == options?.url, source?.options.caFile == options?.caFile { return (nil, nil) }
             let old = source
-            source = options.map { GoogleKeySetSource(options: $0, logger: logger, clock: clock) }
+            source = options.map { GoogleKeySetSource(options: $0, logger: logger) }
             return (source, old)
         }
         retired?.stop()
@@ -69,9 +69,6 @@ final class PlayIntake: Sendable {
     func stop() {
         keySource.current?.stop()
     }
-
-    /// The keys in force, for `/readyz`-like reports and tests.
-    var keys: JSONWebKeySet? { keySource.current?.current }
 
     /// Handles one push posted on a `play` path.
     func receive(request: HTTPRequest, completion: @escaping @Sendable (IntakeOutcome) -> Void) {
