@@ -101,6 +101,25 @@ struct PlayIntakeEndToEndTests {
         #expect(page.body.contains("com.acme.journal"))
     }
 
+    @Test func aPushStartsATraceItsDeliveryContinues() throws {
+        let collector = try OTLPCollector()
+        let sink = try WebhookSink(secret: testSigningSecret)
+        let gateway = try start(config(hook: sink.url("/play")) + "\ntracing otlp \(collector.url)\n")
+        #expect(try post(gateway, renewal("8001"), token: try signer.validToken()).json?["status"] == "accepted")
+        #expect(sink.waitFor { $0.count == 1 })
+        #expect(pollUntil(timeout: 20) { collector.spans.count >= 4 })
+        let spans = collector.spans
+        let receive = try #require(spans.first { $0["name"] == "receive" })
+        let receiveId = try #require(receive["spanId"]?.stringValue)
+        let id = receive["attributes"]?.arrayValue?.first { $0["key"] == "storerelay.event.id" }?["value"]?["stringValue"]
+        #expect(id == "8001")
+        for name in ["verify", "journal", "deliver hook"] {
+            #expect(spans.first { $0["name"]?.stringValue == name }?["parentSpanId"]?.stringValue == receiveId, "\(name)")
+        }
+        let traceparent = sink.requests.first?["headers"]?["traceparent"]?.stringValue
+        #expect(traceparent?.split(separator: "-").dropFirst().first.map(String.init) == receive["traceId"]?.stringValue)
+    }
+
     @Test func aReloadChangesWhosePushesAreAccepted() throws {
         let sink = try WebhookSink(secret: testSigningSecret)
         let gateway = try start(config(hook: sink.url("/play")))

@@ -83,7 +83,10 @@ final class PlayIntake: Sendable {
             return answer(.rejected(refusal.rejection), stored: nil, started: started, completion: completion)
         }
         let authorization = authorizations.first
+        let received = SpanClock.now()
         verificationQueue.async { [self] in
+            var timing = IntakeSpans(received: received)
+            timing.verifyStart = SpanClock.now()
             let source = keySource.current
             let stored: StoredNotification
             do throws(PlayProcessor.Refusal) {
@@ -95,8 +98,17 @@ final class PlayIntake: Sendable {
                 answer(.rejected(error.rejection), stored: nil, started: started, completion: completion)
                 return
             }
-            keep(stored, client: client) { [self] outcome in
+            timing.verifyEnd = SpanClock.now()
+            timing.journalStart = timing.verifyEnd
+            keep(stored, client: client) { [self, timing] outcome in
+                let answered = SpanClock.now()
                 answer(outcome, stored: stored, started: started, completion: completion)
+                // After the answer, as for Apple's: the trace's receive, verify and journal spans.
+                if let exporter = metrics.spans,
+                   let spans = timing.spans(for: outcome, event: stored.event, store: store is ClusterStore ? "cluster" : "journal",
+                                            answered: answered) {
+                    for span in spans { exporter.record(span) }
+                }
             }
         }
     }
