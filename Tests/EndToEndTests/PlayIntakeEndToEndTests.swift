@@ -120,6 +120,31 @@ struct PlayIntakeEndToEndTests {
         #expect(traceparent?.split(separator: "-").dropFirst().first.map(String.init) == receive["traceId"]?.stringValue)
     }
 
+    /// Cluster mode: two instances share one server; Pub/Sub's redelivery to the other
+    /// instance is a duplicate there too, and the event goes out once.
+    @Test(.enabled(if: RedisServerProcess.isAvailable, "redis-server is not installed"))
+    func redeliveryToAnotherInstanceIsADuplicate() throws {
+        let server = try RedisServerProcess()
+        let sink = try WebhookSink(secret: testSigningSecret)
+        func instance(_ name: String) throws -> Gateway {
+            try start(config(hook: sink.url("/play")) + """
+
+                cluster redis://127.0.0.1:\(server.port) {
+                    instance-id \(name)
+                }
+                """)
+        }
+        let a = try instance("a"), b = try instance("b")
+        let body = renewal("9001")
+        #expect(try post(a, body, token: try signer.validToken()).json?["status"] == "accepted")
+        #expect(try post(b, body, token: try signer.validToken()).json?["status"] == "duplicate")
+        #expect(sink.waitFor { !$0.isEmpty })
+        usleep(500_000)
+        #expect(sink.requests.count == 1)
+        let event = try #require(try sink.requests.first?["body"]?.stringValue.map { try JSONValue.parse($0) })
+        #expect(event["source"] == "googleplay" && event["id"] == "9001")
+    }
+
     @Test func aReloadChangesWhosePushesAreAccepted() throws {
         let sink = try WebhookSink(secret: testSigningSecret)
         let gateway = try start(config(hook: sink.url("/play")))
