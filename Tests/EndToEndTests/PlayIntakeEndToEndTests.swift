@@ -246,6 +246,26 @@ struct PlayIntakeEndToEndTests {
         #expect(sink.waitFor { $0.count == 1 })
     }
 
+    @Test func untilTheFirstFetchSucceedsPushesAnswer503() throws {
+        let sink = try WebhookSink(secret: testSigningSecret)
+        keys.set { $0.status = 500 }
+        let gateway = try Gateway(config: config(hook: sink.url("/play")))
+        #expect(gateway.process.waitForLog { $0["message"]?.stringValue == "google keys fetch failed" } != nil)
+        let token = try signer.validToken()
+        let early = try post(gateway, renewal("1101"), token: token)
+        #expect(early.status == 503, "\(early.body)")
+        #expect(early.json?["error"] == "unavailable")
+        #expect(!gateway.journalContains("1101"))
+        // Google answers again: the retries (1 s, 2 s, ...) bring the keys without a restart.
+        keys.set { $0.status = 200 }
+        var answer = early
+        #expect(pollUntil(timeout: 15, interval: 0.2) {
+            answer = (try? post(gateway, renewal("1101"), token: token)) ?? answer
+            return answer.status == 200
+        }, "still \(answer.status) \(answer.body)")
+        #expect(answer.json?["status"] == "accepted")
+    }
+
     @Test func undeclaredPackagesAndUnreadableBodiesAreQuarantined() throws {
         let sink = try WebhookSink(secret: testSigningSecret)
         let gateway = try start(config(hook: sink.url("/play")))
