@@ -109,7 +109,7 @@ let package = Package(
         // notifications, and the Play Developer API for enrichment.
         .target(
             name: "StoreRelayGooglePlay",
-            dependencies: ["StoreRelayCore", "StoreRelayNet", "StoreRelayCrypto"],
+            dependencies: ["StoreRelayCore", "StoreRelayNet", "StoreRelayCrypto", "StoreRelayVerification"],
             swiftSettings: swiftSettings
         ),
         // The running gateway: acceptance pipeline, admin API and page, reload, shutdown.
@@ -143,7 +143,7 @@ let package = Package(
         // MARK: Tests (one target per concern, on the layer that holds it)
         .target(
             name: "StoreRelayTestSupport",
-            dependencies: ["CStoreRelayShims", "StoreRelayCore", "StoreRelayCrypto", "StoreRelayVerification"],
+            dependencies: ["CStoreRelayShims", "StoreRelayCore", "StoreRelayCrypto", "StoreRelayNet", "StoreRelayVerification"],
             path: "Tests/StoreRelayTestSupport",
             swiftSettings: swiftSettings
         ),

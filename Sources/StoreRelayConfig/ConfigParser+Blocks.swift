@@ -104,6 +104,7 @@ extension ConfigParser {
         case .cluster(let options):
             cluster = options
             clusterNamesDedupeWindow = block.seenOptions["dedupe-window"] != nil
+        case .play(let app): closePlay(app, block)
         case .ignored: break
         }
     }
@@ -123,6 +124,7 @@ extension ConfigParser {
         case .amqp: known = Self.amqpOptions
         case .sqs: known = Self.sqsOptions
         case .cluster: known = Self.clusterOptions
+        case .play: known = Self.playOptions
         case .ignored: return
         }
         guard known.contains(head.text) else {
@@ -161,6 +163,9 @@ extension ConfigParser {
         case .cluster(var options):
             clusterOption(head, arguments, &options)
             block.kind = .cluster(options)
+        case .play(var app):
+            playOption(head, arguments, &app)
+            block.kind = .play(app)
         case .ignored:
             break
         }

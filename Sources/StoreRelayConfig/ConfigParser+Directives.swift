@@ -44,6 +44,9 @@ extension ConfigParser {
         case "cluster":
             beginCluster(head, arguments, opener: opener)
             return
+        case "play":
+            beginPlay(head, arguments, opener: opener)
+            return
         default:
             break
         }
@@ -53,7 +56,7 @@ extension ConfigParser {
             return
         }
         if let opener {
-            report(.invalidBlock, at: opener, "'\(head.text)' does not take a block (expected '{' only after app, destination or cluster)")
+            report(.invalidBlock, at: opener, "'\(head.text)' does not take a block (expected '{' only after app, play, destination or cluster)")
             state = .block(Block(kind: .ignored, label: "'\(head.text)'", opener: opener, isValid: false))
             return
         }
@@ -77,7 +80,7 @@ extension ConfigParser {
             let address = value(arguments[0], head.text) { text throws(ConfigValueError) in try ListenAddress.parseListen(text) }
             if head.text == "listen" { listen = address } else { admin = address }
         case "path":
-            guard arity(head, arguments, 1...2, "path PATH [ENVIRONMENT]") else { return }
+            guard arity(head, arguments, 1...2, "path PATH [ENVIRONMENT | play]") else { return }
             pathDirective(arguments)
         case "tls":
             guard once(head), arity(head, arguments, 2...2, "tls CERT-FILE KEY-FILE") else { return }
@@ -182,6 +185,8 @@ extension ConfigParser {
                 caFile = file
             }
             appleAPI = AppleAPIOverride(url: url, caFile: caFile)
+        case "google-certs-url", "google-api-url":
+            googleEndpointDirective(head, arguments)
         case "tracing":
             tracingDirective(head, arguments)
         default:
@@ -215,8 +220,12 @@ extension ConfigParser {
             return text
         }
         var environment: AppStoreEnvironment?
-        if arguments.count == 2 {
-            guard let bound = value(arguments[1], "path environment", ConfigValue.environment) else { return }
+        var kind = NotificationPath.Kind.appStore
+        if arguments.count == 2, arguments[1].text == "play" {
+            kind = .googlePlay
+            playPathTokens.append(arguments[1])
+        } else if arguments.count == 2 {
+            guard let bound = value(arguments[1], "path environment (or 'play' for Google Play pushes)", ConfigValue.environment) else { return }
             environment = bound
         }
         guard let path = parsed else { return }
@@ -225,7 +234,7 @@ extension ConfigParser {
             return
         }
         pathLines[path] = token.line
-        paths.append(NotificationPath(path: path, environment: environment))
+        paths.append(NotificationPath(path: path, environment: environment, kind: kind))
         if let environment { boundPaths.append((path, environment, arguments[1])) }
     }
 

@@ -12,6 +12,11 @@ extension ConfigParser {
             report(.missingArgument, line: line, column: 1,
                    "app '\(app)' has 'reconcile' but no 'api-key' (expected api-key KEY-FILE KEY-ID ISSUER-ID: Apple's API needs it)")
         }
+        if !playDeclared {
+            for token in playPathTokens {
+                report(.invalidValue, at: token, "a 'play' path needs at least one play block (expected \(Self.playSyntax)): pushes are verified against its push-audience and push-account")
+            }
+        }
         let declared = destinations.map(\.name)
         for items in routeDestinationItems {
             for item in items where destinationLines[item.text] == nil {
@@ -60,6 +65,9 @@ extension ConfigParser {
             destinations: destinations,
             routes: RouteTable(rules: routes))
         configuration.appleAPI = appleAPI
+        configuration.playApps = playApps
+        configuration.googleCerts = googleCerts
+        configuration.googleAPI = googleAPI
         configuration.tracing = tracing
         configuration.eventLogRetention = eventLogRetention ?? GatewayConfiguration.Defaults.eventLogRetention
         configuration.trustedProxies = trustedProxies

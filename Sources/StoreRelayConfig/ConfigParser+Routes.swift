@@ -32,7 +32,7 @@ extension ConfigParser {
             return
         }
         let environments = selector(columns[0], "environment", ConfigValue.environment)
-        let apps = selector(columns[1], "app", Self.bundleId)
+        let apps = selector(columns[1], "app", Self.routeApp)
         let types = selector(columns[2], "type", Self.typePattern)
         var names: [String] = []
         var items: [Item] = []

@@ -48,6 +48,7 @@ struct ConfigParser {
             case amqp(AMQPOptions)
             case sqs(SQSOptions)
             case cluster(ClusterConfiguration)
+            case play(PlayAppConfiguration)
             /// The block's header line was unusable; its options are skipped, its `}` still closes it.
             case ignored
         }
@@ -81,6 +82,7 @@ struct ConfigParser {
         "header-timeout", "min-body-rate", "idle-timeout", "max-connections", "max-connections-per-address", "dedupe-window",
         "shutdown-grace", "recent-events", "event-log", "trusted-proxy", "trust-root", "environments", "app", "shared-secret", "destination",
         "route", "apple-api-url", "cluster", "tracing", "operational-events", "intake-silence", "disk-low",
+        "play", "google-certs-url", "google-api-url",
     ]
 
     let file: String
@@ -114,6 +116,16 @@ struct ConfigParser {
     var trustRoots: [TrustRoot] = []
     var trustedProxies: [IPAddressRange] = []
     var appleAPI: AppleAPIOverride?
+    /// `play` blocks, `google-certs-url`, `google-api-url`.
+    var playApps: [PlayAppConfiguration] = []
+    var playLines: [String: Int] = [:]
+    /// Whether any `play` line was given, valid or not: a broken block is reported once, not
+    /// again by every `play` path.
+    var playDeclared = false
+    var googleCerts: GoogleEndpointOverride?
+    var googleAPI: GoogleEndpointOverride?
+    /// `path PATH play` lines, checked against the declared play apps.
+    var playPathTokens: [ConfigToken] = []
     var tracing: TracingConfiguration?
     var cluster: ClusterConfiguration?
     /// `operational-events`, `intake-silence`, `disk-low`.
@@ -185,8 +197,9 @@ struct ConfigParser {
         case .amqp: return !Self.amqpOptions.contains(head.text)
         case .sqs: return !Self.sqsOptions.contains(head.text)
         case .cluster: return !Self.clusterOptions.contains(head.text)
+        case .play: return !Self.playOptions.contains(head.text)
         case .ignored:
-            let options = Self.appOptions + Self.webhookOptions + Self.fileOptions + Self.redisStreamOptions + Self.natsOptions
+            let options = Self.playOptions + Self.appOptions + Self.webhookOptions + Self.fileOptions + Self.redisStreamOptions + Self.natsOptions
                 + Self.amqpOptions + Self.sqsOptions + Self.clusterOptions
             return !options.contains(head.text)
         }

@@ -23,7 +23,8 @@ extension GatewayConfiguration {
         out.append("Paths")
         let width = paths.map(\.path.count).max() ?? 0
         for path in paths {
-            let bound = path.environment.map { "\($0.rawValue) only" } ?? "any accepted environment"
+            let bound = path.kind == .googlePlay ? "Google Play pushes (Pub/Sub, token-verified)"
+                : path.environment.map { "\($0.rawValue) only" } ?? "any accepted environment"
             out.append("  POST \(Self.pad(path.path, width))  \(bound)")
         }
         out.append("")
@@ -66,6 +67,7 @@ extension GatewayConfiguration {
                 ?? "https://api.storekit.apple.com, https://api.storekit-sandbox.apple.com"
             out.append("  App Store Server API: \(api)")
         }
+        out.append(contentsOf: playReport())
         out.append("")
         out.append("Destinations")
         if destinations.isEmpty { out.append("  none") }

@@ -7,9 +7,19 @@ public struct NotificationPath: Sendable, Hashable {
     /// When set, notifications on this path must be of this environment or are quarantined;
     /// nil accepts every accepted environment.
     public var environment: AppStoreEnvironment?
+    /// Whose notifications the path takes: Apple's (the default) or Google Play's Pub/Sub
+    /// pushes (`path PATH play`).
+    public var kind: Kind = .appStore
 
-    public init(path: String, environment: AppStoreEnvironment? = nil) {
+    /// The store a path takes notifications from.
+    public enum Kind: String, Sendable, Hashable {
+        case appStore = "appstore"
+        case googlePlay = "play"
+    }
+
+    public init(path: String, environment: AppStoreEnvironment? = nil, kind: Kind = .appStore) {
         self.path = path
         self.environment = environment
+        self.kind = kind
     }
 }

@@ -59,6 +59,13 @@ extension GatewayConfiguration {
                 files.append(ReferencedFile(directive: "app \(app.bundleId) api-key", path: key.path, isPrivateKey: true))
             }
         }
+        for app in playApps {
+            if let file = app.serviceAccountFile {
+                files.append(ReferencedFile(directive: "play \(app.packageName) service-account", path: file, isPrivateKey: true))
+            }
+        }
+        if let caFile = googleCerts?.caFile { files.append(ReferencedFile(directive: "google-certs-url ca-file", path: caFile)) }
+        if let caFile = googleAPI?.caFile { files.append(ReferencedFile(directive: "google-api-url ca-file", path: caFile)) }
         if let caFile = appleAPI?.caFile { files.append(ReferencedFile(directive: "apple-api-url ca-file", path: caFile)) }
         if let caFile = tracing?.caFile { files.append(ReferencedFile(directive: "tracing ca-file", path: caFile)) }
         if let caFile = cluster?.caFile { files.append(ReferencedFile(directive: "cluster ca-file", path: caFile)) }

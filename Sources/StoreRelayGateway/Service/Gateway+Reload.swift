@@ -50,7 +50,8 @@ extension Gateway {
         delivery.reconfigure(new) { [self] error in
             if let error { return completion(GatewayError("cannot open the destinations: \(error)")) }
             intake.replace(processor: processor)
-            publicRoutes.withLock { $0 = Self.publicRoutes(configuration: new, intake: intake, store: store, stopping: stopping) }
+            play.replace(configuration: new)
+            publicRoutes.withLock { $0 = Self.publicRoutes(configuration: new, intake: intake, play: play, store: store, stopping: stopping) }
             current.withLock { $0 = new }
             applyOperationalEvents(new, previous: old)
             metrics.seed(new)

@@ -70,12 +70,21 @@ extension Gateway {
         }
     }
 
-    /// The public listener's routes: POST on every notification path, health and readiness.
+    /// The public listener's routes: POST on every notification path (Apple's, and Google
+    /// Play's `play` paths), health and readiness.
     static func publicRoutes(
-        configuration: GatewayConfiguration, intake: NotificationIntake, store: any NotificationStore, stopping: Locked<Bool>
+        configuration: GatewayConfiguration, intake: NotificationIntake, play: PlayIntake, store: any NotificationStore,
+        stopping: Locked<Bool>
     ) -> HTTPRoutes {
         var router = HTTPRouter()
-        for binding in configuration.paths {
+        for binding in configuration.paths where binding.kind == .googlePlay {
+            router.post(binding.path) { request, responder in
+                play.receive(request: request) { outcome in
+                    _ = responder.respond(outcome.response)
+                }
+            }
+        }
+        for binding in configuration.paths where binding.kind == .appStore {
             router.post(binding.path) { request, responder in
                 intake.receive(body: request.body, pathEnvironment: binding.environment, client: request.remoteAddress) { outcome in
                     _ = responder.respond(outcome.response)

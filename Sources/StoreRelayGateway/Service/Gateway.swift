@@ -26,6 +26,8 @@ public final class Gateway: Sendable {
     /// Cluster mode's connection and delivery; nil in single-node mode.
     let cluster: ClusterParts?
     let intake: NotificationIntake
+    /// Google Play pushes (`path PATH play`) and the key set they are verified with.
+    let play: PlayIntake
     /// Also holds the span exporter (`tracing otlp`), which the intake and delivery record into.
     let metrics: GatewayMetrics
     /// The gateway's own events (`operational-events`), raised by the detectors below.
@@ -122,6 +124,8 @@ public final class Gateway: Sendable {
         }
         intake = NotificationIntake(processor: processor, store: backend.store, clock: clock, logger: logger, metrics: metrics,
                                     intakeWatch: intakeWatch)
+        play = PlayIntake(configuration: configuration, store: backend.store, clock: clock, logger: logger, metrics: metrics,
+                          intakeWatch: intakeWatch)
         // The engine outlives no gateway, and the intake holds the engine: the intake's
         // processor is what the closure needs, so it reaches it without holding the intake.
         delivery.reprocess.withLock { [processor = intake.processorCell] in
@@ -149,7 +153,8 @@ public final class Gateway: Sendable {
         serverConfiguration.maxConnections = configuration.maxConnections
         serverConfiguration.maxConnectionsPerAddress = configuration.maxConnectionsPerAddress
         serverConfiguration.tls = publicTLS
-        let routes = Locked(Self.publicRoutes(configuration: configuration, intake: intake, store: backend.store, stopping: stopping))
+        let routes = Locked(Self.publicRoutes(configuration: configuration, intake: intake, play: play, store: backend.store,
+                                              stopping: stopping))
         publicRoutes = routes
         publicServer = HTTPServer(configuration: serverConfiguration, logger: logger) { request, responder in
             routes.current.handle(request, responder)
@@ -158,6 +163,7 @@ public final class Gateway: Sendable {
         do {
             port = try publicServer.start()
         } catch {
+            play.stop()
             backend.close()
             throw GatewayError("cannot listen on \(configuration.listen): \(error)")
         }
@@ -171,6 +177,7 @@ public final class Gateway: Sendable {
             let admin = try Self.startAdmin(self, configuration: configuration, logger: logger)
             adminServer.withLock { $0 = admin }
         } catch {
+            play.stop()
             publicServer.shutdown {}
             backend.close()
             throw error
@@ -216,6 +223,7 @@ public final class Gateway: Sendable {
         cluster?.epoch.stop()
         serverResets.stop()
         reconcilers.stop()
+        play.stop()
         stopOperationalEvents()
         journalProbe?.stop()
         memoryTrimmer?.stop()

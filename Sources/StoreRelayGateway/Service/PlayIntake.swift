@@ -1,0 +1,141 @@
+import Dispatch
+import StoreRelayGooglePlay
+import StoreRelayConfig
+import StoreRelayDelivery
+import StoreRelayNet
+import StoreRelayCore
+
+/// The Google Play push endpoint (`path PATH play`): token and body checked off the
+/// connection's queue, then the same store as Apple's notifications (journal or cluster
+/// server), then the answer — 2xx only once the record is durable; a redelivered
+/// `messageId` is a duplicate, still 2xx, stored once.
+///
+/// Google's keys come from a `GoogleKeySetSource` that refreshes itself in the background;
+/// a push only reads the keys in force. Without a `play` path nothing is fetched.
+final class PlayIntake: Sendable {
+    private let processor: Locked<PlayProcessor>
+    private let keySource = Locked<GoogleKeySetSource?>(nil)
+    private let store: any NotificationStore
+    private let clock: any TimeSource
+    private let logger: Logger
+    private let metrics: GatewayMetrics
+    private let intakeWatch: IntakeSilenceWatch?
+    /// RSA verification is CPU work: it runs here, never on a connection's serial queue.
+    private let verificationQueue = DispatchQueue(
+        label: "storerelay.play-verification", attributes: .concurrent, target: .nonBlockingWork)
+
+    init(configuration: GatewayConfiguration, store: any NotificationStore, clock: any TimeSource, logger: Logger,
+         metrics: GatewayMetrics, intakeWatch: IntakeSilenceWatch?) {
+        processor = Locked(PlayProcessor(configuration, dedupeWindow: store.dedupeWindow))
+        self.store = store
+        self.clock = clock
+        self.logger = logger
+        self.metrics = metrics
+        self.intakeWatch = intakeWatch
+        replaceKeySource(for: configuration)
+    }
+
+    /// The key source's options for `configuration`; nil when no path takes Play pushes.
+    static func keyOptions(_ configuration: GatewayConfiguration) -> GoogleKeySetSource.Options? {
+        guard configuration.hasPlayPath else { return nil }
+        if let override = configuration.googleCerts {
+            return GoogleKeySetSource.Options(url: override.url, caFile: override.caFile)
+        }
+        // A constant that parses.
+        guard let url = try? HTTPURL.parse(GatewayConfiguration.defaultGoogleCertsURL) else { return nil }
+        return GoogleKeySetSource.Options(url: url)
+    }
+
+    /// Applies a reloaded configuration to pushes that arrive from now on; a changed
+    /// `google-certs-url` (or a first `play` path) starts a new key source.
+    func replace(configuration: GatewayConfiguration) {
+        processor.withLock { $0 = PlayProcessor(configuration, dedupeWindow: store.dedupeWindow) }
+        replaceKeySource(for: configuration)
+    }
+
+    private func replaceKeySource(for configuration: GatewayConfiguration) {
+        let options = Self.keyOptions(configuration)
+        let (started, retired) = keySource.withLock { source -> (GoogleKeySetSource?, GoogleKeySetSource?) in
+            if source?.options.url == options?.url, source?.options.caFile == options?.caFile { return (nil, nil) }
+            let old = source
+            source = options.map { GoogleKeySetSource(options: $0, logger: logger, clock: clock) }
+            return (source, old)
+        }
+        retired?.stop()
+        started?.start()
+    }
+
+    /// Stops refreshing Google's keys (shutdown).
+    func stop() {
+        keySource.current?.stop()
+    }
+
+    /// The keys in force, for `/readyz`-like reports and tests.
+    var keys: JSONWebKeySet? { keySource.current?.current }
+
+    /// Handles one push posted on a `play` path.
+    func receive(request: HTTPRequest, completion: @escaping @Sendable (IntakeOutcome) -> Void) {
+        let started = MonotonicClock.nanoseconds()
+        let authorization = request.headers["Authorization"]
+        let body = request.body
+        let client = request.remoteAddress ?? ""
+        verificationQueue.async { [self] in
+            let source = keySource.current
+            let stored: StoredNotification
+            do throws(PlayProcessor.Refusal) {
+                stored = try processor.current.process(authorization: authorization, body: body, keys: source?.current,
+                                                       receivedAt: clock.now())
+            } catch {
+                if case .unknownKey(let kid) = error { source?.refresh(forUnknownKey: kid) }
+                logger.notice("play push rejected", [("reason", error.rejection.message), ("client", client)])
+                answer(.rejected(error.rejection), stored: nil, started: started, completion: completion)
+                return
+            }
+            keep(stored, client: client) { [self] outcome in
+                answer(outcome, stored: stored, started: started, completion: completion)
+            }
+        }
+    }
+
+    private func answer(_ outcome: IntakeOutcome, stored: StoredNotification?, started: UInt64,
+                        completion: @escaping @Sendable (IntakeOutcome) -> Void) {
+        let event = stored?.event
+        let environment = event?.environment?.rawValue ?? AppStoreEnvironment.production.rawValue
+        metrics.intake.count(app: event?.bundleId, environment: environment, outcome: outcome.label, at: clock.now())
+        if case .accepted = outcome, let event {
+            intakeWatch?.received(app: event.bundleId ?? "unknown", environment: environment)
+        }
+        metrics.notificationAnswered(app: event?.bundleId, environment: environment, version: "play", outcome: outcome.label,
+                                     seconds: Double(MonotonicClock.nanoseconds() - started) / 1e9)
+        completion(outcome)
+    }
+
+    private func keep(_ stored: StoredNotification, client: String, completion: @escaping @Sendable (IntakeOutcome) -> Void) {
+        let id = stored.id
+        let event = stored.event
+        let reason = store.unavailableReason
+        store.store(stored) { [logger] outcome in
+            let common: Logger.Metadata = [
+                ("event.id", id), ("event.type", event.type), ("source", PlayEvent.source),
+                ("bundle.id", event.bundleId ?? ""), ("purchase.token", String((event.originalTransactionId ?? "").prefix(24))),
+                ("client", client),
+            ]
+            switch outcome {
+            case .stored:
+                if case .quarantine(let why) = stored.disposition {
+                    logger.warning("notification quarantined", common + [("reason", why)])
+                    completion(.quarantined(id: id))
+                } else {
+                    logger.info("notification accepted", common)
+                    completion(.accepted(id: id))
+                }
+            case .duplicate:
+                logger.info("duplicate notification", [("event.id", id), ("source", PlayEvent.source), ("client", client)])
+                completion(.duplicate(id: id))
+            case .failed(let error):
+                logger.error("notification not stored", common + [("error", error)])
+                completion(.rejected(.unavailable("The push could not be stored; retry later (\(reason)).")))
+            }
+        }
+    }
+}
