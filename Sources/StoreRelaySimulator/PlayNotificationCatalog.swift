@@ -1,3 +1,5 @@
+import StoreRelayGooglePlay
+
 /// Every Google Play real-time developer notification `simulate --store play` builds, by the
 /// name the event carries as its `type` (Google's reference names them; the payload carries
 /// the number).
@@ -7,19 +9,13 @@ public enum PlayNotificationCatalog {
         case subscription, oneTimeProduct, voidedPurchase, test
     }
 
-    /// `subscriptionNotification.notificationType`, by name.
-    public static let subscriptionTypes: [(name: String, number: Int64)] = [
-        ("SUBSCRIPTION_RECOVERED", 1), ("SUBSCRIPTION_RENEWED", 2), ("SUBSCRIPTION_CANCELED", 3), ("SUBSCRIPTION_PURCHASED", 4),
-        ("SUBSCRIPTION_ON_HOLD", 5), ("SUBSCRIPTION_IN_GRACE_PERIOD", 6), ("SUBSCRIPTION_RESTARTED", 7),
-        ("SUBSCRIPTION_PRICE_CHANGE_CONFIRMED", 8), ("SUBSCRIPTION_DEFERRED", 9), ("SUBSCRIPTION_PAUSED", 10),
-        ("SUBSCRIPTION_PAUSE_SCHEDULE_CHANGED", 11), ("SUBSCRIPTION_REVOKED", 12), ("SUBSCRIPTION_EXPIRED", 13),
-        ("SUBSCRIPTION_PENDING_PURCHASE_CANCELED", 20),
-    ]
+    /// `subscriptionNotification.notificationType`, by name: the names the gateway gives them.
+    public static let subscriptionTypes: [(name: String, number: Int64)] =
+        PlayNotificationTypes.subscription.sorted { $0.key < $1.key }.map { (name: $0.value, number: $0.key) }
 
     /// `oneTimeProductNotification.notificationType`, by name.
-    public static let oneTimeProductTypes: [(name: String, number: Int64)] = [
-        ("ONE_TIME_PRODUCT_PURCHASED", 1), ("ONE_TIME_PRODUCT_CANCELED", 2),
-    ]
+    public static let oneTimeProductTypes: [(name: String, number: Int64)] =
+        PlayNotificationTypes.oneTimeProduct.sorted { $0.key < $1.key }.map { (name: $0.value, number: $0.key) }
 
     public static let voidedPurchase = "VOIDED_PURCHASE"
     public static let test = "TEST"
