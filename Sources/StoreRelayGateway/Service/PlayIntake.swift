@@ -20,6 +20,8 @@ final class PlayIntake: Sendable {
     private let logger: Logger
     private let metrics: GatewayMetrics
     private let intakeWatch: IntakeSilenceWatch?
+    /// Developer API enrichment for apps with a `service-account`.
+    private let enrichers: PlayEnrichers
     /// RSA verification is CPU work: it runs here, never on a connection's serial queue.
     private let verificationQueue = DispatchQueue(
         label: "storerelay.play-verification", attributes: .concurrent, target: .nonBlockingWork)
@@ -32,7 +34,9 @@ final class PlayIntake: Sendable {
         self.logger = logger
         self.metrics = metrics
         self.intakeWatch = intakeWatch
+        enrichers = PlayEnrichers(configuration: configuration, store: store, clock: clock, logger: logger)
         replaceKeySource(for: configuration)
+        enrichers.resume()
     }
 
     /// The key source's options for `configuration`; nil when no path takes Play pushes.
@@ -50,6 +54,7 @@ final class PlayIntake: Sendable {
     /// `google-certs-url` (or a first `play` path) starts a new key source.
     func replace(configuration: GatewayConfiguration) {
         processor.withLock { $0 = PlayProcessor(configuration, dedupeWindow: store.dedupeWindow) }
+        enrichers.replace(configuration: configuration)
         replaceKeySource(for: configuration)
     }
 
@@ -68,6 +73,7 @@ final class PlayIntake: Sendable {
     /// Stops refreshing Google's keys (shutdown).
     func stop() {
         keySource.current?.stop()
+        enrichers.stop()
     }
 
     /// The keys in force, for `/readyz`-like reports and tests.
@@ -111,6 +117,7 @@ final class PlayIntake: Sendable {
     }
 
     private func keep(_ stored: StoredNotification, client: String, completion: @escaping @Sendable (IntakeOutcome) -> Void) {
+        if enrichers.wantsEnrichment(stored) { return keepForEnrichment(stored, client: client, completion: completion) }
         let id = stored.id
         let event = stored.event
         let reason = store.unavailableReason
@@ -135,6 +142,36 @@ final class PlayIntake: Sendable {
             case .failed(let error):
                 logger.error("notification not stored", common + [("error", error)])
                 completion(.rejected(.unavailable("The push could not be stored; retry later (\(reason)).")))
+            }
+        }
+    }
+
+    /// A push to enrich: a redelivery (already stored, or still in the inbox) is a duplicate;
+    /// anything else is answered once the inbox holds it durably, and stored after the
+    /// Developer API answered (`PlayEnrichers`).
+    private func keepForEnrichment(_ stored: StoredNotification, client: String,
+                                   completion: @escaping @Sendable (IntakeOutcome) -> Void) {
+        let id = stored.id
+        let common: Logger.Metadata = [
+            ("event.id", id), ("event.type", stored.event.type), ("source", PlayEvent.source),
+            ("bundle.id", stored.event.bundleId ?? ""), ("client", client),
+        ]
+        if enrichers.isPending(id) {
+            logger.info("duplicate notification", common)
+            return completion(.duplicate(id: id))
+        }
+        store.contains(id: id) { [self] known in
+            if known == true {
+                logger.info("duplicate notification", common)
+                return completion(.duplicate(id: id))
+            }
+            enrichers.accept(stored) { [self] error in
+                if let error {
+                    logger.error("notification not stored", common + [("error", error)])
+                    return completion(.rejected(.unavailable("The push could not be stored; retry later (\(error)).")))
+                }
+                logger.info("notification accepted; enriching", common)
+                completion(.accepted(id: id))
             }
         }
     }
