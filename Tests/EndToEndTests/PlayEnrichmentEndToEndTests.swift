@@ -127,13 +127,18 @@ struct PlayEnrichmentEndToEndTests {
         #expect(unenriched["subscription"]?["latestOrderId"] == nil)
         #expect(unenriched["subscription"]?["originalTransactionId"]?.stringValue == "unknown-token")
         #expect(gateway.process.waitForLog { $0["message"]?.stringValue?.hasPrefix("play enrichment failed") == true } != nil)
+        let admin = try gateway.process.waitForPort(listener: "admin", timeout: 20)
+        let metrics = try Curl.get("http://127.0.0.1:\(admin)/metrics").body
+        #expect(metrics.contains(#"storerelay_play_enrichments_total{app="com.acme.journal",outcome="ok"} 1"#), "\(metrics)")
+        #expect(metrics.contains(#"storerelay_play_enrichments_total{app="com.acme.journal",outcome="failed"} 1"#))
     }
 
     @Test func aPushAcknowledgedBeforeACrashIsEnrichedAfterTheRestart() throws {
         let setup = try Setup([["endpoint": "api", "delayMs": 60_000]])
         var gateway = try Gateway(config: setup.config, directory: setup.directory, host: .childProcess)
         #expect(try setup.post(gateway, messageId: "3001", data: PlayPushSigner.subscriptionNotification(type: 2, token: "sub-test")).status == 200)
-        #expect(setup.fake.waitFor { _ in setup.fake.tokenRequests.count == 1 })
+        // Google has the request (and is slow to answer it) when the gateway dies.
+        #expect(setup.fake.waitFor { $0.contains { $0["endpoint"]?.stringValue == "delayed" } })
         gateway.process.send(SIGKILL)
         _ = gateway.process.waitForExit(timeout: 20)
         #expect(Self.events(gateway).isEmpty)

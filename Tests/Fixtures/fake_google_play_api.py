@@ -25,7 +25,9 @@ The control file (JSON, read again on every request) holds what Google would hol
             {"endpoint": "api", "status": 429, "retryAfter": 1} with Retry-After (seconds)
             {"endpoint": "api", "revokeTokens": true}           every token issued so far
                                                                 is refused from now on (401)
-            {"endpoint": "api", "delayMs": 3000}                answer normally, but late
+            {"endpoint": "api", "delayMs": 3000}                answer normally, but late (its
+                                                                arrival logged at once, endpoint
+                                                                "delayed")
             {"endpoint": "api", "hugeBytes": 2000000}           a 200 with a body that large
             {"endpoint": "api", "raw": "not json"}              a 200 with that body
             {"endpoint": "token", "status": 400, "error": "invalid_grant"}
@@ -132,6 +134,10 @@ class Handler(BaseHTTPRequestHandler):
     def scripted(self, step, record, api):
         """Answers a scripted failure; False when the step only changes what follows."""
         if "delayMs" in step:
+            # Logged on arrival, so a test can tell the request reached the fake before its answer.
+            with lock:
+                with open(args.log, "a") as f:
+                    f.write(json.dumps({"endpoint": "delayed", "rawPath": self.path, "at": time.time()}) + "\n")
             time.sleep(step["delayMs"] / 1000)
             return False
         if step.get("revokeTokens"):

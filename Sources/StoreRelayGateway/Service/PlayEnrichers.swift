@@ -27,17 +27,19 @@ final class PlayEnrichers: Sendable {
     private let http = HTTPClient()
     private let clock: any TimeSource
     private let logger: Logger
+    private let metrics: GatewayMetrics?
     private let retries: PlayEnrichment.Retries
     private let stopped = Locked(false)
     /// Where a store that failed (the journal could not write) is tried again.
     private let retryQueue = DispatchQueue(label: "storerelay.play-enrichment.store-retries")
 
     init(configuration: GatewayConfiguration, store: any NotificationStore, clock: any TimeSource, logger: Logger,
-         retries: PlayEnrichment.Retries = PlayEnrichment.Retries()) {
+         metrics: GatewayMetrics? = nil, retries: PlayEnrichment.Retries = PlayEnrichment.Retries()) {
         inbox = PlayEnrichmentInbox(directory: configuration.dataDirectory + "/play-enrichment", logger: logger)
         self.store = store
         self.clock = clock
         self.logger = logger
+        self.metrics = metrics
         self.retries = retries
         setup = Locked(Setup(routes: configuration.routes))
         setup.withLock { $0.enrichers = Self.enrichers(configuration, previous: [:], http: http, clock: clock, logger: logger, retries: retries) }
@@ -95,6 +97,9 @@ final class PlayEnrichers: Sendable {
             var metadata: Logger.Metadata = [
                 ("event.id", notification.id), ("bundle.id", package), ("outcome", outcome.label), ("attempts", outcome.attempts),
             ]
+            if !(outcome.reason == "cancelled" || (outcome.purchase == nil && stopped.current)) {
+                metrics?.playEnriched(app: package, outcome: outcome.label)
+            }
             switch outcome {
             case .enriched(let purchase, _):
                 guard let answer = purchase.resource.objectValue else { return store(notification) }

@@ -34,7 +34,7 @@ final class PlayIntake: Sendable {
         self.logger = logger
         self.metrics = metrics
         self.intakeWatch = intakeWatch
-        enrichers = PlayEnrichers(configuration: configuration, store: store, clock: clock, logger: logger)
+        enrichers = PlayEnrichers(configuration: configuration, store: store, clock: clock, logger: logger, metrics: metrics)
         replaceKeySource(for: configuration)
         enrichers.resume()
     }
