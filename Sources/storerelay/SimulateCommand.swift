@@ -162,7 +162,7 @@ enum SimulateCommand: CommandDescribing {
     /// A regular file (or a new one) is replaced whole, so nobody reads half a body. Anything
     /// else that exists — `/dev/null`, a FIFO, a terminal — is written into: replacing it
     /// would rename a regular file over it (run as root, over `/dev/null` itself).
-    private static func write(_ bytes: Data, to path: String) throws {
+    static func write(_ bytes: Data, to path: String) throws {
         var info = stat()
         // `stat`, not `lstat`: /dev/stdout is a link to whatever standard output is.
         guard stat(path, &info) == 0, (info.st_mode & S_IFMT) != S_IFREG else {

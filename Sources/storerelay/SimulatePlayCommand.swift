@@ -140,7 +140,8 @@ enum SimulatePlayCommand {
             return ExitCode.ok
         }
         do {
-            try Data((saved + "\n").utf8).write(to: URL(fileURLWithPath: out), options: .atomic)
+            // As Apple's --out: a regular file is replaced whole, a FIFO or device written into.
+            try SimulateCommand.write(Data((saved + "\n").utf8), to: out)
         } catch {
             writeStandardError("storerelay simulate: cannot write \(out): \(error.localizedDescription)")
             return ExitCode.failure
