@@ -247,6 +247,7 @@ let package = Package(
             dependencies: [
                 "StoreRelayGateway", "StoreRelayCluster", "StoreRelayConfig", "StoreRelayDelivery", "StoreRelayAppStoreAPI",
                 "StoreRelayVerification", "StoreRelayCrypto", "StoreRelayNet", "StoreRelayCore", "StoreRelayTestSupport",
+                "StoreRelayGooglePlay",
             ],
             swiftSettings: swiftSettings
         ),
@@ -260,7 +261,10 @@ let package = Package(
         ),
         .testTarget(
             name: "GooglePlayTests",
-            dependencies: ["StoreRelayGooglePlay", "StoreRelayCrypto", "StoreRelayNet", "StoreRelayCore", "StoreRelayTestSupport"],
+            dependencies: [
+                "StoreRelayGooglePlay", "StoreRelayVerification", "StoreRelayCrypto", "StoreRelayNet", "StoreRelayCore",
+                "StoreRelayTestSupport",
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

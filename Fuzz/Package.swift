@@ -60,6 +60,16 @@ let package = Package(
             ]
         ),
         .executableTarget(
+            name: "FuzzPlayPush",
+            dependencies: [
+                "FuzzSupport",
+                .product(name: "StoreRelayGooglePlay", package: "StoreRelay"),
+                .product(name: "StoreRelayVerification", package: "StoreRelay"),
+                .product(name: "StoreRelayCrypto", package: "StoreRelay"),
+                .product(name: "StoreRelayCore", package: "StoreRelay"),
+            ]
+        ),
+        .executableTarget(
             name: "FuzzRoutesConf",
             dependencies: ["FuzzSupport", .product(name: "StoreRelayConfig", package: "StoreRelay")]
         ),

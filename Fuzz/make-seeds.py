@@ -237,3 +237,44 @@ write("FuzzRedisTopology", "slots", resp([
 write("FuzzRedisTopology", "sentinel", resp(["127.0.0.1", "17101"]) + b"*-1\r\n")
 write("FuzzRedisTopology", "role", resp(["master", 0, []]) + resp(["slave", "127.0.0.1", 17101, "connected", 827]))
 write("FuzzRedisTopology", "moved", b"MOVED 12454 127.0.0.1:17003\r\n-ASK 0 cache-2.internal:6380\r\n-MOVED 1 :7000\r\n")
+
+# FuzzPlayPush: mode byte, then header JSON \0 claims JSON \0 push body (see the target).
+def play_claims(**change):
+    c = {"aud": "https://relay.example.test/play", "azp": "1", "email": "pubsub-push@storerelay-test.iam.gserviceaccount.com",
+         "email_verified": True, "exp": 1800003600, "iat": 1800000000, "iss": "https://accounts.google.com", "sub": "1"}
+    c.update(change)
+    return compact({k: v for k, v in c.items() if v is not None})
+
+def play_body(data, message_id="136969346945"):
+    encoded = base64.b64encode(data.encode()).decode()
+    return compact({"message": {"attributes": {}, "data": encoded, "messageId": message_id, "message_id": message_id,
+                                "publishTime": "2026-11-20T10:15:30.123Z"}, "subscription": "projects/acme/subscriptions/play"})
+
+def play_notification(kind, inner):
+    return compact({"version": "1.0", "packageName": "com.acme.journal", "eventTimeMillis": "1800000000123", kind: inner})
+
+rs256 = compact({"alg": "RS256", "kid": "key-1", "typ": "JWT"})
+play_notifications = {
+    "subscription": play_notification("subscriptionNotification", {"version": "1.0", "notificationType": 2, "purchaseToken": "t", "subscriptionId": "s"}),
+    "one-time": play_notification("oneTimeProductNotification", {"version": "1.0", "notificationType": 1, "purchaseToken": "t", "sku": "coins"}),
+    "voided": play_notification("voidedPurchaseNotification", {"purchaseToken": "t", "orderId": "GPA.1", "productType": 1, "refundType": 1}),
+    "test": play_notification("testNotification", {"version": "1.0"}),
+}
+for name, data in play_notifications.items():
+    write("FuzzPlayPush", "valid-" + name, b"\x00" + "\0".join([rs256, play_claims(), play_body(data)]).encode())
+for name, header, claims in [
+    ("alg-none", compact({"alg": "none", "kid": "key-1"}), play_claims()),
+    ("alg-hs256", compact({"alg": "HS256", "kid": "key-1"}), play_claims()),
+    ("unknown-kid", compact({"alg": "RS256", "kid": "key-9"}), play_claims()),
+    ("expired", rs256, play_claims(exp=1799990000)),
+    ("future-iat", rs256, play_claims(iat=1800009999)),
+    ("wrong-aud", rs256, play_claims(aud="https://elsewhere/play")),
+    ("email-unverified", rs256, play_claims(email_verified=False)),
+    ("iss-bare", rs256, play_claims(iss="accounts.google.com")),
+    ("duplicate-alg", '{"alg":"none","alg":"RS256","kid":"key-1"}', play_claims()),
+]:
+    write("FuzzPlayPush", "token-" + name, b"\x00" + "\0".join([header, claims, ""]).encode())
+write("FuzzPlayPush", "rogue-key", b"\x01" + "\0".join([rs256, play_claims(), ""]).encode())
+write("FuzzPlayPush", "unsigned-text", b"\x02" + "\0".join([b64(rs256), b64(play_claims()), "AAAA"]).encode())
+write("FuzzPlayPush", "bearer-line", ("Bearer %s.%s.AAAA" % (b64(rs256), b64(play_claims()))).encode())
+write("FuzzPlayPush", "body-only", play_body(play_notifications["subscription"]).encode())

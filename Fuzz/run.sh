@@ -19,7 +19,7 @@ set -euo pipefail
 SECONDS_PER_TARGET=${1:-600}
 shift || true
 TARGETS=("$@")
-[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(FuzzHTTPParser FuzzHTTPResponse FuzzRESPReply FuzzNATSProtocol FuzzAMQPFrames FuzzSQSAnswer FuzzRedisTopology FuzzNotification FuzzES256Verdict FuzzRoutesConf)
+[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(FuzzHTTPParser FuzzHTTPResponse FuzzRESPReply FuzzNATSProtocol FuzzAMQPFrames FuzzSQSAnswer FuzzRedisTopology FuzzNotification FuzzPlayPush FuzzES256Verdict FuzzRoutesConf)
 
 FUZZ_DIR=$(cd "$(dirname "$0")" && pwd)
 REPO=$(dirname "$FUZZ_DIR")

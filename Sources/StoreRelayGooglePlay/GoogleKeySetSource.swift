@@ -41,20 +41,17 @@ public final class GoogleKeySetSource: Sendable {
         /// Monotonic nanoseconds of the last on-demand refresh; nil: none yet.
         var lastOnDemand: UInt64?
         var lastError: String?
-        var fetchedAt: Timestamp?
     }
 
     public let options: Options
     private let http: HTTPClient
     private let logger: Logger
-    private let clock: any TimeSource
     private let queue = DispatchQueue(label: "storerelay.google-keys", target: .nonBlockingWork)
     private let state = Locked(State())
 
-    public init(options: Options, logger: Logger, clock: any TimeSource = WallClock()) {
+    public init(options: Options, logger: Logger) {
         self.options = options
         self.logger = logger
-        self.clock = clock
         var configuration = HTTPClientConfiguration()
         configuration.maxIdleConnectionsPerOrigin = 1
         configuration.maxResponseBodySize = 256 * 1024
@@ -64,7 +61,7 @@ public final class GoogleKeySetSource: Sendable {
     /// The keys in force; nil until the first fetch succeeds.
     public var current: JSONWebKeySet? { state.current.keys }
 
-    /// Why the last fetch failed, if it did (for logs and `/readyz`-like reports).
+    /// Why the last fetch failed, if it did (nil after a success).
     public var lastError: String? { state.current.lastError }
 
     /// Starts the first fetch; later ones schedule themselves.
@@ -132,7 +129,6 @@ public final class GoogleKeySetSource: Sendable {
                     state.failures = 0
                     state.lastError = nil
                     state.fetching = false
-                    state.fetchedAt = clock.now()
                 }
                 return state.keys == nil
             }

@@ -110,6 +110,10 @@ final class GatewayMetrics: Sendable {
                 }
             }
         }
+        // Google Play pushes are production until enrichment says otherwise; version "play".
+        for app in configuration.playApps {
+            for outcome in ["accepted", "duplicate", "quarantined"] { _ = received.series([app.packageName, "production", "play", outcome]) }
+        }
         // A refused notification was not read far enough to name its app or environment.
         for outcome in ["malformed", "signature", "unavailable"] { _ = received.series(["unknown", "unknown", "unknown", outcome]) }
         for destination in configuration.destinations {

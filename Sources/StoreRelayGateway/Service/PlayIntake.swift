@@ -63,7 +63,7 @@ final class PlayIntake: Sendable {
         let (started, retired) = keySource.withLock { source -> (GoogleKeySetSource?, GoogleKeySetSource?) in
             if source?.options.url == options?.url, source?.options.caFile == options?.caFile { return (nil, nil) }
             let old = source
-            source = options.map { GoogleKeySetSource(options: $0, logger: logger, clock: clock) }
+            source = options.map { GoogleKeySetSource(options: $0, logger: logger) }
             return (source, old)
         }
         retired?.stop()
@@ -76,16 +76,23 @@ final class PlayIntake: Sendable {
         enrichers.stop()
     }
 
-    /// The keys in force, for `/readyz`-like reports and tests.
-    var keys: JSONWebKeySet? { keySource.current?.current }
-
     /// Handles one push posted on a `play` path.
     func receive(request: HTTPRequest, completion: @escaping @Sendable (IntakeOutcome) -> Void) {
         let started = MonotonicClock.nanoseconds()
-        let authorization = request.headers["Authorization"]
+        let authorizations = request.headers.values(for: "Authorization")
         let body = request.body
         let client = request.remoteAddress ?? ""
+        // Two credentials are one too many: which one a proxy or we would read is a guess.
+        guard authorizations.count <= 1 else {
+            let refusal = PlayProcessor.Refusal.unauthorized("The push has \(authorizations.count) Authorization headers; expected one.")
+            logger.notice("play push rejected", [("reason", refusal.rejection.message), ("client", client)])
+            return answer(.rejected(refusal.rejection), stored: nil, started: started, completion: completion)
+        }
+        let authorization = authorizations.first
+        let received = SpanClock.now()
         verificationQueue.async { [self] in
+            var timing = IntakeSpans(received: received)
+            timing.verifyStart = SpanClock.now()
             let source = keySource.current
             let stored: StoredNotification
             do throws(PlayProcessor.Refusal) {
@@ -97,19 +104,29 @@ final class PlayIntake: Sendable {
                 answer(.rejected(error.rejection), stored: nil, started: started, completion: completion)
                 return
             }
-            keep(stored, client: client) { [self] outcome in
+            timing.verifyEnd = SpanClock.now()
+            timing.journalStart = timing.verifyEnd
+            keep(stored, client: client) { [self, timing] outcome in
+                let answered = SpanClock.now()
                 answer(outcome, stored: stored, started: started, completion: completion)
+                // After the answer, as for Apple's: the trace's receive, verify and journal spans.
+                if let exporter = metrics.spans,
+                   let spans = timing.spans(for: outcome, event: stored.event, store: store is ClusterStore ? "cluster" : "journal",
+                                            answered: answered) {
+                    for span in spans { exporter.record(span) }
+                }
             }
         }
     }
 
     private func answer(_ outcome: IntakeOutcome, stored: StoredNotification?, started: UInt64,
                         completion: @escaping @Sendable (IntakeOutcome) -> Void) {
+        // A refused push was not read far enough to name its app or environment.
         let event = stored?.event
-        let environment = event?.environment?.rawValue ?? AppStoreEnvironment.production.rawValue
+        let environment = event?.environment?.rawValue
         metrics.intake.count(app: event?.bundleId, environment: environment, outcome: outcome.label, at: clock.now())
         if case .accepted = outcome, let event {
-            intakeWatch?.received(app: event.bundleId ?? "unknown", environment: environment)
+            intakeWatch?.received(app: event.bundleId ?? "unknown", environment: environment ?? "unknown")
         }
         metrics.notificationAnswered(app: event?.bundleId, environment: environment, version: "play", outcome: outcome.label,
                                      seconds: Double(MonotonicClock.nanoseconds() - started) / 1e9)

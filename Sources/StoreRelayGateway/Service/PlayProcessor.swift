@@ -86,6 +86,21 @@ struct PlayProcessor: Sendable {
         return StoredNotification(event: event, disposition: .accept, destinations: destinations, body: body, receivedAt: receivedAt)
     }
 
+    /// `stored` with `event` in its place: the other half of the enrichment seam. The event
+    /// `PlayEvent.enriched(_:with:)` returns may have turned `sandbox`, so an accepted push's
+    /// destinations are decided again from this route table; a quarantined one stays routed
+    /// nowhere. The id must not change: it is the journal's and the downstreams' dedupe key.
+    func rerouted(_ stored: StoredNotification, with event: NormalizedEvent) -> StoredNotification {
+        precondition(event.id == stored.id, "an enriched event keeps its id")
+        var rerouted = stored
+        rerouted.event = event
+        if stored.disposition == .accept {
+            rerouted.destinations = routes.destinations(environment: event.environment ?? .production, bundleId: event.bundleId ?? "",
+                                                        type: event.type, subtype: event.subtype)
+        }
+        return rerouted
+    }
+
     private func quarantineReason(_ notification: DeveloperNotification, event: NormalizedEvent, claims: PushTokenClaims,
                                   now: Timestamp) -> String? {
         guard let app = apps[notification.packageName] else {
