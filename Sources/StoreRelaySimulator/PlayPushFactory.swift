@@ -37,9 +37,12 @@ public struct PlayPush: Sendable {
     /// The body as posted.
     public var httpBody: String { body.serialized() }
 
-    /// What `--out` writes: `{"authorization":"Bearer ...","body":{...}}`, the body exactly as
-    /// posted; `storerelay verify` reads it back.
-    public var saved: JSONValue { ["authorization": .string(authorization), "body": body] }
+    /// What `--out` writes: the push as an HTTP request without its request line — the
+    /// `Authorization` and `Content-Type` headers, an empty line, then the body exactly as
+    /// posted — which `storerelay verify` reads back.
+    public var savedRequest: String {
+        "Authorization: \(authorization)\nContent-Type: application/json\n\n" + httpBody
+    }
 }
 
 /// Builds Google Play RTDN pushes as Pub/Sub delivers them, signed with the dev key.

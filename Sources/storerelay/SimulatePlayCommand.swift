@@ -41,8 +41,12 @@ enum SimulatePlayCommand {
 
         With --url, POSTs the push, prints the HTTP status and the gateway's answer, and exits
         0 on 2xx, else 1. With --out FILE (or - for stdout), or with neither, writes the saved
-        push, one JSON line: {"authorization":"Bearer JWT","body":{...the body as posted...}},
-        which `storerelay verify` reads.
+        push as an HTTP request without its request line:
+            Authorization: Bearer JWT
+            Content-Type: application/json
+            (an empty line)
+            {"message":{...},"subscription":"..."}    (the body exactly as posted)
+        which `storerelay verify --keys DATA/dev-play/certs.json FILE` checks offline.
 
         Options:
           --type T         the notification's name: SUBSCRIPTION_RENEWED, ONE_TIME_PRODUCT_PURCHASED,
@@ -134,14 +138,14 @@ enum SimulatePlayCommand {
                 return ExitCode.failure
             }
         }
-        let saved = push.saved.serialized()
+        let saved = push.savedRequest
         guard let out = parsed.option("out"), out != "-" else {
             writeStandardOutput(saved)
             return ExitCode.ok
         }
         do {
             // As Apple's --out: a regular file is replaced whole, a FIFO or device written into.
-            try SimulateCommand.write(Data((saved + "\n").utf8), to: out)
+            try SimulateCommand.write(Data(saved.utf8), to: out)
         } catch {
             writeStandardError("storerelay simulate: cannot write \(out): \(error.localizedDescription)")
             return ExitCode.failure

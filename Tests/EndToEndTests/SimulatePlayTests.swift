@@ -23,10 +23,9 @@ struct SimulatePlayTests {
              "--audience", "https://relay.acme.com/play", "--out", out.path, "--config", "routes.conf"], directory: directory)
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stderr.contains("created a dev Play key"))
-        let saved = try JSONValue.parse(Array(try Data(contentsOf: out)))
-        #expect(saved.objectValue?.keys == ["authorization", "body"])
-        #expect(saved["authorization"]?.stringValue?.hasPrefix("Bearer ey") == true)
-        let data = try #require(saved["body"]?["message"]?["data"]?.stringValue)
+        let (authorization, body) = try Self.saved(String(decoding: try Data(contentsOf: out), as: UTF8.self))
+        #expect(authorization.hasPrefix("Bearer ey"))
+        let data = try #require(body["message"]?["data"]?.stringValue)
         let notification = try JSONValue.parse(try #require(Base64.decode(data)))
         #expect(notification["packageName"]?.stringValue == "com.acme.journal")
         #expect(notification["oneTimeProductNotification"]?["notificationType"]?.int64Value == 1)
@@ -36,7 +35,47 @@ struct SimulatePlayTests {
         let stdout = try CommandRunner.storerelay(
             ["simulate", "--store=play", "--type", "TEST", "--audience", "x", "--config", "routes.conf"], directory: directory)
         #expect(stdout.status == 0 && !stdout.stderr.contains("created"), "\(stdout.stderr)")
-        #expect(try JSONValue.parse(stdout.stdout)["body"]?["message"]?["messageId"] != nil)
+        #expect(try Self.saved(stdout.stdout).body["message"]?["messageId"] != nil)
+    }
+
+    /// The Authorization value and the body of a push `--out` saved.
+    static func saved(_ text: String) throws -> (authorization: String, body: JSONValue) {
+        let parts = text.components(separatedBy: "\n\n")
+        try #require(parts.count == 2, "\(text.prefix(200))")
+        let headers = parts[0].split(separator: "\n")
+        #expect(headers.count == 2 && headers[1] == "Content-Type: application/json")
+        let authorization = try #require(headers.first { $0.hasPrefix("Authorization: ") }).dropFirst("Authorization: ".count)
+        return (String(authorization), try JSONValue.parse(parts[1]))
+    }
+
+    /// The saved push is what `storerelay verify` takes, against the dev key set on disk.
+    @Test func aSavedPushVerifiesOfflineAgainstTheDevKeySet() throws {
+        let directory = try Self.directory()
+        try """
+            data ./data
+            play com.acme.journal {
+                push-audience https://relay.acme.com/play
+                push-account storerelay-simulate@storerelay-dev.iam.gserviceaccount.com
+            }
+            path /play/notifications play
+            """.write(to: directory.appendingPathComponent("play.conf"), atomically: true, encoding: .utf8)
+        let saved = try CommandRunner.storerelay(
+            ["simulate", "--store", "play", "--type", "SUBSCRIPTION_RENEWED", "--audience", "https://relay.acme.com/play",
+             "--out", "push.http", "--config", "play.conf"], directory: directory)
+        #expect(saved.status == 0, "\(saved.stderr)")
+        let verified = try CommandRunner.storerelay(
+            ["verify", "--keys", "data/dev-play/certs.json", "--config", "play.conf", "push.http"], directory: directory)
+        #expect(verified.status == 0, "\(verified.stderr)")
+        let event = try JSONValue.parse(verified.stdout)
+        #expect(event["source"]?.stringValue == "googleplay" && event["type"]?.stringValue == "SUBSCRIPTION_RENEWED")
+        // Another audience's push does not verify for this configuration.
+        let other = try CommandRunner.storerelay(
+            ["simulate", "--store", "play", "--type", "TEST", "--audience", "https://elsewhere.example/play", "--config", "play.conf"],
+            directory: directory)
+        let refused = try CommandRunner.storerelay(
+            ["verify", "--keys", "data/dev-play/certs.json", "--config", "play.conf", "-"], stdin: Array(other.stdout.utf8),
+            directory: directory)
+        #expect(refused.status == 1, "\(refused.stdout) \(refused.stderr)")
     }
 
     @Test func postsWithTheBearerTokenAndTheAudienceDefaultsToTheURL() throws {
@@ -83,7 +122,7 @@ struct SimulatePlayTests {
         let document = try JSONValue.parse(String(try #require(fetched.stdout.components(separatedBy: "\r\n\r\n").last)))
         let key = try #require(document["keys"]?.arrayValue?.first)
 
-        let authorization = try #require(try JSONValue.parse(Array(try Data(contentsOf: out)))["authorization"]?.stringValue)
+        let (authorization, _) = try Self.saved(String(decoding: try Data(contentsOf: out), as: UTF8.self))
         let parts = authorization.dropFirst("Bearer ".count).split(separator: ".")
         let header = try JSONValue.parse(try #require(Base64.urlDecode(parts[0])))
         #expect(header["kid"] == key["kid"])
