@@ -2,6 +2,7 @@ import Dispatch
 import StoreRelayGooglePlay
 import StoreRelayConfig
 import StoreRelayDelivery
+import StoreRelayVerification
 import StoreRelayNet
 import StoreRelayCore
 
@@ -16,12 +17,9 @@ import StoreRelayCore
 /// deduplicated by id) to fan-out, and leaves the inbox. What the inbox still holds at start
 /// (the gateway stopped or crashed meanwhile) is enriched again, from its original time.
 final class PlayEnrichers: Sendable {
-    private struct Setup: Sendable {
-        var enrichers: [String: PlayEnrichment] = [:]
-        var routes: RouteTable
-    }
-
-    private let setup: Locked<Setup>
+    private let enrichers: Locked<[String: PlayEnrichment]>
+    /// The stored notification with its enriched event, routed again (`PlayProcessor.rerouted`).
+    private let reroute: @Sendable (StoredNotification, NormalizedEvent) -> StoredNotification
     private let inbox: PlayEnrichmentInbox
     private let store: any NotificationStore
     private let http = HTTPClient()
@@ -34,15 +32,17 @@ final class PlayEnrichers: Sendable {
     private let retryQueue = DispatchQueue(label: "storerelay.play-enrichment.store-retries")
 
     init(configuration: GatewayConfiguration, store: any NotificationStore, clock: any TimeSource, logger: Logger,
-         metrics: GatewayMetrics? = nil, retries: PlayEnrichment.Retries = PlayEnrichment.Retries()) {
+         metrics: GatewayMetrics? = nil, retries: PlayEnrichment.Retries = PlayEnrichment.Retries(),
+         reroute: @escaping @Sendable (StoredNotification, NormalizedEvent) -> StoredNotification) {
         inbox = PlayEnrichmentInbox(directory: configuration.dataDirectory + "/play-enrichment", logger: logger)
         self.store = store
         self.clock = clock
         self.logger = logger
         self.metrics = metrics
         self.retries = retries
-        setup = Locked(Setup(routes: configuration.routes))
-        setup.withLock { $0.enrichers = Self.enrichers(configuration, previous: [:], http: http, clock: clock, logger: logger, retries: retries) }
+        self.reroute = reroute
+        enrichers = Locked([:])
+        enrichers.withLock { $0 = Self.enrichers(configuration, previous: [:], http: http, clock: clock, logger: logger, retries: retries) }
     }
 
     /// Enriches what the inbox kept from before (call once, after init).
@@ -56,7 +56,7 @@ final class PlayEnrichers: Sendable {
     /// Whether `notification` waits for the Developer API before fan-out.
     func wantsEnrichment(_ notification: StoredNotification) -> Bool {
         guard case .accept = notification.disposition, let package = notification.event.bundleId,
-              setup.current.enrichers[package] != nil else { return false }
+              enrichers.current[package] != nil else { return false }
         return Self.request(for: notification) != nil
     }
 
@@ -73,24 +73,22 @@ final class PlayEnrichers: Sendable {
     }
 
     func replace(configuration: GatewayConfiguration) {
-        setup.withLock { setup in
-            setup.enrichers = Self.enrichers(configuration, previous: setup.enrichers, http: http, clock: clock, logger: logger,
-                                             retries: retries)
-            setup.routes = configuration.routes
-        }
+        let previous = enrichers.current
+        let made = Self.enrichers(configuration, previous: previous, http: http, clock: clock, logger: logger, retries: retries)
+        enrichers.withLock { $0 = made }
     }
 
     /// Ends the waits for retries; what is unfinished stays in the inbox for the next start.
     func stop() {
         stopped.withLock { $0 = true }
-        for enrichment in setup.current.enrichers.values { enrichment.cancel() }
+        for enrichment in enrichers.current.values { enrichment.cancel() }
         http.shutdown()
     }
 
     // MARK: The pipeline
 
     private func enrichThenStore(_ notification: StoredNotification) {
-        guard let package = notification.event.bundleId, let enrichment = setup.current.enrichers[package],
+        guard let package = notification.event.bundleId, let enrichment = enrichers.current[package],
               let request = Self.request(for: notification)
         else { return store(notification) }
         enrichment.enrich(request, acceptedAt: notification.receivedAt) { [self] outcome in
@@ -104,11 +102,8 @@ final class PlayEnrichers: Sendable {
             case .enriched(let purchase, _):
                 guard let answer = purchase.resource.objectValue else { return store(notification) }
                 let event = PlayEvent.enriched(notification.event, with: answer)
-                let destinations = setup.current.routes.destinations(
-                    environment: event.environment ?? .production, bundleId: package, type: event.type, subtype: nil)
                 logger.info("play enrichment", metadata + [("environment", event.environment?.rawValue ?? "")])
-                store(StoredNotification(event: event, disposition: notification.disposition, destinations: destinations,
-                                         body: notification.body, receivedAt: notification.receivedAt))
+                store(reroute(notification, event))
             case .failed(let error, _):
                 metadata.append(("reason", error.reason))
                 metadata.append(("error", error.message))

@@ -28,13 +28,16 @@ final class PlayIntake: Sendable {
 
     init(configuration: GatewayConfiguration, store: any NotificationStore, clock: any TimeSource, logger: Logger,
          metrics: GatewayMetrics, intakeWatch: IntakeSilenceWatch?) {
-        processor = Locked(PlayProcessor(configuration, dedupeWindow: store.dedupeWindow))
+        let processor = Locked(PlayProcessor(configuration, dedupeWindow: store.dedupeWindow))
+        self.processor = processor
         self.store = store
         self.clock = clock
         self.logger = logger
         self.metrics = metrics
         self.intakeWatch = intakeWatch
-        enrichers = PlayEnrichers(configuration: configuration, store: store, clock: clock, logger: logger, metrics: metrics)
+        // An enriched event is routed again by the processor in force when it is stored.
+        enrichers = PlayEnrichers(configuration: configuration, store: store, clock: clock, logger: logger, metrics: metrics,
+                                  reroute: { stored, event in processor.current.rerouted(stored, with: event) })
         replaceKeySource(for: configuration)
         enrichers.resume()
     }
