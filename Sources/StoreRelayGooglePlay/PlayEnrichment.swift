@@ -46,7 +46,8 @@ public final class PlayEnrichment: Sendable {
     public var inProgress: Int { waits.current.inProgress }
 
     /// Asks the API about `request`'s purchase, retrying as above; `completion` is called
-    /// exactly once, on the HTTP client's or the timer's queue. `acceptedAt` is when the
+    /// exactly once, on the HTTP client's or the timer's queue (at once, on the caller's
+    /// thread, when there is nothing to ask or `cancel()` came first). `acceptedAt` is when the
     /// notification was accepted (its age bounds the retries; a recovered one keeps its
     /// original time), now when nil.
     public func enrich(
