@@ -34,14 +34,16 @@ struct PlayEnrichmentEndToEndTests {
             directory = try TestPaths.makeTemporaryDirectory("storerelay-play-enrichment")
         }
 
-        var config: String {
+        var config: String { config(enriching: true) }
+
+        func config(enriching: Bool) -> String {
             Gateway.config("""
                 \(keys.configLine)
                 \(fake.apiURLLine)
                 play \(PlayPushSigner.package) {
                     push-audience \(PlayPushSigner.audience)
                     push-account \(PlayPushSigner.account)
-                    service-account \(fake.serviceAccountFile)
+                    \(enriching ? "service-account \(fake.serviceAccountFile)" : "")
                 }
                 path \(PlayEnrichmentEndToEndTests.path) play
                 """)
@@ -153,5 +155,23 @@ struct PlayEnrichmentEndToEndTests {
             $0["message"]?.stringValue == "duplicate notification" && $0["event.id"]?.stringValue == "3001"
         } != nil)
         #expect(gateway.fileQueueLines("data/queues/all").count == 1)
+    }
+
+    /// A reload that gives the app a service account enriches the events from then on.
+    @Test func aReloadTurnsEnrichmentOn() throws {
+        let setup = try Setup()
+        let gateway = try Gateway(config: setup.config(enriching: false), directory: setup.directory)
+        #expect(try setup.post(gateway, messageId: "4001", data: PlayPushSigner.subscriptionNotification(type: 2, token: "sub-test")).status == 200)
+        #expect(gateway.waitForFileQueue("data/queues/all") { $0.count >= 1 })
+        #expect(Self.events(gateway)["4001"]?["environment"]?.stringValue == "production")
+        #expect(setup.fake.requests.isEmpty, "no service account, no question to Google")
+
+        try setup.config(enriching: true).write(to: gateway.process.configPath, atomically: true, encoding: .utf8)
+        gateway.process.send(SIGHUP)
+        #expect(gateway.process.waitForLog { $0["message"]?.stringValue == "configuration reloaded" } != nil)
+        #expect(try setup.post(gateway, messageId: "4002", data: PlayPushSigner.subscriptionNotification(type: 2, token: "sub-test")).status == 200)
+        #expect(gateway.waitForFileQueue("data/queues/all") { $0.count >= 2 })
+        let enriched = try #require(Self.events(gateway)["4002"])
+        #expect(enriched["environment"]?.stringValue == "sandbox" && enriched["subscription"]?["testPurchase"] != nil)
     }
 }

@@ -18,6 +18,9 @@ import StoreRelayCore
 /// (the gateway stopped or crashed meanwhile) is enriched again, from its original time.
 final class PlayEnrichers: Sendable {
     private let enrichers: Locked<[String: PlayEnrichment]>
+    /// Enrichments a reload replaced while some of theirs were under way: they finish with
+    /// the one they started with, and `stop()` ends their waits too.
+    private let retired = Locked<[PlayEnrichment]>([])
     /// The stored notification with its enriched event, routed again (`PlayProcessor.rerouted`).
     private let reroute: @Sendable (StoredNotification, NormalizedEvent) -> StoredNotification
     private let inbox: PlayEnrichmentInbox
@@ -76,12 +79,16 @@ final class PlayEnrichers: Sendable {
         let previous = enrichers.current
         let made = Self.enrichers(configuration, previous: previous, http: http, clock: clock, logger: logger, retries: retries)
         enrichers.withLock { $0 = made }
+        let kept = Set(made.values.map(ObjectIdentifier.init))
+        retired.withLock { retired in
+            retired = (retired + previous.values.filter { !kept.contains(ObjectIdentifier($0)) }).filter { $0.inProgress > 0 }
+        }
     }
 
     /// Ends the waits for retries; what is unfinished stays in the inbox for the next start.
     func stop() {
         stopped.withLock { $0 = true }
-        for enrichment in enrichers.current.values { enrichment.cancel() }
+        for enrichment in Array(enrichers.current.values) + retired.current { enrichment.cancel() }
         http.shutdown()
     }
 
