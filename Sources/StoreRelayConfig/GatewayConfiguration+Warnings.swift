@@ -97,6 +97,8 @@ extension GatewayConfiguration {
             for pattern in rule.types ?? [] {
                 let place = "\(sourceFile):\(rule.line)"
                 guard let subtypes = NotificationCatalog.subtypes(of: pattern.type) else {
+                    // A Google Play type (`SUBSCRIPTION_RENEWED`): a `play` app's event.
+                    if PlayNotificationTypes.isPlayType(pattern.type) { continue }
                     let hint = Self.closestType(to: pattern.type).map { " (did you mean \($0)?)" } ?? ""
                     warnings.append("\(place): route type \(pattern.type) is not a notification type Apple documents\(hint); "
                         + "it matches only if Apple adds it")

@@ -112,6 +112,12 @@ public final class GoogleKeySetSource: Sendable {
     }
 
     private func finish(_ result: Result<HTTPClientResponse, HTTPClientError>) {
+        // Stopped while the fetch was out (shutdown, reload): nothing to keep or report.
+        let stopped = state.withLock { state in
+            if state.stopped { state.fetching = false }
+            return state.stopped
+        }
+        guard !stopped else { return }
         let outcome: Result<(JSONWebKeySet, Duration), GooglePlayError> = switch result {
         case .failure(let error): .failure(GooglePlayError("\(error)"))
         case .success(let response) where response.status != 200:

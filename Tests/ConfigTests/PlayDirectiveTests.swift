@@ -77,6 +77,21 @@ import StoreRelayCore
         #expect(minimal.checkReport().contains("<not set>: events are not enriched"))
     }
 
+    @Test func routesNamingPlayTypesAreNotWarnedAbout() throws {
+        let c = try parsed(Self.block + """
+
+            destination q file ./data/q
+            route * com.acme.journal SUBSCRIPTION_RENEWED,ONE_TIME_PRODUCT_PURCHASED,VOIDED_PURCHASE -> q
+            route * com.acme.journal SUBSCRIPTION_NOTIFICATION_21,UNREADABLE,DID_RENEW -> q
+            route * com.acme.journal SUBSCRIPTION_RENEWD -> q
+            route * com.acme.journal SUBSCRIPTION_NOTIFICATION_X -> q
+            """)
+        let routeWarnings = c.warnings.filter { $0.contains("route type") }
+        #expect(routeWarnings.count == 2, "\(routeWarnings)")
+        #expect(routeWarnings.contains { $0.contains("SUBSCRIPTION_RENEWD") })
+        #expect(routeWarnings.contains { $0.contains("SUBSCRIPTION_NOTIFICATION_X") })
+    }
+
     @Test func eachMistakeIsNamed() {
         func play(_ lines: String, package: String = "com.acme.journal") -> String {
             "play \(package) {\n\(lines)\n}\npath /play play\n"

@@ -1,4 +1,4 @@
-/// The names of RTDN notification types (developer.android.com/google/play/billing/rtdn-reference).
+/// The names of Google Play RTDN notification types (developer.android.com/google/play/billing/rtdn-reference).
 ///
 /// A number this build does not know passes through as `SUBSCRIPTION_NOTIFICATION_<n>` or
 /// `ONE_TIME_PRODUCT_NOTIFICATION_<n>`, the way unknown Apple types pass through: routes can
@@ -36,5 +36,20 @@ public enum PlayNotificationTypes {
 
     public static func oneTimeProductName(_ type: Int64) -> String {
         oneTimeProduct[type] ?? "ONE_TIME_PRODUCT_NOTIFICATION_\(type)"
+    }
+
+    /// The names of the other kinds, and of a push quarantined because it could not be read.
+    public static let otherNames: Set<String> = ["VOIDED_PURCHASE", "TEST", "UNREADABLE"]
+
+    /// Whether `name` is a type a Google Play event can have: a known name, or a number this
+    /// build does not know passed through (`SUBSCRIPTION_NOTIFICATION_14`). Lets the route
+    /// check tell a Play type from a typo of an Apple one.
+    public static func isPlayType(_ name: String) -> Bool {
+        if otherNames.contains(name) || subscription.values.contains(name) || oneTimeProduct.values.contains(name) { return true }
+        for prefix in ["SUBSCRIPTION_NOTIFICATION_", "ONE_TIME_PRODUCT_NOTIFICATION_"] where name.hasPrefix(prefix) {
+            let number = name.dropFirst(prefix.count)
+            return !number.isEmpty && number.count <= 10 && number.allSatisfy { ("0"..."9").contains($0) }
+        }
+        return false
     }
 }
