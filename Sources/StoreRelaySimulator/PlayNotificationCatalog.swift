@@ -1,4 +1,4 @@
-import StoreRelayGooglePlay
+import StoreRelayCore
 
 /// Every Google Play real-time developer notification `simulate --store play` builds, by the
 /// name the event carries as its `type` (Google's reference names them; the payload carries
