@@ -238,6 +238,7 @@ let package = Package(
             name: "SimulatorTests",
             dependencies: [
                 "StoreRelaySimulator", "StoreRelayVerification", "StoreRelayCrypto", "StoreRelayCore", "StoreRelayTestSupport",
+                "StoreRelayGooglePlay",
             ],
             swiftSettings: swiftSettings
         ),

@@ -25,16 +25,19 @@ public struct NotificationPoster: Sendable {
         }
     }
 
-    /// Posts `body` to `url`; `completion` gets the answer, or why there is none.
-    public func post(_ body: String, to url: HTTPURL, completion: @escaping @Sendable (Result<HTTPAnswer, SimulatorError>) -> Void) {
+    /// Posts `body` to `url`, with `headers` besides the usual ones (a Google Play push's
+    /// `Authorization`); `completion` gets the answer, or why there is none.
+    public func post(
+        _ body: String, to url: HTTPURL, headers extra: [(String, String)] = [],
+        completion: @escaping @Sendable (Result<HTTPAnswer, SimulatorError>) -> Void
+    ) {
         var configuration = HTTPClientConfiguration()
         configuration.connectTimeout = timeout
         configuration.maxResponseBodySize = maxAnswerBytes
         let client = HTTPClient(configuration: configuration)
-        let request = HTTPClientRequest(
-            method: "POST", url: url,
-            headers: ["User-Agent": "StoreRelay-Simulator", "Content-Type": "application/json", "Connection": "close"],
-            body: Array(body.utf8))
+        var headers: HTTPHeaders = ["User-Agent": "StoreRelay-Simulator", "Content-Type": "application/json", "Connection": "close"]
+        for (name, value) in extra { headers.add(name: name, value: value) }
+        let request = HTTPClientRequest(method: "POST", url: url, headers: headers, body: Array(body.utf8))
         client.execute(request, timeout: timeout) { result in
             // One request per client: done with it once answered.
             client.shutdown()

@@ -8,13 +8,14 @@ import StoreRelayCore
 /// it to a gateway, saves it, or prints it.
 enum SimulateCommand: CommandDescribing {
     static let name = "simulate"
-    static let summary = "sign a realistic V2 notification with a local dev CA and POST or save it"
+    static let summary = "sign a realistic V2 notification (or, with --store play, a Google Play push) and POST or save it"
     static let help = """
         Usage: storerelay simulate --type T [--subtype S] [--env sandbox|production]
                                    [--bundle ID] [--apple-id N]
                                    [--product subscription|consumable|commitment]
                                    [--url URL | --out FILE] [--config FILE]
                storerelay simulate --list
+               storerelay simulate --store play ...   (Google Play: see --store play --help)
 
         Builds an App Store Server Notification V2 of the given type and subtype, with nested
         signed transaction and renewal info consistent with it, and signs it with a dev
@@ -45,13 +46,21 @@ enum SimulateCommand: CommandDescribing {
           --list           print every type and its subtypes, then exit
           --config FILE    the configuration (default: $STORERELAY_CONFIG, ./routes.conf, or
                            the embedded default)
-        """
+          --store S        apple (default) or play: Google Play real-time developer
+                           notifications as Pub/Sub pushes them, signed with a dev key
+
+        """ + "\n" + SimulatePlayCommand.help
 
     static func run(_ arguments: [String]) -> Int32 {
+        switch storeOption(arguments) {
+        case nil, "apple": break
+        case "play": return SimulatePlayCommand.run(arguments)
+        case let other?: return usage("--store must be apple or play, not '\(other)'")
+        }
         let parsed: ParsedArguments
         do {
             parsed = try ArgumentSpec(
-                valueOptions: ["type", "subtype", "env", "bundle", "apple-id", "product", "url", "out", "config"],
+                valueOptions: ["store", "type", "subtype", "env", "bundle", "apple-id", "product", "url", "out", "config"],
                 flags: ["list"]
             ).parse(arguments)
         } catch {
@@ -153,7 +162,7 @@ enum SimulateCommand: CommandDescribing {
     /// A regular file (or a new one) is replaced whole, so nobody reads half a body. Anything
     /// else that exists — `/dev/null`, a FIFO, a terminal — is written into: replacing it
     /// would rename a regular file over it (run as root, over `/dev/null` itself).
-    private static func write(_ bytes: Data, to path: String) throws {
+    static func write(_ bytes: Data, to path: String) throws {
         var info = stat()
         // `stat`, not `lstat`: /dev/stdout is a link to whatever standard output is.
         guard stat(path, &info) == 0, (info.st_mode & S_IFMT) != S_IFREG else {
@@ -162,6 +171,17 @@ enum SimulateCommand: CommandDescribing {
         let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
         defer { try? handle.close() }
         try handle.write(contentsOf: bytes)
+    }
+
+    /// The value of `--store` (`--store play` or `--store=play`), before the options of
+    /// either store are parsed.
+    private static func storeOption(_ arguments: [String]) -> String? {
+        for (index, argument) in arguments.enumerated() {
+            if argument == "--" { return nil }
+            if argument.hasPrefix("--store=") { return String(argument.dropFirst("--store=".count)) }
+            if argument == "--store" { return index + 1 < arguments.count ? arguments[index + 1] : "" }
+        }
+        return nil
     }
 
     private static func usage(_ message: String) -> Int32 {

@@ -15,6 +15,7 @@ final class GatewayMetrics: Sendable {
     private let deadLettersCreated: Counter
     private let reconcileRuns: Counter
     private let reconcileRecovered: Counter
+    private let playEnrichments: Counter
     private let clusterClaims: Counter
     private let clusterLost: Counter
     private let clusterTampered: Counter
@@ -54,6 +55,10 @@ final class GatewayMetrics: Sendable {
             "storerelay_reconcile_recovered_total",
             help: "Notifications recovered from Apple's Notification History that the gateway had missed, by app and environment.",
             labels: ["app", "environment"])
+        playEnrichments = registry.counter(
+            "storerelay_play_enrichments_total",
+            help: "Google Play events enriched from the Developer API, by app (package name) and outcome (ok, test_purchase, failed).",
+            labels: ["app", "outcome"])
         clusterClaims = registry.counter(
             "storerelay_cluster_claims_total",
             help: "Cluster mode: deliveries taken over from an instance that left them idle for claim-after, by destination.",
@@ -138,6 +143,11 @@ final class GatewayMetrics: Sendable {
     /// The cluster server was found to have lost its data (`ClusterEpoch`).
     func serverReset() {
         clusterResets.increment([])
+    }
+
+    /// One Google Play enrichment finished (`PlayEnrichmentOutcome.label`).
+    func playEnriched(app: String, outcome: String) {
+        playEnrichments.increment([app, outcome])
     }
 
     /// Shows 0 for each outcome of `app` and `environment`'s passes before the first one.

@@ -20,19 +20,26 @@ final class PlayIntake: Sendable {
     private let logger: Logger
     private let metrics: GatewayMetrics
     private let intakeWatch: IntakeSilenceWatch?
+    /// Developer API enrichment for apps with a `service-account`.
+    private let enrichers: PlayEnrichers
     /// RSA verification is CPU work: it runs here, never on a connection's serial queue.
     private let verificationQueue = DispatchQueue(
         label: "storerelay.play-verification", attributes: .concurrent, target: .nonBlockingWork)
 
     init(configuration: GatewayConfiguration, store: any NotificationStore, clock: any TimeSource, logger: Logger,
          metrics: GatewayMetrics, intakeWatch: IntakeSilenceWatch?) {
-        processor = Locked(PlayProcessor(configuration, dedupeWindow: store.dedupeWindow))
+        let processor = Locked(PlayProcessor(configuration, dedupeWindow: store.dedupeWindow))
+        self.processor = processor
         self.store = store
         self.clock = clock
         self.logger = logger
         self.metrics = metrics
         self.intakeWatch = intakeWatch
+        // An enriched event is routed again by the processor in force when it is stored.
+        enrichers = PlayEnrichers(configuration: configuration, store: store, clock: clock, logger: logger, metrics: metrics,
+                                  reroute: { stored, event in processor.current.rerouted(stored, with: event) })
         replaceKeySource(for: configuration)
+        enrichers.resume()
     }
 
     /// The key source's options for `configuration`; nil when no path takes Play pushes.
@@ -50,6 +57,7 @@ final class PlayIntake: Sendable {
     /// `google-certs-url` (or a first `play` path) starts a new key source.
     func replace(configuration: GatewayConfiguration) {
         processor.withLock { $0 = PlayProcessor(configuration, dedupeWindow: store.dedupeWindow) }
+        enrichers.replace(configuration: configuration)
         replaceKeySource(for: configuration)
     }
 
@@ -68,6 +76,7 @@ final class PlayIntake: Sendable {
     /// Stops refreshing Google's keys (shutdown).
     func stop() {
         keySource.current?.stop()
+        enrichers.stop()
     }
 
     /// Handles one push posted on a `play` path.
@@ -128,6 +137,7 @@ final class PlayIntake: Sendable {
     }
 
     private func keep(_ stored: StoredNotification, client: String, completion: @escaping @Sendable (IntakeOutcome) -> Void) {
+        if enrichers.wantsEnrichment(stored) { return keepForEnrichment(stored, client: client, completion: completion) }
         let id = stored.id
         let event = stored.event
         let reason = store.unavailableReason
@@ -152,6 +162,36 @@ final class PlayIntake: Sendable {
             case .failed(let error):
                 logger.error("notification not stored", common + [("error", error)])
                 completion(.rejected(.unavailable("The push could not be stored; retry later (\(reason)).")))
+            }
+        }
+    }
+
+    /// A push to enrich: a redelivery (already stored, or still in the inbox) is a duplicate;
+    /// anything else is answered once the inbox holds it durably, and stored after the
+    /// Developer API answered (`PlayEnrichers`).
+    private func keepForEnrichment(_ stored: StoredNotification, client: String,
+                                   completion: @escaping @Sendable (IntakeOutcome) -> Void) {
+        let id = stored.id
+        let common: Logger.Metadata = [
+            ("event.id", id), ("event.type", stored.event.type), ("source", PlayEvent.source),
+            ("bundle.id", stored.event.bundleId ?? ""), ("client", client),
+        ]
+        if enrichers.isPending(id) {
+            logger.info("duplicate notification", common)
+            return completion(.duplicate(id: id))
+        }
+        store.contains(id: id) { [self] known in
+            if known == true {
+                logger.info("duplicate notification", common)
+                return completion(.duplicate(id: id))
+            }
+            enrichers.accept(stored) { [self] error in
+                if let error {
+                    logger.error("notification not stored", common + [("error", error)])
+                    return completion(.rejected(.unavailable("The push could not be stored; retry later (\(error)).")))
+                }
+                logger.info("notification accepted; enriching", common)
+                completion(.accepted(id: id))
             }
         }
     }

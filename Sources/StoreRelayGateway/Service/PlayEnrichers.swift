@@ -1,0 +1,183 @@
+import Dispatch
+import StoreRelayGooglePlay
+import StoreRelayConfig
+import StoreRelayDelivery
+import StoreRelayVerification
+import StoreRelayNet
+import StoreRelayCore
+
+/// Enrichment of Google Play events with the Developer API, for apps whose `play` block has a
+/// `service-account` (SPEC "Google Play ... Enrichment").
+///
+/// A push to enrich is written durably to the inbox (`DATA/play-enrichment/`) and answered
+/// 2xx at once; the API is asked in the background (`PlayEnrichment`: retries with backoff,
+/// never holding the answer); then the event — with `subscription` from the answer and
+/// `environment` `sandbox` for a test purchase, routed again for that environment, or as
+/// accepted when the API could not say — goes through the store (journal or cluster server,
+/// deduplicated by id) to fan-out, and leaves the inbox. What the inbox still holds at start
+/// (the gateway stopped or crashed meanwhile) is enriched again, from its original time.
+final class PlayEnrichers: Sendable {
+    private let enrichers: Locked<[String: PlayEnrichment]>
+    /// Enrichments a reload replaced while some of theirs were under way: they finish with
+    /// the one they started with, and `stop()` ends their waits too.
+    private let retired = Locked<[PlayEnrichment]>([])
+    /// The stored notification with its enriched event, routed again (`PlayProcessor.rerouted`).
+    private let reroute: @Sendable (StoredNotification, NormalizedEvent) -> StoredNotification
+    private let inbox: PlayEnrichmentInbox
+    private let store: any NotificationStore
+    private let http = HTTPClient()
+    private let clock: any TimeSource
+    private let logger: Logger
+    private let metrics: GatewayMetrics?
+    private let retries: PlayEnrichment.Retries
+    private let stopped = Locked(false)
+    /// Where a store that failed (the journal could not write) is tried again.
+    private let retryQueue = DispatchQueue(label: "storerelay.play-enrichment.store-retries")
+
+    init(configuration: GatewayConfiguration, store: any NotificationStore, clock: any TimeSource, logger: Logger,
+         metrics: GatewayMetrics? = nil, retries: PlayEnrichment.Retries = PlayEnrichment.Retries(),
+         reroute: @escaping @Sendable (StoredNotification, NormalizedEvent) -> StoredNotification) {
+        inbox = PlayEnrichmentInbox(directory: configuration.dataDirectory + "/play-enrichment", logger: logger)
+        self.store = store
+        self.clock = clock
+        self.logger = logger
+        self.metrics = metrics
+        self.retries = retries
+        self.reroute = reroute
+        enrichers = Locked([:])
+        enrichers.withLock { $0 = Self.enrichers(configuration, previous: [:], http: http, clock: clock, logger: logger, retries: retries) }
+    }
+
+    /// Enriches what the inbox kept from before (call once, after init).
+    func resume() {
+        for pending in inbox.pending() {
+            logger.info("play enrichment resumed", [("event.id", pending.id)])
+            enrichThenStore(pending)
+        }
+    }
+
+    /// Whether `notification` waits for the Developer API before fan-out.
+    func wantsEnrichment(_ notification: StoredNotification) -> Bool {
+        guard case .accept = notification.disposition, let package = notification.event.bundleId,
+              enrichers.current[package] != nil else { return false }
+        return Self.request(for: notification) != nil
+    }
+
+    /// Whether `id` is in the inbox (a Pub/Sub redelivery of a push not yet stored).
+    func isPending(_ id: String) -> Bool { inbox.contains(id) }
+
+    /// Writes `notification` to the inbox; `completion(nil)` once that is durable (answer 2xx
+    /// then), or with why not. The enrichment and the store follow in the background.
+    func accept(_ notification: StoredNotification, completion: @escaping @Sendable (String?) -> Void) {
+        inbox.write(notification) { [self] error in
+            completion(error)
+            if error == nil { enrichThenStore(notification) }
+        }
+    }
+
+    func replace(configuration: GatewayConfiguration) {
+        let previous = enrichers.current
+        let made = Self.enrichers(configuration, previous: previous, http: http, clock: clock, logger: logger, retries: retries)
+        enrichers.withLock { $0 = made }
+        let kept = Set(made.values.map(ObjectIdentifier.init))
+        retired.withLock { retired in
+            retired = (retired + previous.values.filter { !kept.contains(ObjectIdentifier($0)) }).filter { $0.inProgress > 0 }
+        }
+    }
+
+    /// Ends the waits for retries; what is unfinished stays in the inbox for the next start.
+    func stop() {
+        stopped.withLock { $0 = true }
+        for enrichment in Array(enrichers.current.values) + retired.current { enrichment.cancel() }
+        http.shutdown()
+    }
+
+    // MARK: The pipeline
+
+    private func enrichThenStore(_ notification: StoredNotification) {
+        guard let package = notification.event.bundleId, let enrichment = enrichers.current[package],
+              let request = Self.request(for: notification)
+        else { return store(notification) }
+        enrichment.enrich(request, acceptedAt: notification.receivedAt) { [self] outcome in
+            var metadata: Logger.Metadata = [
+                ("event.id", notification.id), ("bundle.id", package), ("outcome", outcome.label), ("attempts", outcome.attempts),
+            ]
+            if !(outcome.reason == "cancelled" || (outcome.purchase == nil && stopped.current)) {
+                metrics?.playEnriched(app: package, outcome: outcome.label)
+            }
+            switch outcome {
+            case .enriched(let purchase, _):
+                guard let answer = purchase.resource.objectValue else { return store(notification) }
+                let event = PlayEvent.enriched(notification.event, with: answer)
+                logger.info("play enrichment", metadata + [("environment", event.environment?.rawValue ?? "")])
+                store(reroute(notification, event))
+            case .failed(let error, _):
+                metadata.append(("reason", error.reason))
+                metadata.append(("error", error.message))
+                // Stopping (the wait or the exchange cut short): the inbox keeps it, and the
+                // next start asks again.
+                if error.kind == .cancelled || stopped.current { return logger.info("play enrichment interrupted", metadata) }
+                logger.warning("play enrichment failed; the event goes out without it", metadata)
+                store(notification)
+            }
+        }
+    }
+
+    /// Stores (journal or cluster server, then fan-out) and takes it out of the inbox; a
+    /// failed store is tried again every few seconds until it succeeds or the gateway stops.
+    private func store(_ notification: StoredNotification) {
+        store.store(notification) { [self] outcome in
+            switch outcome {
+            case .stored, .duplicate:
+                inbox.remove(notification.id)
+            case .failed(let why):
+                guard !stopped.current else { return }
+                logger.error("enriched play event not stored; trying again", [("event.id", notification.id), ("error", why)])
+                retryQueue.asyncAfter(deadline: .now() + .seconds(5)) { [self] in
+                    guard !stopped.current else { return }
+                    store(notification)
+                }
+            }
+        }
+    }
+
+    /// The purchase an event is about: a subscription's (or a voided subscription's) token,
+    /// or a one-time product's sku and token. Nil: nothing to ask (TEST, a voided one-time
+    /// product, which `purchases.products.get` cannot find without its product id).
+    static func request(for notification: StoredNotification) -> PlayEnrichmentRequest? {
+        let event = notification.event.json
+        guard let package = notification.event.bundleId, let transaction = event["transaction"]?.objectValue,
+              let token = transaction["purchaseToken"]?.stringValue, !token.isEmpty
+        else { return nil }
+        if let sku = transaction["sku"]?.stringValue {
+            return PlayEnrichmentRequest(packageName: package, kind: .product, productId: sku, purchaseToken: token)
+        }
+        if transaction["subscriptionId"] != nil || transaction["productType"]?.int64Value == 1 {
+            return PlayEnrichmentRequest(packageName: package, kind: .subscription, purchaseToken: token)
+        }
+        return nil
+    }
+
+    /// One `PlayEnrichment` per app with a readable service account, made again on every
+    /// reload (enrichments under way finish with the one they started with). An app whose
+    /// file cannot be used now keeps the one it had, and says why in the log.
+    private static func enrichers(
+        _ configuration: GatewayConfiguration, previous: [String: PlayEnrichment], http: HTTPClient, clock: any TimeSource,
+        logger: Logger, retries: PlayEnrichment.Retries
+    ) -> [String: PlayEnrichment] {
+        var result: [String: PlayEnrichment] = [:]
+        for app in configuration.playApps {
+            guard let file = app.serviceAccountFile else { continue }
+            do throws(PlayAPIError) {
+                let account = try ServiceAccount.load(file)
+                let api = try PlayDeveloperAPI(account: account, baseURL: configuration.googleAPI?.url,
+                                               caFile: configuration.googleAPI?.caFile, http: http, clock: clock)
+                result[app.packageName] = PlayEnrichment(api: api, retries: retries, clock: clock)
+            } catch {
+                logger.error("play enrichment off for this app", [("bundle.id", app.packageName), ("error", error.message)])
+                if let kept = previous[app.packageName] { result[app.packageName] = kept }
+            }
+        }
+        return result
+    }
+}
