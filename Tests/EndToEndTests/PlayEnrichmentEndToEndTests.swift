@@ -157,6 +157,30 @@ struct PlayEnrichmentEndToEndTests {
         #expect(gateway.fileQueueLines("data/queues/all").count == 1)
     }
 
+    /// A service-account file that cannot be used refuses the start, and a reload keeps the
+    /// configuration in force, as a bad Apple `api-key` does: running on without enrichment
+    /// would route a test purchase's event as production.
+    @Test func anUnusableServiceAccountRefusesTheStartAndTheReload() throws {
+        let setup = try Setup()
+        let broken = setup.directory.appendingPathComponent("broken-sa.json")
+        try "{\"type\": \"service_account\"}".write(to: broken, atomically: true, encoding: .utf8)
+        let refusing = setup.config.replacingOccurrences(of: setup.fake.serviceAccountFile, with: broken.path)
+        let refused = try GatewayProcess(config: refusing, directory: setup.directory)
+        let status = refused.waitForExit(timeout: 20)
+        #expect(status != nil && status != 0)
+        let log = refused.logLines.joined(separator: "\n")
+        #expect(log.contains("play \(PlayPushSigner.package)") && log.contains(broken.path), "\(log)")
+
+        let gateway = try Gateway(config: setup.config(enriching: false), directory: setup.directory, host: .childProcess)
+        try refusing.write(to: gateway.process.configPath, atomically: true, encoding: .utf8)
+        gateway.process.send(SIGHUP)
+        #expect(gateway.process.waitForLog { $0["message"]?.stringValue == "reload rejected; the previous configuration stays" } != nil)
+        #expect(try setup.post(gateway, messageId: "5001", data: PlayPushSigner.subscriptionNotification(type: 2, token: "sub-test")).status == 200)
+        #expect(gateway.waitForFileQueue("data/queues/all") { $0.count >= 1 })
+        #expect(Self.events(gateway)["5001"]?["environment"]?.stringValue == "production")
+        #expect(setup.fake.requests.isEmpty, "the rejected reload gave no app a service account")
+    }
+
     /// A reload that gives the app a service account enriches the events from then on.
     @Test func aReloadTurnsEnrichmentOn() throws {
         let setup = try Setup()

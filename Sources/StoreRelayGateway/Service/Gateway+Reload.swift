@@ -44,6 +44,7 @@ extension Gateway {
                 // The store keeps the window it opened with until a restart; so does the policy.
                 policy: AcceptancePolicy(new, dedupeWindow: store.dedupeWindow), routes: new.routes)
             reconciling = try reconcilers.prepare(new, dedupeWindow: store.dedupeWindow)
+            try PlayEnrichers.checkServiceAccounts(new)
         } catch {
             return completion(error)
         }

@@ -139,6 +139,7 @@ public final class Gateway: Sendable {
         let reconciling: [Reconciler]
         do {
             reconciling = try reconcilers.prepare(configuration, dedupeWindow: backend.store.dedupeWindow)
+            try PlayEnrichers.checkServiceAccounts(configuration)
         } catch {
             backend.close()
             throw error

@@ -158,6 +158,20 @@ final class PlayEnrichers: Sendable {
         return nil
     }
 
+    /// Refuses a start or reload whose service-account files cannot be used, as a bad Apple
+    /// `api-key` is refused: running on without enrichment would send a test purchase's event
+    /// to the production routes, since only the Developer API says it is one.
+    static func checkServiceAccounts(_ configuration: GatewayConfiguration) throws(GatewayError) {
+        for app in configuration.playApps {
+            guard let file = app.serviceAccountFile else { continue }
+            do throws(PlayAPIError) {
+                _ = try ServiceAccount.load(file)
+            } catch {
+                throw GatewayError("play \(app.packageName): \(error.message)")
+            }
+        }
+    }
+
     /// One `PlayEnrichment` per app with a readable service account, made again on every
     /// reload (enrichments under way finish with the one they started with). An app whose
     /// file cannot be used now keeps the one it had, and says why in the log.
