@@ -3,7 +3,8 @@ import StoreRelayCore
 /// What Google Play publishes to the RTDN topic: the decoded `message.data` of a push
 /// (developer.android.com/google/play/billing/rtdn-reference).
 ///
-/// One of four kinds; a notification with none of them, or with several, is refused (the
+/// One of four kinds, or one member named `…Notification` this build does not know yet
+/// (`Kind.other`, passed through); a notification with none, or with several, is refused (the
 /// gateway quarantines it). Unknown members are ignored here and kept in the event's `extra`.
 public struct DeveloperNotification: Sendable, Equatable {
     public enum Kind: Sendable, Equatable {
@@ -11,6 +12,9 @@ public struct DeveloperNotification: Sendable, Equatable {
         case oneTimeProduct(version: String?, notificationType: Int64, purchaseToken: String, sku: String)
         case voidedPurchase(purchaseToken: String, orderId: String?, productType: Int64?, refundType: Int64?)
         case test(version: String?)
+        /// A kind this build does not know (Google adds them: `pendingRefundReviewNotification`),
+        /// passed through as unknown Apple types are: its member name and its object.
+        case other(member: String, object: JSONObject)
     }
 
     /// The kinds' member names, in the order they are looked for.
@@ -32,7 +36,19 @@ public struct DeveloperNotification: Sendable, Equatable {
         case .oneTimeProduct(_, let type, _, _): PlayNotificationTypes.oneTimeProductName(type)
         case .voidedPurchase: "VOIDED_PURCHASE"
         case .test: "TEST"
+        case .other(let member, _): Self.typeName(ofMember: member)
         }
+    }
+
+    /// `pendingRefundReviewNotification` → `PENDING_REFUND_REVIEW`: the shape of Google's own
+    /// names, so a route can name a kind this build does not know.
+    static func typeName(ofMember member: String) -> String {
+        var name = ""
+        for character in member.dropLast("Notification".count) {
+            if character.isUppercase, !name.isEmpty { name.append("_") }
+            name.append(contentsOf: character.uppercased())
+        }
+        return name
     }
 
     /// The purchase token, for every kind but the test.
@@ -40,6 +56,7 @@ public struct DeveloperNotification: Sendable, Equatable {
         switch kind {
         case .subscription(_, _, let token, _), .oneTimeProduct(_, _, let token, _), .voidedPurchase(let token, _, _, _): token
         case .test: nil
+        case .other(_, let object): object["purchaseToken"]?.stringValue
         }
     }
 
@@ -58,7 +75,13 @@ public struct DeveloperNotification: Sendable, Equatable {
         guard let millis = integer(object["eventTimeMillis"]), millis >= 0, millis < 100_000_000_000_000 else {
             throw GooglePlayError("The DeveloperNotification's eventTimeMillis is \(describe(object["eventTimeMillis"])), not a time in milliseconds.")
         }
-        let present = kindKeys.filter { object[$0] != nil && object[$0]?.isNull == false }
+        var present = kindKeys.filter { object[$0] != nil && object[$0]?.isNull == false }
+        if present.isEmpty {
+            present = object.keys.filter { key in
+                key.hasSuffix("Notification") && key.count > "Notification".count && key.first?.isLowercase == true
+                    && key.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber) } && object[key]?.objectValue != nil
+            }
+        }
         guard present.count == 1, let key = present.first, let inner = object[key]?.objectValue else {
             throw GooglePlayError(present.isEmpty
                 ? "The DeveloperNotification has none of \(kindKeys.joined(separator: ", "))."
@@ -76,8 +99,10 @@ public struct DeveloperNotification: Sendable, Equatable {
         case "voidedPurchaseNotification":
             kind = .voidedPurchase(purchaseToken: try string(inner, "purchaseToken", key), orderId: inner["orderId"]?.stringValue,
                                    productType: integer(inner["productType"]), refundType: integer(inner["refundType"]))
-        default:
+        case "testNotification":
             kind = .test(version: inner["version"]?.stringValue)
+        default:
+            kind = .other(member: key, object: inner)
         }
         return DeveloperNotification(version: object["version"]?.stringValue, packageName: packageName,
                                      eventTime: Timestamp(milliseconds: millis), kind: kind, json: object)

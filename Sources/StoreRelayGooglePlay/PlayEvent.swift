@@ -42,6 +42,9 @@ public enum PlayEvent {
                            ("refundType", refundType.map { .integer($0) } ?? .null)]
         case .test:
             break
+        case .other(_, let object):
+            // As Google sent it: a downstream that knows the kind reads it.
+            transaction = object.members
         }
         let token: JSONValue = notification.purchaseToken.map { .string($0) } ?? .null
         let subscription = JSONObject([("originalTransactionId", token), ("productId", productId), ("status", .null)])

@@ -16,7 +16,8 @@ import StoreRelayTestSupport
         11: "SUBSCRIPTION_PAUSE_SCHEDULE_CHANGED", 12: "SUBSCRIPTION_REVOKED", 13: "SUBSCRIPTION_EXPIRED",
         14: "SUBSCRIPTION_NOTIFICATION_14", 15: "SUBSCRIPTION_NOTIFICATION_15", 16: "SUBSCRIPTION_NOTIFICATION_16",
         17: "SUBSCRIPTION_ITEMS_CHANGED", 18: "SUBSCRIPTION_CANCELLATION_SCHEDULED", 19: "SUBSCRIPTION_PRICE_CHANGE_UPDATED",
-        20: "SUBSCRIPTION_PENDING_PURCHASE_CANCELED", 99: "SUBSCRIPTION_NOTIFICATION_99",
+        20: "SUBSCRIPTION_PENDING_PURCHASE_CANCELED", 21: "SUBSCRIPTION_NOTIFICATION_21",
+        22: "SUBSCRIPTION_PRICE_STEP_UP_CONSENT_UPDATED", 99: "SUBSCRIPTION_NOTIFICATION_99",
     ]
 
     func push(_ data: String, id: String = "136969346945") throws -> (PubSubPush, DeveloperNotification) {
@@ -78,6 +79,32 @@ import StoreRelayTestSupport
                      #"{"packageName":"a.b","eventTimeMillis":"1","oneTimeProductNotification":{"notificationType":1,"purchaseToken":"t"}}"#,
                      #"{"packageName":"a.b","eventTimeMillis":"1","voidedPurchaseNotification":{"orderId":"o"}}"#] {
             #expect(throws: GooglePlayError.self, "\(data)") { try DeveloperNotification.parse(Array(data.utf8)) }
+        }
+    }
+
+    /// A kind Google adds after this build (the reference already lists
+    /// `pendingRefundReviewNotification`) passes through under a name of Google's shape, as an
+    /// unknown Apple type does, rather than being quarantined.
+    @Test func aKindThisBuildDoesNotKnowPassesThrough() throws {
+        let data = #"{"version":"1.0","packageName":"a.b","eventTimeMillis":"1","pendingRefundReviewNotification":{"purchaseToken":"t-9","refundReviewState":2}}"#
+        let notification = try DeveloperNotification.parse(Array(data.utf8))
+        #expect(notification.typeName == "PENDING_REFUND_REVIEW")
+        #expect(notification.purchaseToken == "t-9")
+        let push = try PubSubPush.parse(Array(PlayPushSigner.body(messageId: "77", data: data).utf8))
+        let event = PlayEvent.normalize(push: push, notification: notification, receivedAt: received)
+        #expect(event.type == "PENDING_REFUND_REVIEW")
+        #expect(event.json["transaction"]?["refundReviewState"]?.int64Value == 2)
+        #expect(event.json["subscription"]?["originalTransactionId"]?.stringValue == "t-9")
+        // A known kind wins over an unknown one beside it; two unknown ones, or a member that
+        // is not an object or not of that shape, are still no notification.
+        let both = #"{"packageName":"a.b","eventTimeMillis":"1","testNotification":{},"fooNotification":{}}"#
+        #expect(try DeveloperNotification.parse(Array(both.utf8)).typeName == "TEST")
+        for refused in [#"{"packageName":"a.b","eventTimeMillis":"1","fooNotification":{},"barNotification":{}}"#,
+                        #"{"packageName":"a.b","eventTimeMillis":"1","fooNotification":"x"}"#,
+                        #"{"packageName":"a.b","eventTimeMillis":"1","Notification":{}}"#,
+                        #"{"packageName":"a.b","eventTimeMillis":"1","FooNotification":{}}"#,
+                        #"{"packageName":"a.b","eventTimeMillis":"1","foo-barNotification":{}}"#] {
+            #expect(throws: GooglePlayError.self, "\(refused)") { try DeveloperNotification.parse(Array(refused.utf8)) }
         }
     }
 
