@@ -36,16 +36,8 @@ public final class AppStoreServerAPI: Sendable {
     private let clock: any TimeSource
     private let retries: Retries
     private let timeout: Duration
-    /// Set once the gateway stops; with the retries waiting then, each a timer and the call
-    /// to resume (false: cancelled), so `cancel()` can end them all at once.
-    private struct Waits {
-        var cancelled = false
-        var lastID = 0
-        var pending: [Int: (timer: DispatchWorkItem, resume: @Sendable (Bool) -> Void)] = [:]
-    }
-    private let waits = Locked(Waits())
-    /// Where retry timers fire: they only start the next attempt.
-    private let timerQueue = DispatchQueue(label: "storerelay.appstore-api.retries")
+    /// The retries' waits, which `cancel()` ends all at once when the gateway stops.
+    private let waits = RetryWaits(label: "storerelay.appstore-api.retries")
 
     /// `baseURL` overrides Apple's host for `environment` (`apple-api-url`); `caFile` is
     /// trusted besides the system store for it.
@@ -73,17 +65,7 @@ public final class AppStoreServerAPI: Sendable {
 
     /// Ends every wait for a retry at once: a call in progress returns `.cancelled` instead of
     /// asking Apple again (an exchange already under way still completes).
-    public func cancel() {
-        let waiting = waits.withLock { waits in
-            waits.cancelled = true
-            defer { waits.pending = [:] }
-            return Array(waits.pending.values)
-        }
-        for wait in waiting {
-            wait.timer.cancel()
-            wait.resume(false)
-        }
-    }
+    public func cancel() { waits.cancel() }
 
     // MARK: The calls
 
@@ -151,7 +133,7 @@ public final class AppStoreServerAPI: Sendable {
     /// Sends `call`, and again after each retryable failure's wait, until an answer, an
     /// error not worth retrying, the attempts or the deadline run out, or `cancel()`.
     private func perform(_ call: Call, completion: @escaping @Sendable (Result<JSONValue, AppStoreAPIError>) -> Void) {
-        if waits.withLock({ $0.cancelled }) { return completion(.failure(AppStoreAPIError(.cancelled, "stopped before asking Apple"))) }
+        if waits.isCancelled { return completion(.failure(AppStoreAPIError(.cancelled, "stopped before asking Apple"))) }
         var timeout = timeout
         if let deadline = call.deadline { timeout = min(timeout, .milliseconds(max(1_000, deadline - clock.now().milliseconds))) }
         send(call.method, call.path, body: call.body, timeout: timeout) { [self] result in
@@ -166,10 +148,11 @@ public final class AppStoreServerAPI: Sendable {
                 again.failures += 1
                 guard error.isRetryable, again.failures < retries.attempts else { return completion(result) }
                 var generator = SystemRandomNumberGenerator()
-                wait = backoff(afterFailures: again.failures, random: &generator)
+                wait = RetryWaits.backoff(afterFailures: again.failures, first: retries.firstBackoff,
+                                          maximum: retries.maximumBackoff, random: &generator)
             }
             if let deadline = again.deadline, clock.now().milliseconds + wait.wholeMilliseconds > deadline { return completion(result) }
-            pause(wait) { [self, again] resumed in
+            waits.pause(wait) { [self, again] resumed in
                 guard resumed else { return completion(.failure(AppStoreAPIError(.cancelled, "stopped while waiting to retry"))) }
                 perform(again, completion: completion)
             }
@@ -184,35 +167,6 @@ public final class AppStoreServerAPI: Sendable {
         // Anything below 10^11 cannot be a UNIX time in milliseconds of this century.
         let milliseconds = retryAt < 100_000_000_000 ? retryAt * 1000 : retryAt - now
         return .milliseconds(max(1000, milliseconds))
-    }
-
-    /// Exponential from `firstBackoff` (1 s), doubling up to `maximumBackoff` (30 s), plus up
-    /// to half again at random (still capped), so retries of many calls spread out.
-    private func backoff(afterFailures failures: Int, random: inout some RandomNumberGenerator) -> Duration {
-        let first = retries.firstBackoff.wholeMilliseconds
-        let maximum = retries.maximumBackoff.wholeMilliseconds
-        let ceiling = min(maximum, first << min(failures - 1, 20))
-        return .milliseconds(min(maximum, ceiling + Int64.random(in: 0...max(0, ceiling / 2), using: &random)))
-    }
-
-    /// Calls `resume(true)` after `duration`, or `resume(false)` at once if `cancel()` comes
-    /// first (or came already).
-    private func pause(_ duration: Duration, then resume: @escaping @Sendable (Bool) -> Void) {
-        let waits = waits
-        let timer = waits.withLock { state -> DispatchWorkItem? in
-            guard !state.cancelled else { return nil }
-            state.lastID += 1
-            let id = state.lastID
-            let timer = DispatchWorkItem {
-                // Whoever removes the wait resumes it: this timer, or `cancel()`.
-                guard waits.withLock({ $0.pending.removeValue(forKey: id) }) != nil else { return }
-                resume(true)
-            }
-            state.pending[id] = (timer, resume)
-            return timer
-        }
-        guard let timer else { return resume(false) }
-        timerQueue.asyncAfter(deadline: .now() + .milliseconds(Int(clamping: duration.wholeMilliseconds)), execute: timer)
     }
 
     /// One HTTP exchange, its answer classified.

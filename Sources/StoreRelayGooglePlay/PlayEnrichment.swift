@@ -27,14 +27,8 @@ public final class PlayEnrichment: Sendable {
     private let api: PlayDeveloperAPI
     private let retries: Retries
     private let clock: any TimeSource
-    private struct Waits {
-        var cancelled = false
-        var lastID = 0
-        var pending: [Int: (timer: DispatchWorkItem, resume: @Sendable (Bool) -> Void)] = [:]
-        var inProgress = 0
-    }
-    private let waits = Locked(Waits())
-    private let timerQueue = DispatchQueue(label: "storerelay.googleplay.enrichment-retries")
+    private let waits = RetryWaits(label: "storerelay.googleplay.enrichment-retries")
+    private let started = Locked(0)
 
     public init(api: PlayDeveloperAPI, retries: Retries = Retries(), clock: any TimeSource = WallClock()) {
         self.api = api
@@ -43,7 +37,7 @@ public final class PlayEnrichment: Sendable {
     }
 
     /// Enrichments started and not yet called back (for the gauge and for shutdown).
-    public var inProgress: Int { waits.current.inProgress }
+    public var inProgress: Int { started.current }
 
     /// Asks the API about `request`'s purchase, retrying as above; `completion` is called
     /// exactly once, on the HTTP client's or the timer's queue (at once, on the caller's
@@ -55,9 +49,9 @@ public final class PlayEnrichment: Sendable {
         completion: @escaping @Sendable (PlayEnrichmentOutcome) -> Void
     ) {
         let started = acceptedAt ?? clock.now()
-        waits.withLock { $0.inProgress += 1 }
-        let finish: @Sendable (PlayEnrichmentOutcome) -> Void = { [waits] outcome in
-            waits.withLock { $0.inProgress -= 1 }
+        self.started.withLock { $0 += 1 }
+        let finish: @Sendable (PlayEnrichmentOutcome) -> Void = { [counter = self.started] outcome in
+            counter.withLock { $0 -= 1 }
             completion(outcome)
         }
         attempt(request, number: 1, started: started, completion: finish)
@@ -65,22 +59,12 @@ public final class PlayEnrichment: Sendable {
 
     /// Ends every wait for a retry at once (the gateway stops): each of those enrichments is
     /// called back `.failed` with `.cancelled`, and later ones fail the same way at once.
-    public func cancel() {
-        let waiting = waits.withLock { waits in
-            waits.cancelled = true
-            defer { waits.pending = [:] }
-            return Array(waits.pending.values)
-        }
-        for wait in waiting {
-            wait.timer.cancel()
-            wait.resume(false)
-        }
-    }
+    public func cancel() { waits.cancel() }
 
     private func attempt(
         _ request: PlayEnrichmentRequest, number: Int, started: Timestamp, completion: @escaping @Sendable (PlayEnrichmentOutcome) -> Void
     ) {
-        if waits.withLock({ $0.cancelled }) {
+        if waits.isCancelled {
             return completion(.failed(PlayAPIError(.cancelled, "stopped before asking Google"), attempts: number - 1))
         }
         call(request) { [self] result in
@@ -96,7 +80,7 @@ public final class PlayEnrichment: Sendable {
                 guard clock.now().milliseconds + wait.wholeMilliseconds <= deadline else {
                     return completion(.failed(error, attempts: number))
                 }
-                pause(wait) { [self] resumed in
+                waits.pause(wait) { [self] resumed in
                     guard resumed else {
                         return completion(.failed(PlayAPIError(.cancelled, "stopped while waiting to ask Google again"), attempts: number))
                     }
@@ -118,33 +102,9 @@ public final class PlayEnrichment: Sendable {
         }
     }
 
-    /// Exponential from `firstBackoff`, doubling up to `maximumBackoff`, plus up to half
-    /// again at random (still capped), so the retries of many events spread out.
+    /// The wait before attempt `failures + 1` (`RetryWaits.backoff` between the `retries` bounds).
     func backoff(afterFailures failures: Int, random: inout some RandomNumberGenerator) -> Duration {
-        let first = retries.firstBackoff.wholeMilliseconds
-        let maximum = retries.maximumBackoff.wholeMilliseconds
-        let ceiling = min(maximum, first << min(failures - 1, 20))
-        return .milliseconds(min(maximum, ceiling + Int64.random(in: 0...max(0, ceiling / 2), using: &random)))
-    }
-
-    /// Calls `resume(true)` after `duration`, or `resume(false)` at once if `cancel()` comes
-    /// first (or came already).
-    private func pause(_ duration: Duration, then resume: @escaping @Sendable (Bool) -> Void) {
-        let waits = waits
-        let timer = waits.withLock { state -> DispatchWorkItem? in
-            guard !state.cancelled else { return nil }
-            state.lastID += 1
-            let id = state.lastID
-            let timer = DispatchWorkItem {
-                // Whoever removes the wait resumes it: this timer, or `cancel()`.
-                guard waits.withLock({ $0.pending.removeValue(forKey: id) }) != nil else { return }
-                resume(true)
-            }
-            state.pending[id] = (timer, resume)
-            return timer
-        }
-        guard let timer else { return resume(false) }
-        timerQueue.asyncAfter(deadline: .now() + .milliseconds(Int(clamping: duration.wholeMilliseconds)), execute: timer)
+        RetryWaits.backoff(afterFailures: failures, first: retries.firstBackoff, maximum: retries.maximumBackoff, random: &random)
     }
 }
 
