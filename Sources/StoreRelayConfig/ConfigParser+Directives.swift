@@ -175,18 +175,7 @@ extension ConfigParser {
             guard once(head) else { return }
             operationalDirective(head, arguments)
         case "apple-api-url":
-            let syntax = "apple-api-url URL [ca-file PEM-FILE]"
-            guard once(head), arity(head, arguments, 1...3, syntax) else { return }
-            guard let url = value(arguments[0], "apple-api-url", WebhookURL.parseWebhook) else { return }
-            var caFile: String?
-            if arguments.count > 1 {
-                guard arguments[1].text == "ca-file", arguments.count == 3 else {
-                    report(.invalidValue, at: arguments[1], "expected 'ca-file PEM-FILE' after the URL (\(syntax))")
-                    return
-                }
-                guard let file = pathValue(arguments[2], "ca-file") else { return }
-                caFile = file
-            }
+            guard let (url, caFile) = endpointOverride(head, arguments, WebhookURL.parseWebhook) else { return }
             appleAPI = AppleAPIOverride(url: url, caFile: caFile)
         case "google-certs-url", "google-api-url":
             googleEndpointDirective(head, arguments)

@@ -63,23 +63,30 @@ extension ConfigParser {
 
     /// `google-certs-url URL [ca-file FILE]` and `google-api-url URL [ca-file FILE]`.
     mutating func googleEndpointDirective(_ head: ConfigToken, _ arguments: [ConfigToken]) {
-        let syntax = "\(head.text) URL [ca-file PEM-FILE]"
-        guard once(head), arity(head, arguments, 1...3, syntax) else { return }
-        guard let url = value(arguments[0], head.text, Self.googleURL) else { return }
-        var caFile: String?
-        if arguments.count > 1 {
-            guard arguments[1].text == "ca-file", arguments.count == 3 else {
-                report(.invalidValue, at: arguments[1], "expected 'ca-file PEM-FILE' after the URL (\(syntax))")
-                return
-            }
-            guard let file = pathValue(arguments[2], "ca-file") else { return }
-            caFile = file
-        }
+        guard let (url, caFile) = endpointOverride(head, arguments, Self.googleURL) else { return }
         if head.text == "google-certs-url" {
             googleCerts = GoogleEndpointOverride(url: url, caFile: caFile)
         } else {
             googleAPI = GoogleEndpointOverride(url: url, caFile: caFile)
         }
+    }
+
+    /// `NAME URL [ca-file PEM-FILE]`, the shape of every directive that moves an API's host
+    /// (`apple-api-url`, `google-certs-url`, `google-api-url`): the URL as `parse` reads it and
+    /// the extra CA file; nil once an error is reported.
+    mutating func endpointOverride(
+        _ head: ConfigToken, _ arguments: [ConfigToken], _ parse: (String) throws(ConfigValueError) -> HTTPURL
+    ) -> (HTTPURL, String?)? {
+        let syntax = "\(head.text) URL [ca-file PEM-FILE]"
+        guard once(head), arity(head, arguments, 1...3, syntax) else { return nil }
+        guard let url = value(arguments[0], head.text, parse) else { return nil }
+        guard arguments.count > 1 else { return (url, nil) }
+        guard arguments[1].text == "ca-file", arguments.count == 3 else {
+            report(.invalidValue, at: arguments[1], "expected 'ca-file PEM-FILE' after the URL (\(syntax))")
+            return nil
+        }
+        guard let file = pathValue(arguments[2], "ca-file") else { return nil }
+        return (url, file)
     }
 
     /// An http(s) URL; plain `http://` only to this machine: push-token keys and purchase
