@@ -28,12 +28,7 @@ public final class P256PrivateKey: @unchecked Sendable {
 
     /// Loads an unencrypted PEM private key (PKCS#8 `PRIVATE KEY` or SEC1 `EC PRIVATE KEY`).
     public convenience init(pemString: String) throws(CryptoError) {
-        let key: OpaquePointer? = Array(pemString.utf8).withUnsafeBytes { raw in
-            guard let bio = BIO_new_mem_buf(raw.baseAddress, Int32(raw.count)) else { return nil }
-            defer { BIO_free(bio) }
-            return PEM_read_bio_PrivateKey(bio, nil, nil, nil)
-        }
-        guard let key else { throw CryptoError.fromQueue(.invalidKey, "not an unencrypted PEM private key") }
+        let key = try EVPPrivateKey.read(pem: pemString)
         guard PublicKey.isP256(key) else {
             EVP_PKEY_free(key)
             throw CryptoError(.unsupportedKey, "the private key is not an EC P-256 key")
@@ -42,14 +37,7 @@ public final class P256PrivateKey: @unchecked Sendable {
     }
 
     /// The key as unencrypted PKCS#8 PEM. Write it to disk with mode 0600.
-    public func pemString() throws(CryptoError) -> String {
-        guard let bio = BIO_new(BIO_s_mem()) else { throw CryptoError.fromQueue(.internalFailure, "BIO_new failed") }
-        defer { BIO_free(bio) }
-        guard PEM_write_bio_PrivateKey(bio, pointer, nil, nil, 0, nil, nil) == 1 else {
-            throw CryptoError.fromQueue(.internalFailure, "cannot write the private key as PEM")
-        }
-        return MemoryBIO.readAll(bio)
-    }
+    public func pemString() throws(CryptoError) -> String { try EVPPrivateKey.pem(pointer) }
 
     /// The matching public key (a separate, public-only `EVP_PKEY`).
     public func publicKey() throws(CryptoError) -> PublicKey {
@@ -70,25 +58,8 @@ public final class P256PrivateKey: @unchecked Sendable {
 
     /// Signs `message` with ES256 and returns the JWS form: raw `R‖S`, 64 bytes.
     public func signES256(_ message: [UInt8]) throws(CryptoError) -> [UInt8] {
-        guard let context = EVP_MD_CTX_new() else { throw CryptoError.fromQueue(.internalFailure, "EVP_MD_CTX_new failed") }
-        defer { EVP_MD_CTX_free(context) }
-        guard EVP_DigestSignInit(context, nil, EVP_sha256(), nil, pointer) == 1 else {
-            throw CryptoError.fromQueue(.internalFailure, "EVP_DigestSignInit failed")
-        }
-        var length = 0
-        let sized = message.withUnsafeBufferPointer { data in
-            EVP_DigestSign(context, nil, &length, data.baseAddress, data.count)
-        }
-        guard sized == 1 else { throw CryptoError.fromQueue(.internalFailure, "EVP_DigestSign failed") }
-        var der = [UInt8](repeating: 0, count: length)
-        let signed = der.withUnsafeMutableBufferPointer { out in
-            message.withUnsafeBufferPointer { data in
-                EVP_DigestSign(context, out.baseAddress, &length, data.baseAddress, data.count)
-            }
-        }
-        guard signed == 1 else { throw CryptoError.fromQueue(.internalFailure, "EVP_DigestSign failed") }
-        // The first call gives the maximum size; DER signatures are usually a little shorter.
-        guard let raw = ECDSASignature.raw(fromDER: Array(der[0..<length])) else {
+        let der = try EVPPrivateKey.signSHA256(pointer, message)
+        guard let raw = ECDSASignature.raw(fromDER: der) else {
             throw CryptoError(.internalFailure, "OpenSSL produced a signature that is not ECDSA P-256")
         }
         return raw

@@ -29,12 +29,7 @@ public final class RSAPrivateKey: @unchecked Sendable {
     /// Loads an unencrypted PEM private key (PKCS#8 `PRIVATE KEY`, as in a service account's
     /// JSON, or PKCS#1 `RSA PRIVATE KEY`). A key that is not RSA, or under 2048 bits, is refused.
     public convenience init(pemString: String) throws(CryptoError) {
-        let key: OpaquePointer? = Array(pemString.utf8).withUnsafeBytes { raw in
-            guard let bio = BIO_new_mem_buf(raw.baseAddress, Int32(raw.count)) else { return nil }
-            defer { BIO_free(bio) }
-            return PEM_read_bio_PrivateKey(bio, nil, nil, nil)
-        }
-        guard let key else { throw CryptoError.fromQueue(.invalidKey, "not an unencrypted PEM private key") }
+        let key = try EVPPrivateKey.read(pem: pemString)
         guard EVP_PKEY_get_base_id(key) == EVP_PKEY_RSA else {
             EVP_PKEY_free(key)
             throw CryptoError(.unsupportedKey, "the private key is not an RSA key")
@@ -47,14 +42,7 @@ public final class RSAPrivateKey: @unchecked Sendable {
     }
 
     /// The key as unencrypted PKCS#8 PEM. Write it to disk with mode 0600.
-    public func pemString() throws(CryptoError) -> String {
-        guard let bio = BIO_new(BIO_s_mem()) else { throw CryptoError.fromQueue(.internalFailure, "BIO_new failed") }
-        defer { BIO_free(bio) }
-        guard PEM_write_bio_PrivateKey(bio, pointer, nil, nil, 0, nil, nil) == 1 else {
-            throw CryptoError.fromQueue(.internalFailure, "cannot write the private key as PEM")
-        }
-        return MemoryBIO.readAll(bio)
-    }
+    public func pemString() throws(CryptoError) -> String { try EVPPrivateKey.pem(pointer) }
 
     /// The matching public key, built from the modulus and exponent as a verifier would.
     public func publicKey() throws(CryptoError) -> RSAPublicKey {
@@ -64,23 +52,6 @@ public final class RSAPrivateKey: @unchecked Sendable {
 
     /// Signs `message` with RS256 (RSASSA-PKCS1-v1_5, SHA-256); the signature is the modulus's length.
     public func signRS256(_ message: [UInt8]) throws(CryptoError) -> [UInt8] {
-        guard let context = EVP_MD_CTX_new() else { throw CryptoError.fromQueue(.internalFailure, "EVP_MD_CTX_new failed") }
-        defer { EVP_MD_CTX_free(context) }
-        guard EVP_DigestSignInit_ex(context, nil, "SHA256", nil, nil, pointer, nil) == 1 else {
-            throw CryptoError.fromQueue(.internalFailure, "EVP_DigestSignInit_ex failed")
-        }
-        var length = 0
-        let sized = message.withUnsafeBufferPointer { data in
-            EVP_DigestSign(context, nil, &length, data.baseAddress, data.count)
-        }
-        guard sized == 1 else { throw CryptoError.fromQueue(.internalFailure, "EVP_DigestSign failed") }
-        var signature = [UInt8](repeating: 0, count: length)
-        let signed = signature.withUnsafeMutableBufferPointer { out in
-            message.withUnsafeBufferPointer { data in
-                EVP_DigestSign(context, out.baseAddress, &length, data.baseAddress, data.count)
-            }
-        }
-        guard signed == 1 else { throw CryptoError.fromQueue(.internalFailure, "EVP_DigestSign failed") }
-        return Array(signature[0..<length])
+        try EVPPrivateKey.signSHA256(pointer, message)
     }
 }
