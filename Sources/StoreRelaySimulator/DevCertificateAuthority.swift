@@ -62,29 +62,16 @@ public final class DevCertificateAuthority: Sendable {
         if PrivateFiles.exists(directory) {
             return try load(directory: directory, at: clock.now())
         }
-        let parent = PrivateFiles.parentDirectory(of: directory)
-        try PrivateFiles.makeDirectories(parent, mode: 0o755)
-        let staging = directory + ".partial-" + SecureRandom.hexToken(6)
-        guard mkdir(staging, 0o700) == 0 else { throw PrivateFiles.failure("cannot create \(staging)") }
-        let issued: IssuedChain
-        do {
-            issued = try IssuedChain.issue(now: clock.now())
+        var made: IssuedChain?
+        let created = try PrivateFiles.createWhole(directory, files: fileNames, what: "the new dev CA") { staging throws(SimulatorError) in
+            let issued = try IssuedChain.issue(now: clock.now())
             try PrivateFiles.create(staging + "/root.pem", issued.pem(issued.root), mode: 0o644)
             try PrivateFiles.create(staging + "/intermediate.pem", issued.pem(issued.intermediate), mode: 0o644)
             try PrivateFiles.create(staging + "/leaf.pem", issued.pem(issued.leaf), mode: 0o644)
             try PrivateFiles.create(staging + "/leaf-key.pem", issued.leafKeyPEM, mode: 0o600)
-            PrivateFiles.syncDirectory(staging)
-        } catch {
-            PrivateFiles.removeFlatDirectory(staging, files: fileNames)
-            throw error
+            made = issued
         }
-        if rename(staging, directory) != 0 {
-            let lostRace = errno == EEXIST || errno == ENOTEMPTY
-            PrivateFiles.removeFlatDirectory(staging, files: fileNames)
-            if lostRace { return try load(directory: directory, at: clock.now()) }
-            throw PrivateFiles.failure("cannot move the new dev CA into \(directory)")
-        }
-        PrivateFiles.syncDirectory(parent)
+        guard created, let issued = made else { return try load(directory: directory, at: clock.now()) }
         return DevCertificateAuthority(
             directory: directory, root: issued.root, intermediate: issued.intermediate,
             leaf: issued.leaf, leafKey: issued.leafKey, wasCreated: true)

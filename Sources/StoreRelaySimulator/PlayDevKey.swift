@@ -51,35 +51,22 @@ public final class PlayDevKey: Sendable {
     /// place, so a crash never leaves half of it) when the directory does not exist.
     public static func loadOrCreate(directory: String) throws(SimulatorError) -> PlayDevKey {
         if PrivateFiles.exists(directory) { return try load(directory: directory) }
-        let parent = PrivateFiles.parentDirectory(of: directory)
-        try PrivateFiles.makeDirectories(parent, mode: 0o755)
-        let staging = directory + ".partial-" + SecureRandom.hexToken(6)
-        guard mkdir(staging, 0o700) == 0 else { throw PrivateFiles.failure("cannot create \(staging)") }
-        let made: PlayDevKey
-        do throws(SimulatorError) {
+        var made: PlayDevKey?
+        let created = try PrivateFiles.createWhole(directory, files: fileNames, what: "the new dev Play key") { staging throws(SimulatorError) in
             let key: RSAPrivateKey
             let pem: String
-            do {
+            do throws(CryptoError) {
                 key = try RSAPrivateKey.generate()
                 pem = try key.pemString()
             } catch {
                 throw SimulatorError(.signing, "cannot make the dev Play key: \(error.reason)")
             }
-            made = try PlayDevKey(directory: directory, key: key, wasCreated: true)
+            let new = try PlayDevKey(directory: directory, key: key, wasCreated: true)
             try PrivateFiles.create(staging + "/key.pem", pem, mode: 0o600)
-            try PrivateFiles.create(staging + "/certs.json", made.keySet + "\n", mode: 0o644)
-            PrivateFiles.syncDirectory(staging)
-        } catch {
-            PrivateFiles.removeFlatDirectory(staging, files: fileNames)
-            throw error
+            try PrivateFiles.create(staging + "/certs.json", new.keySet + "\n", mode: 0o644)
+            made = new
         }
-        if rename(staging, directory) != 0 {
-            let lostRace = errno == EEXIST || errno == ENOTEMPTY
-            PrivateFiles.removeFlatDirectory(staging, files: fileNames)
-            if lostRace { return try load(directory: directory) }
-            throw PrivateFiles.failure("cannot move the new dev Play key into \(directory)")
-        }
-        PrivateFiles.syncDirectory(parent)
+        guard created, let made else { return try load(directory: directory) }
         return made
     }
 

@@ -1,4 +1,5 @@
 import StoreRelayCore
+import StoreRelayCrypto
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -65,6 +66,34 @@ enum PrivateFiles {
     static func removeFlatDirectory(_ path: String, files: [String]) {
         for name in files { unlink(path + "/" + name) }
         rmdir(path)
+    }
+
+    /// Creates `directory` whole or not at all: `fill` writes `files` into a private sibling
+    /// (mode 0700), which is synced and renamed into place, so a crash never leaves half of it.
+    /// False when another process created `directory` first: the caller loads theirs. `what`
+    /// names the contents in an error ("the new dev CA").
+    static func createWhole(
+        _ directory: String, files: [String], what: String, fill: (String) throws(SimulatorError) -> Void
+    ) throws(SimulatorError) -> Bool {
+        let parent = parentDirectory(of: directory)
+        try makeDirectories(parent, mode: 0o755)
+        let staging = directory + ".partial-" + SecureRandom.hexToken(6)
+        guard mkdir(staging, 0o700) == 0 else { throw failure("cannot create \(staging)") }
+        do throws(SimulatorError) {
+            try fill(staging)
+            syncDirectory(staging)
+        } catch {
+            removeFlatDirectory(staging, files: files)
+            throw error
+        }
+        if rename(staging, directory) != 0 {
+            let lostRace = errno == EEXIST || errno == ENOTEMPTY
+            removeFlatDirectory(staging, files: files)
+            if lostRace { return false }
+            throw failure("cannot move \(what) into \(directory)")
+        }
+        syncDirectory(parent)
+        return true
     }
 
     /// fsyncs a directory so a rename or file creation in it survives a crash.
