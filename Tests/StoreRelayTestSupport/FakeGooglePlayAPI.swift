@@ -8,9 +8,6 @@ import StoreRelayCore
 /// `control` rewrites it, and every request it answered is in `requests`.
 public final class FakeGooglePlayAPI: @unchecked Sendable {
     // Invariant: every stored property is set once in init.
-    public let port: Int
-    /// The test CA that vouches for the fake's certificate (`google-api-url ... ca-file`).
-    public let caFile: String
     /// The service account's JSON key file, its `token_uri` this fake's `/token`.
     public let serviceAccountFile: String
     /// The service account's private key, PKCS#8 PEM as Google writes it into the JSON.
@@ -18,71 +15,40 @@ public final class FakeGooglePlayAPI: @unchecked Sendable {
     public let clientEmail = "storerelay-enrichment@acme-prod.iam.gserviceaccount.com"
     public let privateKeyId = "4f1c2b0d9e8a7c6b5a493827161504f3e2d1c0b9"
     public let directory: URL
-    private let logFile: URL
-    private let controlFile: URL
-    private let process: ChildProcess
+    private let server: PythonFakeServer
 
     public init() throws {
         directory = try TestPaths.makeTemporaryDirectory("storerelay-fake-google")
-        logFile = directory.appendingPathComponent("requests.jsonl")
-        controlFile = directory.appendingPathComponent("control.json")
         let keyFile = directory.appendingPathComponent("service-account.key").path
         let publicKey = directory.appendingPathComponent("public.pem").path
         try CommandRunner.run("openssl", ["genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-out", keyFile], check: true)
         try CommandRunner.run("openssl", ["pkey", "-in", keyFile, "-pubout", "-out", publicKey], check: true)
         privateKeyPEM = try String(contentsOfFile: keyFile, encoding: .utf8)
-        _ = FileManager.default.createFile(atPath: logFile.path, contents: nil)
-        try Data("{}".utf8).write(to: controlFile)
-        let tls = try TLSTestCertificates.shared()
-        caFile = tls.caFile
-        process = ChildProcess()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [
-            "python3", TestPaths.packageRoot.appendingPathComponent("Tests/Fixtures/fake_google_play_api.py").path,
-            "--log", logFile.path, "--control", controlFile.path, "--cert", tls.localhost.certificateFile,
-            "--key", tls.localhost.privateKeyFile, "--public-key", publicKey, "--email", clientEmail, "--key-id", privateKeyId,
-        ]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        guard let port = output.fileHandleForReading.readLine().flatMap({ Int($0) }) else {
-            process.killAndWait()
-            throw GatewayProcessError(message: "the fake Google Play API did not start")
-        }
-        self.port = port
+        server = try PythonFakeServer(
+            script: "fake_google_play_api.py", name: "fake Google Play API", directory: directory,
+            arguments: ["--public-key", publicKey, "--email", clientEmail, "--key-id", privateKeyId])
         serviceAccountFile = directory.appendingPathComponent("play-sa.json").path
         try ServiceAccountFile.write(
             to: serviceAccountFile, clientEmail: clientEmail, privateKeyId: privateKeyId, privateKeyPEM: privateKeyPEM,
             tokenURI: tokenURI)
     }
 
-    deinit {
-        process.killAndWait()
-    }
-
+    public var port: Int { server.port }
+    /// The test CA that vouches for the fake's certificate (`google-api-url ... ca-file`).
+    public var caFile: String { server.caFile }
     /// `https://127.0.0.1:PORT`, for `google-api-url`.
-    public var url: String { "https://127.0.0.1:\(port)" }
+    public var url: String { server.url }
     /// The token endpoint: the service account's `token_uri`, and its assertions' `aud`.
     public var tokenURI: String { "\(url)/token" }
 
     /// The routes.conf line that points the gateway's Developer API calls at this fake.
     public var apiURLLine: String { "google-api-url \(url) ca-file \(caFile)" }
 
-    /// Replaces the control file (atomically: the fake reads it on every request).
-    public func control(_ json: JSONValue) throws {
-        let temporary = controlFile.appendingPathExtension("tmp")
-        try Data(json.serializedBytes()).write(to: temporary)
-        guard rename(temporary.path, controlFile.path) == 0 else {
-            throw GatewayProcessError(message: "cannot replace \(controlFile.path): errno \(errno)")
-        }
-    }
+    /// Replaces the control file (the fake reads it on every request).
+    public func control(_ json: JSONValue) throws { try server.control(json) }
 
     /// Every request answered so far, oldest first.
-    public var requests: [JSONValue] {
-        guard let data = try? Data(contentsOf: logFile) else { return [] }
-        return String(decoding: data, as: UTF8.self).split(separator: "\n").compactMap { try? JSONValue.parse(String($0)) }
-    }
+    public var requests: [JSONValue] { server.requests }
 
     /// The token requests answered so far.
     public var tokenRequests: [JSONValue] { requests.filter { $0["endpoint"]?.stringValue == "token" } }
@@ -92,7 +58,7 @@ public final class FakeGooglePlayAPI: @unchecked Sendable {
     /// Waits until `predicate` holds for the requests answered, or the deadline passes.
     @discardableResult
     public func waitFor(timeout: Double = 20, _ predicate: ([JSONValue]) -> Bool) -> Bool {
-        pollUntil(timeout: timeout, interval: 0.05) { predicate(requests) }
+        server.waitFor(timeout: timeout, predicate)
     }
 }
 
