@@ -24,8 +24,9 @@ Every request is appended as one JSON line to --log. The port is printed on stdo
 Usage: fake_appstore_api.py --log F --control F --cert PEM --key PEM --public-key PEM
                             --key-id K --issuer I --bundle B
 """
-import argparse, base64, json, os, ssl, subprocess, tempfile, threading, time, urllib.request, uuid
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+import argparse, base64, json, threading, time, urllib.request, uuid
+from http.server import BaseHTTPRequestHandler
+from fake_api_common import b64url_decode, decode_compact_jws, https_server, openssl_verifies, read_control, serve
 from urllib.parse import parse_qs, urlsplit
 
 args = None
@@ -36,10 +37,6 @@ tests = {}            # testNotificationToken -> {"attempts": [...], "signedPayl
 
 def now_ms():
     return int(time.time() * 1000)
-
-
-def b64url_decode(text):
-    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
 
 
 def der_integer(value):
@@ -53,15 +50,10 @@ def verify_jwt(authorization):
     """None when the bearer token is Apple-valid for this key, else why not."""
     if not authorization.startswith("Bearer "):
         return "no bearer token"
-    parts = authorization[len("Bearer "):].split(".")
-    if len(parts) != 3:
-        return "not a compact JWS"
-    try:
-        header = json.loads(b64url_decode(parts[0]))
-        claims = json.loads(b64url_decode(parts[1]))
-        signature = b64url_decode(parts[2])
-    except Exception as error:
-        return f"undecodable: {error}"
+    decoded = decode_compact_jws(authorization[len("Bearer "):])
+    if isinstance(decoded, str):
+        return decoded
+    header, claims, signature, signing_input = decoded
     if header != {"alg": "ES256", "kid": args.key_id, "typ": "JWT"}:
         return f"bad header {header}"
     now = time.time()
@@ -78,20 +70,11 @@ def verify_jwt(authorization):
         return "the signature is not raw R||S"
     der = der_integer(signature[:32]) + der_integer(signature[32:])
     der = b"\x30" + bytes([len(der)]) + der
-    with tempfile.TemporaryDirectory() as directory:
-        data, sig = os.path.join(directory, "data"), os.path.join(directory, "sig")
-        with open(data, "wb") as f:
-            f.write((parts[0] + "." + parts[1]).encode())
-        with open(sig, "wb") as f:
-            f.write(der)
-        result = subprocess.run(["openssl", "dgst", "-sha256", "-verify", args.public_key, "-signature", sig, data],
-                                capture_output=True)
-    return None if result.returncode == 0 else "signature does not verify"
+    return None if openssl_verifies(args.public_key, signing_input, der) else "signature does not verify"
 
 
 def control():
-    with open(args.control) as f:
-        return json.load(f)
+    return read_control(args.control)
 
 
 def signed_date(item):
@@ -233,13 +216,7 @@ def main():
     for name in ["--log", "--control", "--cert", "--key", "--public-key", "--key-id", "--issuer", "--bundle"]:
         parser.add_argument(name, required=True)
     args = parser.parse_args()
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.load_cert_chain(args.cert, args.key)
-    server.socket = context.wrap_socket(server.socket, server_side=True)
-    print(server.server_address[1], flush=True)
-    server.serve_forever()
+    serve(https_server(Handler, args.cert, args.key))
 
 
 if __name__ == "__main__":

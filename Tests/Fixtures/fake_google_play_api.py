@@ -38,8 +38,9 @@ Usage: fake_google_play_api.py --log F --control F --cert PEM --key PEM --public
                                --email E --key-id K
 The token endpoint's URL, the assertions' `aud`, is https://127.0.0.1:PORT/token.
 """
-import argparse, base64, json, os, subprocess, ssl, tempfile, threading, time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+import argparse, json, threading, time
+from http.server import BaseHTTPRequestHandler
+from fake_api_common import b64url_decode, decode_compact_jws, https_server, openssl_verifies, read_control, serve
 from urllib.parse import parse_qs, unquote, urlsplit
 
 args = None
@@ -54,26 +55,16 @@ GRANT = "urn:ietf:params:oauth:grant-type:jwt-bearer"
 PREFIX = "/androidpublisher/v3/applications/"
 
 
-def b64url_decode(text):
-    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
-
-
 def control():
-    with open(args.control) as f:
-        return json.load(f)
+    return read_control(args.control)
 
 
 def verify_assertion(assertion, state):
     """None when the assertion is one Google would take from this service account, else why not."""
-    parts = assertion.split(".")
-    if len(parts) != 3:
-        return "not a compact JWS"
-    try:
-        header = json.loads(b64url_decode(parts[0]))
-        claims = json.loads(b64url_decode(parts[1]))
-        signature = b64url_decode(parts[2])
-    except Exception as error:
-        return f"undecodable: {error}"
+    decoded = decode_compact_jws(assertion)
+    if isinstance(decoded, str):
+        return decoded
+    header, claims, signature, signing_input = decoded
     if header != {"alg": "RS256", "kid": args.key_id, "typ": "JWT"}:
         return f"bad header {header}"
     expected = {"iss": args.email, "scope": SCOPE, "aud": args.token_uri}
@@ -86,15 +77,7 @@ def verify_assertion(assertion, state):
     now = time.time()
     if iat > now + state.get("allowFutureSeconds", 60) or exp <= iat or exp - iat > 3600 or exp < now - 60:
         return f"bad lifetime iat={iat} exp={exp} now={int(now)}"
-    with tempfile.TemporaryDirectory() as directory:
-        data, sig = os.path.join(directory, "data"), os.path.join(directory, "sig")
-        with open(data, "wb") as f:
-            f.write((parts[0] + "." + parts[1]).encode())
-        with open(sig, "wb") as f:
-            f.write(signature)
-        result = subprocess.run(["openssl", "dgst", "-sha256", "-verify", args.public_key, "-signature", sig, data],
-                                capture_output=True)
-    return None if result.returncode == 0 else "signature does not verify"
+    return None if openssl_verifies(args.public_key, signing_input, signature) else "signature does not verify"
 
 
 def next_step(state, endpoint):
@@ -231,14 +214,9 @@ def main():
     for name in ["--log", "--control", "--cert", "--key", "--public-key", "--email", "--key-id"]:
         parser.add_argument(name, required=True)
     args = parser.parse_args()
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.load_cert_chain(args.cert, args.key)
-    server.socket = context.wrap_socket(server.socket, server_side=True)
+    server = https_server(Handler, args.cert, args.key)
     args.token_uri = f"https://127.0.0.1:{server.server_address[1]}/token"
-    print(server.server_address[1], flush=True)
-    server.serve_forever()
+    serve(server)
 
 
 if __name__ == "__main__":
