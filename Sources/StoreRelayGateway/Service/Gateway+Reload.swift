@@ -1,4 +1,5 @@
 import StoreRelayConfig
+import StoreRelayGooglePlay
 import StoreRelayStorage
 import StoreRelayCore
 
@@ -29,6 +30,7 @@ extension Gateway {
         }
         let processor: NotificationProcessor
         let reconciling: [Reconciler]
+        let enrichments: [String: PlayEnrichment]
         do throws(GatewayError) {
             for destination in new.destinations {
                 if case .file(let options) = destination.kind {
@@ -44,14 +46,14 @@ extension Gateway {
                 // The store keeps the window it opened with until a restart; so does the policy.
                 policy: AcceptancePolicy(new, dedupeWindow: store.dedupeWindow), routes: new.routes)
             reconciling = try reconcilers.prepare(new, dedupeWindow: store.dedupeWindow)
-            try PlayEnrichers.checkServiceAccounts(new)
+            enrichments = try play.prepareEnrichments(new)
         } catch {
             return completion(error)
         }
         delivery.reconfigure(new) { [self] error in
             if let error { return completion(GatewayError("cannot open the destinations: \(error)")) }
             intake.replace(processor: processor)
-            play.replace(configuration: new)
+            play.replace(configuration: new, enrichments: enrichments)
             publicRoutes.withLock { $0 = Self.publicRoutes(configuration: new, intake: intake, play: play, store: store, stopping: stopping) }
             current.withLock { $0 = new }
             applyOperationalEvents(new, previous: old)

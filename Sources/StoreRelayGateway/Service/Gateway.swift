@@ -124,8 +124,13 @@ public final class Gateway: Sendable {
         }
         intake = NotificationIntake(processor: processor, store: backend.store, clock: clock, logger: logger, metrics: metrics,
                                     intakeWatch: intakeWatch)
-        play = PlayIntake(configuration: configuration, store: backend.store, clock: clock, logger: logger, metrics: metrics,
-                          intakeWatch: intakeWatch)
+        do {
+            play = try PlayIntake(configuration: configuration, store: backend.store, clock: clock, logger: logger, metrics: metrics,
+                                  intakeWatch: intakeWatch)
+        } catch {
+            backend.close()
+            throw error
+        }
         // The engine outlives no gateway, and the intake holds the engine: the intake's
         // processor is what the closure needs, so it reaches it without holding the intake.
         delivery.reprocess.withLock { [processor = intake.processorCell] in
@@ -139,8 +144,8 @@ public final class Gateway: Sendable {
         let reconciling: [Reconciler]
         do {
             reconciling = try reconcilers.prepare(configuration, dedupeWindow: backend.store.dedupeWindow)
-            try PlayEnrichers.checkServiceAccounts(configuration)
         } catch {
+            play.stop()
             backend.close()
             throw error
         }

@@ -25,7 +25,7 @@ final class PlayEnrichers: Sendable {
     private let reroute: @Sendable (StoredNotification, NormalizedEvent) -> StoredNotification
     private let inbox: PlayEnrichmentInbox
     private let store: any NotificationStore
-    private let http = HTTPClient()
+    private let http: HTTPClient
     private let clock: any TimeSource
     private let logger: Logger
     private let metrics: GatewayMetrics?
@@ -34,9 +34,19 @@ final class PlayEnrichers: Sendable {
     /// Where a store that failed (the journal could not write) is tried again.
     private let retryQueue = DispatchQueue(label: "storerelay.play-enrichment.store-retries")
 
+    /// Throws when a `service-account` file cannot be used: the start is refused.
     init(configuration: GatewayConfiguration, store: any NotificationStore, clock: any TimeSource, logger: Logger,
          metrics: GatewayMetrics? = nil, retries: PlayEnrichment.Retries = PlayEnrichment.Retries(),
-         reroute: @escaping @Sendable (StoredNotification, NormalizedEvent) -> StoredNotification) {
+         reroute: @escaping @Sendable (StoredNotification, NormalizedEvent) -> StoredNotification) throws(GatewayError) {
+        let http = HTTPClient()
+        let made: [String: PlayEnrichment]
+        do throws(GatewayError) {
+            made = try Self.enrichments(configuration, http: http, clock: clock, retries: retries)
+        } catch {
+            http.shutdown()
+            throw error
+        }
+        self.http = http
         inbox = PlayEnrichmentInbox(directory: configuration.dataDirectory + "/play-enrichment", logger: logger)
         self.store = store
         self.clock = clock
@@ -44,8 +54,7 @@ final class PlayEnrichers: Sendable {
         self.metrics = metrics
         self.retries = retries
         self.reroute = reroute
-        enrichers = Locked([:])
-        enrichers.withLock { $0 = Self.enrichers(configuration, previous: [:], http: http, clock: clock, logger: logger, retries: retries) }
+        enrichers = Locked(made)
     }
 
     /// Enriches what the inbox kept from before (call once, after init).
@@ -75,9 +84,15 @@ final class PlayEnrichers: Sendable {
         }
     }
 
-    func replace(configuration: GatewayConfiguration) {
+    /// The enrichments `configuration` asks for, one per app with a `service-account`;
+    /// throws, and changes nothing, when a file cannot be used, so a reload naming one is
+    /// rejected. `replace(with:)` applies them once the rest of the reload has succeeded.
+    func prepare(_ configuration: GatewayConfiguration) throws(GatewayError) -> [String: PlayEnrichment] {
+        try Self.enrichments(configuration, http: http, clock: clock, retries: retries)
+    }
+
+    func replace(with made: [String: PlayEnrichment]) {
         let previous = enrichers.current
-        let made = Self.enrichers(configuration, previous: previous, http: http, clock: clock, logger: logger, retries: retries)
         enrichers.withLock { $0 = made }
         let kept = Set(made.values.map(ObjectIdentifier.init))
         retired.withLock { retired in
@@ -158,27 +173,14 @@ final class PlayEnrichers: Sendable {
         return nil
     }
 
-    /// Refuses a start or reload whose service-account files cannot be used, as a bad Apple
-    /// `api-key` is refused: running on without enrichment would send a test purchase's event
-    /// to the production routes, since only the Developer API says it is one.
-    static func checkServiceAccounts(_ configuration: GatewayConfiguration) throws(GatewayError) {
-        for app in configuration.playApps {
-            guard let file = app.serviceAccountFile else { continue }
-            do throws(PlayAPIError) {
-                _ = try ServiceAccount.load(file)
-            } catch {
-                throw GatewayError("play \(app.packageName): \(error.message)")
-            }
-        }
-    }
-
-    /// One `PlayEnrichment` per app with a readable service account, made again on every
-    /// reload (enrichments under way finish with the one they started with). An app whose
-    /// file cannot be used now keeps the one it had, and says why in the log.
-    private static func enrichers(
-        _ configuration: GatewayConfiguration, previous: [String: PlayEnrichment], http: HTTPClient, clock: any TimeSource,
-        logger: Logger, retries: PlayEnrichment.Retries
-    ) -> [String: PlayEnrichment] {
+    /// One `PlayEnrichment` per app with a `service-account`, made again on every reload
+    /// (enrichments under way finish with the one they started with). A file that cannot be
+    /// used is an error, as a bad Apple `api-key` is: running on without enrichment would send
+    /// a test purchase's event to the production routes, since only the Developer API says it
+    /// is one.
+    private static func enrichments(
+        _ configuration: GatewayConfiguration, http: HTTPClient, clock: any TimeSource, retries: PlayEnrichment.Retries
+    ) throws(GatewayError) -> [String: PlayEnrichment] {
         var result: [String: PlayEnrichment] = [:]
         for app in configuration.playApps {
             guard let file = app.serviceAccountFile else { continue }
@@ -188,8 +190,7 @@ final class PlayEnrichers: Sendable {
                                                caFile: configuration.googleAPI?.caFile, http: http, clock: clock)
                 result[app.packageName] = PlayEnrichment(api: api, retries: retries, clock: clock)
             } catch {
-                logger.error("play enrichment off for this app", [("bundle.id", app.packageName), ("error", error.message)])
-                if let kept = previous[app.packageName] { result[app.packageName] = kept }
+                throw GatewayError("play \(app.packageName): \(error.message)")
             }
         }
         return result

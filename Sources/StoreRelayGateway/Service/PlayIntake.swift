@@ -26,8 +26,9 @@ final class PlayIntake: Sendable {
     private let verificationQueue = DispatchQueue(
         label: "storerelay.play-verification", attributes: .concurrent, target: .nonBlockingWork)
 
+    /// Throws when a `service-account` file cannot be used (`PlayEnrichers`).
     init(configuration: GatewayConfiguration, store: any NotificationStore, clock: any TimeSource, logger: Logger,
-         metrics: GatewayMetrics, intakeWatch: IntakeSilenceWatch?) {
+         metrics: GatewayMetrics, intakeWatch: IntakeSilenceWatch?) throws(GatewayError) {
         let processor = Locked(PlayProcessor(configuration, dedupeWindow: store.dedupeWindow))
         self.processor = processor
         self.store = store
@@ -36,7 +37,7 @@ final class PlayIntake: Sendable {
         self.metrics = metrics
         self.intakeWatch = intakeWatch
         // An enriched event is routed again by the processor in force when it is stored.
-        enrichers = PlayEnrichers(configuration: configuration, store: store, clock: clock, logger: logger, metrics: metrics,
+        enrichers = try PlayEnrichers(configuration: configuration, store: store, clock: clock, logger: logger, metrics: metrics,
                                   reroute: { stored, event in processor.current.rerouted(stored, with: event) })
         replaceKeySource(for: configuration)
         enrichers.resume()
@@ -53,11 +54,17 @@ final class PlayIntake: Sendable {
         return GoogleKeySetSource.Options(url: url)
     }
 
-    /// Applies a reloaded configuration to pushes that arrive from now on; a changed
-    /// `google-certs-url` (or a first `play` path) starts a new key source.
-    func replace(configuration: GatewayConfiguration) {
+    /// A reload's enrichments, made before anything is applied: throws when a
+    /// `service-account` file cannot be used, and the reload is rejected.
+    func prepareEnrichments(_ configuration: GatewayConfiguration) throws(GatewayError) -> [String: PlayEnrichment] {
+        try enrichers.prepare(configuration)
+    }
+
+    /// Applies a reloaded configuration (with its `prepareEnrichments`) to pushes that arrive
+    /// from now on; a changed `google-certs-url` (or a first `play` path) starts a new key source.
+    func replace(configuration: GatewayConfiguration, enrichments: [String: PlayEnrichment]) {
         processor.withLock { $0 = PlayProcessor(configuration, dedupeWindow: store.dedupeWindow) }
-        enrichers.replace(configuration: configuration)
+        enrichers.replace(with: enrichments)
         replaceKeySource(for: configuration)
     }
 
