@@ -19,7 +19,7 @@ struct PlayIntakeEndToEndTests {
         keys = try PlayKeySetServer(document: try signer.keySetDocument(["key-1"]))
     }
 
-    func config(hook: String, raw: String? = nil) -> String {
+    func config(hook: String, raw: String? = nil, hookOptions: String = "") -> String {
         Gateway.bareConfig("""
             path \(Self.path) play
             play com.acme.journal {
@@ -27,7 +27,7 @@ struct PlayIntakeEndToEndTests {
                 push-account \(PlayPushSigner.account)
             }
             \(keys.configLine)
-            \(webhookDestination("hook", hook))
+            \(webhookDestination("hook", hook, options: hookOptions))
             \(raw.map { webhookDestination("raw", $0, options: "format apple") } ?? "")
             route * com.acme.journal * -> hook\(raw == nil ? "" : ", raw")
             """)
@@ -327,9 +327,13 @@ struct PlayIntakeEndToEndTests {
 
     @Test func aJournaledPushIsDeliveredAfterKillNine() throws {
         let sink = try WebhookSink(secret: testSigningSecret)
+        // Attempts and their due times survive the restart: a slow retry with room for many
+        // attempts keeps the event from ending as a dead letter however late the kill comes,
+        // and the second life's attempt is due within a second.
+        let patient = "backoff 1s 1s\nmax-attempts 60"
         // First life: the webhook is down, so the event waits in the journal.
         let down = "http://127.0.0.1:\(freeLoopbackPort())/play"
-        let first = try start(config(hook: down), host: .childProcess)
+        let first = try start(config(hook: down, hookOptions: patient), host: .childProcess)
         let accepted = try post(first, renewal("5001"), token: try signer.validToken())
         #expect(accepted.json?["status"] == "accepted", "\(accepted.body)")
         first.process.send(SIGKILL)
@@ -337,7 +341,7 @@ struct PlayIntakeEndToEndTests {
 
         // Second life: the same journal, the webhook up; the event goes out, rebuilt from
         // the journal record, and the push is still a duplicate.
-        let second = try start(config(hook: sink.url("/play")), directory: first.directory)
+        let second = try start(config(hook: sink.url("/play"), hookOptions: patient), directory: first.directory)
         #expect(sink.waitFor { !$0.isEmpty }, "the journaled push was never delivered")
         let event = try #require(try sink.requests.first?["body"]?.stringValue.map { try JSONValue.parse($0) })
         #expect(event["id"] == "5001")

@@ -58,6 +58,36 @@ public final class ChildProcess: @unchecked Sendable {
         kill(pid, signal)
     }
 
+    /// Stops the child (SIGSTOP) and returns once every one of its threads has stopped.
+    /// `kill` returns as soon as the signal is queued, and the stop reaches the other threads
+    /// only when the one that takes it is scheduled: on a busy machine a server could still
+    /// answer for milliseconds after `send(SIGSTOP)`. Gives up after `timeout` seconds.
+    @discardableResult
+    public func freeze(timeout: Double = 5) -> Bool {
+        let pid = processIdentifier
+        guard pid != 0 else { return false }
+        send(SIGSTOP)
+        let deadline = Date().addingTimeInterval(timeout)
+        repeat {
+            if Self.everyThreadIsStopped(pid) { return true }
+            Thread.sleep(forTimeInterval: 0.002)
+        } while Date() < deadline && isRunning
+        return false
+    }
+
+    /// Reads each thread's state from `/proc/PID/task/TID/stat` (the letter after the name
+    /// in parentheses): `T` is stopped by a signal, `t` by a tracer.
+    private static func everyThreadIsStopped(_ pid: pid_t) -> Bool {
+        let tasks = "/proc/\(pid)/task"
+        guard let threads = try? FileManager.default.contentsOfDirectory(atPath: tasks), !threads.isEmpty else { return false }
+        return threads.allSatisfy { thread in
+            guard let stat = try? String(contentsOfFile: "\(tasks)/\(thread)/stat", encoding: .utf8),
+                  let close = stat.lastIndex(of: ")") else { return false }
+            let state = stat[stat.index(after: close)...].drop { $0 == " " }.first
+            return state == "T" || state == "t"
+        }
+    }
+
     /// Kills the child (SIGKILL) and waits for it: what a crash looks like to its clients,
     /// and how the tests tear a child down. Nothing when it has exited already.
     public func killAndWait() {

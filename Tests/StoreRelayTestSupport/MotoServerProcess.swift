@@ -33,7 +33,7 @@ public final class MotoServerProcess: @unchecked Sendable {
     /// Freezes the server (SIGSTOP): connections are still accepted and nothing answers, so
     /// every request times out, as with an unreachable endpoint. moto keeps its queues in
     /// memory, so a frozen server (unlike a killed one) comes back with them.
-    public func pause() { process.send(SIGSTOP) }
+    public func pause() { process.freeze() }
 
     /// Lets a paused server run again (SIGCONT).
     public func resume() { process.send(SIGCONT) }

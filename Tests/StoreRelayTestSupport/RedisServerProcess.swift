@@ -104,7 +104,7 @@ public final class RedisServerProcess: @unchecked Sendable {
 
     /// Freezes the server (SIGSTOP): its sockets stay open and nothing answers, which is what
     /// a hung host or a partition looks like to clients.
-    public func pause() { process.send(SIGSTOP) }
+    public func pause() { process.freeze() }
 
     /// Lets a paused server run again (SIGCONT).
     public func resume() { process.send(SIGCONT) }

@@ -44,6 +44,33 @@ import StoreRelayTestSupport
         #expect(stopped.terminationStatus == 4, "SIGCONT reached the stopped child")
     }
 
+    /// `freeze` returns only once every thread has stopped: two threads that keep appending
+    /// to a file append nothing more until SIGCONT.
+    @Test func freezeReturnsOnceEveryThreadHasStopped() throws {
+        let file = try TestPaths.makeTemporaryDirectory("freeze").appendingPathComponent("ticks").path
+        let script = """
+            import threading
+            def tick(name):
+                while True:
+                    with open(\(String(reflecting: file)), "a") as f: f.write(name)
+            for name in "ab": threading.Thread(target=tick, args=(name,), daemon=True).start()
+            threading.Event().wait()
+            """
+        let child = ChildProcess()
+        child.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        child.arguments = ["python3", "-c", script]
+        try child.run()
+        defer { child.killAndWait() }
+        func size() -> Int { ((try? FileManager.default.attributesOfItem(atPath: file))?[.size] as? Int) ?? 0 }
+        #expect(pollUntil(timeout: 10) { size() > 0 })
+        #expect(child.freeze())
+        let frozen = size()
+        Thread.sleep(forTimeInterval: 0.1)
+        #expect(size() == frozen, "a thread ran after freeze() returned")
+        child.send(SIGCONT)
+        #expect(pollUntil(timeout: 10) { size() > frozen })
+    }
+
     @Test func pipesCarryStandardStreamsAndEndAtExit() throws {
         let input = Pipe(), output = Pipe(), errors = Pipe()
         let child = try shell("read line; echo \"out:$line\"; echo err >&2") {
