@@ -276,7 +276,7 @@ let package = Package(
             name: "EndToEndTests",
             dependencies: [
                 "StoreRelayTestSupport", "StoreRelayCore", "StoreRelayNet", "StoreRelayCrypto", "StoreRelayVerification",
-                "StoreRelayGateway", "StoreRelayConfig",
+                "StoreRelayGateway", "StoreRelayConfig", "StoreRelayStorage",
             ],
             swiftSettings: swiftSettings
         ),

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import StoreRelayCore
+import StoreRelayStorage
 import StoreRelayTestSupport
 
 /// Enrichment in the gateway (SPEC "Google Play ... Enrichment"), against the fake Google
@@ -107,11 +108,9 @@ struct PlayEnrichmentEndToEndTests {
         #expect(plain["type"]?.stringValue == "TEST" && plain["environment"]?.stringValue == "production")
         #expect(setup.fake.apiRequests.count == 3, "TEST has no purchase to ask about")
         #expect(setup.fake.tokenRequests.count == 1, "one access token for all of them")
-        let inbox = setup.directory.appendingPathComponent("data/play-enrichment").path
-        let held = (try? FileManager.default.contentsOfDirectory(atPath: inbox)) ?? []
-        #expect(gateway.process.waitForLog { _ in
-            ((try? FileManager.default.contentsOfDirectory(atPath: inbox)) ?? []).allSatisfy { !$0.hasSuffix(".rec") }
-        } != nil, "the inbox is empty once stored: \(held)")
+        let inbox = setup.directory.appendingPathComponent("data/play-enrichment/inbox.log").path
+        #expect(pollUntil(timeout: 10) { PendingRecordLog.read(inbox)?.isEmpty == true },
+                "the inbox is empty once stored: \(PendingRecordLog.read(inbox)?.map(\.id) ?? [])")
     }
 
     @Test func failuresAreRetriedAndAPermanentOneDeliversTheEventAsItWas() throws {
@@ -155,6 +154,22 @@ struct PlayEnrichmentEndToEndTests {
             $0["message"]?.stringValue == "duplicate notification" && $0["event.id"]?.stringValue == "3001"
         } != nil)
         #expect(gateway.fileQueueLines("data/queues/all").count == 1)
+    }
+
+    /// An inbox file that is not one refuses the start and is left as it was: starting without
+    /// it would forget pushes Google was told were stored.
+    @Test func anInboxItCannotReadRefusesTheStart() throws {
+        let setup = try Setup()
+        let inbox = setup.directory.appendingPathComponent("data/play-enrichment")
+        try FileManager.default.createDirectory(at: inbox, withIntermediateDirectories: true)
+        let garbage = Data("certainly not an inbox".utf8)
+        try garbage.write(to: inbox.appendingPathComponent("inbox.log"))
+        let refused = try GatewayProcess(config: setup.config, directory: setup.directory)
+        let status = refused.waitForExit(timeout: 20)
+        #expect(status != nil && status != 0)
+        let log = refused.logLines.joined(separator: "\n")
+        #expect(log.contains("play enrichment inbox") && log.contains("inbox.log"), "\(log)")
+        #expect(try Data(contentsOf: inbox.appendingPathComponent("inbox.log")) == garbage)
     }
 
     /// A service-account file that cannot be used refuses the start, and a reload keeps the

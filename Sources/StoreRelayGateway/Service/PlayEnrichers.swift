@@ -57,9 +57,10 @@ final class PlayEnrichers: Sendable {
         enrichers = Locked(made)
     }
 
-    /// Enriches what the inbox kept from before (call once, after init).
-    func resume() {
-        for pending in inbox.pending() {
+    /// Enriches what the inbox kept from before (call once, after init). Throws when the
+    /// inbox cannot be read: the start is refused.
+    func resume() throws(GatewayError) {
+        for pending in try inbox.pending() {
             logger.info("play enrichment resumed", [("event.id", pending.id)])
             enrichThenStore(pending)
         }

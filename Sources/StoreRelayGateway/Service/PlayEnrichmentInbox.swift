@@ -1,87 +1,57 @@
-import Dispatch
-import StoreRelayCrypto
 import StoreRelayDelivery
+import StoreRelayStorage
 import StoreRelayCore
 
 /// The Google Play pushes acknowledged but not yet stored because their enrichment is under
-/// way: one file each in `DATA/play-enrichment/` (`<sha256 of the id>.rec`, the stored
-/// notification's own encoding), written durably (temporary file, fsync, rename, directory
-/// fsync) before the push is answered, removed once the event is stored.
+/// way: a `PendingRecordLog` at `DATA/play-enrichment/inbox.log` holding each push's stored
+/// notification (its own encoding), written durably and group-committed before the push is
+/// answered, removed once the event is stored.
 ///
-/// All file I/O runs on the inbox's own serial queue, never on a connection's; the ids held
-/// are kept in memory too, so a redelivery is told apart without touching the disk.
+/// The log's writer has its own serial queue, never a connection's; the ids held are in memory
+/// too, so a redelivery is told apart without touching the disk.
 final class PlayEnrichmentInbox: Sendable {
-    private let directory: String
+    static let fileName = "inbox.log"
+
+    private let log: PendingRecordLog
     private let logger: Logger
-    private let queue = DispatchQueue(label: "storerelay.play-enrichment.inbox")
-    private let ids = Locked<Set<String>>([])
 
     init(directory: String, logger: Logger) {
-        self.directory = directory
+        log = PendingRecordLog(directory: directory, name: Self.fileName, logger: logger)
         self.logger = logger
     }
 
-    func contains(_ id: String) -> Bool { ids.current.contains(id) }
+    func contains(_ id: String) -> Bool { log.contains(id) }
 
     /// Writes `notification` durably; `completion(nil)` then, or the reason it could not be.
     func write(_ notification: StoredNotification, completion: @escaping @Sendable (String?) -> Void) {
-        ids.withLock { _ = $0.insert(notification.id) }
-        queue.async { [self] in
-            do {
-                if !PrivateFiles.exists(directory) {
-                    try PrivateFiles.createDirectory(directory)
-                    try PrivateFiles.syncDirectory(PrivateFiles.parent(of: directory))
-                }
-                try PrivateFiles.replaceFileDurably(path(notification.id), notification.encoded())
-                completion(nil)
-            } catch {
-                ids.withLock { _ = $0.remove(notification.id) }
-                completion("the enrichment inbox cannot write (\(error))")
-            }
+        log.put(PendingRecord(id: notification.id, bytes: notification.encoded())) { error in
+            completion(error.map { "the enrichment inbox cannot write (\($0.message))" })
         }
     }
 
     /// Forgets `id`: its event is stored.
-    func remove(_ id: String) {
-        queue.async { [self] in
-            do {
-                try PrivateFiles.removeFile(path(id))
-                try PrivateFiles.syncDirectory(directory)
-            } catch {
-                logger.warning("play enrichment inbox entry not removed; a restart enriches it again (a duplicate then)",
-                               [("event.id", id), ("error", "\(error)")])
-            }
-            ids.withLock { _ = $0.remove(id) }
+    func remove(_ id: String) { log.remove(id) }
+
+    /// What the inbox holds (at start, before any push is taken), oldest first. An entry that
+    /// does not decode is logged and kept in the log for an operator.
+    ///
+    /// - Throws: when the log cannot be read at all; the start is refused rather than losing
+    ///   acknowledged pushes.
+    func pending() throws(GatewayError) -> [StoredNotification] {
+        let records: [PendingRecord]
+        do throws(StorageError) {
+            records = try log.recover()
+        } catch {
+            throw GatewayError("play enrichment inbox: \(error.message)")
         }
-    }
-
-    /// What the inbox holds (at start, before any push is taken), oldest first. Unreadable
-    /// entries are logged and left for an operator.
-    func pending() -> [StoredNotification] {
-        queue.sync {
-            guard PrivateFiles.exists(directory), let names = try? PrivateFiles.listDirectory(directory) else { return [] }
-            var found: [StoredNotification] = []
-            for name in names where name.hasSuffix(".rec") {
-                let file = directory + "/" + name
-                guard let bytes = try? PrivateFiles.readAll(file), let notification = StoredNotification(decoding: bytes) else {
-                    logger.error("play enrichment inbox entry unreadable; left in place", [("file", file)])
-                    continue
-                }
-                found.append(notification)
+        var found: [StoredNotification] = []
+        for record in records {
+            guard let notification = StoredNotification(decoding: record.bytes) else {
+                logger.error("play enrichment inbox entry unreadable; kept in the inbox", [("file", log.path), ("event.id", record.id)])
+                continue
             }
-            ids.withLock { $0.formUnion(found.map(\.id)) }
-            return found.sorted { $0.receivedAt < $1.receivedAt }
+            found.append(notification)
         }
-    }
-
-    private func path(_ id: String) -> String {
-        directory + "/" + SHA256.hexHash(Array(id.utf8)) + ".rec"
-    }
-}
-
-private extension PrivateFiles {
-    static func parent(of path: String) -> String {
-        guard let slash = path.lastIndex(of: "/") else { return "." }
-        return slash == path.startIndex ? "/" : String(path[..<slash])
+        return found.sorted { $0.receivedAt < $1.receivedAt }
     }
 }

@@ -26,7 +26,7 @@ final class PlayIntake: Sendable {
     private let verificationQueue = DispatchQueue(
         label: "storerelay.play-verification", attributes: .concurrent, target: .nonBlockingWork)
 
-    /// Throws when a `service-account` file cannot be used (`PlayEnrichers`).
+    /// Throws when a `service-account` file or the enrichment inbox cannot be used (`PlayEnrichers`).
     init(configuration: GatewayConfiguration, store: any NotificationStore, clock: any TimeSource, logger: Logger,
          metrics: GatewayMetrics, intakeWatch: IntakeSilenceWatch?) throws(GatewayError) {
         let processor = Locked(PlayProcessor(configuration, dedupeWindow: store.dedupeWindow))
@@ -40,7 +40,7 @@ final class PlayIntake: Sendable {
         enrichers = try PlayEnrichers(configuration: configuration, store: store, clock: clock, logger: logger, metrics: metrics,
                                   reroute: { stored, event in processor.current.rerouted(stored, with: event) })
         replaceKeySource(for: configuration)
-        enrichers.resume()
+        try enrichers.resume()
     }
 
     /// The key source's options for `configuration`; nil when no path takes Play pushes.
