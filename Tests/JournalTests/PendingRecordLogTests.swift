@@ -161,12 +161,22 @@ import Testing
     @Test func aFailedWriteIsRefusedAndTheLogRepairsItself() throws {
         let (log, _) = try open()
         #expect(put(log, record("a")) == nil)
+        #expect(put(log, record("gone")) == nil)
         try log.redirectNextWriteForTesting(to: "/dev/full")
-        let failed = put(log, record("b"))
-        #expect(failed?.code == .io, "\(String(describing: failed))")
+        log.suspendWriterForTesting()
+        log.remove("gone")
+        let failed = Locked<StorageError?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        log.put(record("b")) { error in
+            failed.withLock { $0 = error }
+            done.signal()
+        }
+        log.resumeWriterForTesting()
+        #expect(done.wait(timeout: .now() + 10) == .success)
+        #expect(failed.current?.code == .io, "\(String(describing: failed.current))")
         #expect(!log.contains("b"), "a put that failed is not held")
         #expect(put(log, record("c")) == nil)
-        #expect(try open().1.map(\.id) == ["a", "c"])
+        #expect(try open().1.map(\.id) == ["a", "c"], "the removal in the failed batch holds")
     }
 
     @Test func aDirectoryThatCannotBeMadeFailsThePut() throws {

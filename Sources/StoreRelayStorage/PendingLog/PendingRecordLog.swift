@@ -212,7 +212,13 @@ public final class PendingRecordLog: Sendable {
     private func repair(after batch: [PendingOperation]) {
         let recovered = state.withLock { state in
             for operation in batch {
-                if case .put(let record, _) = operation, state.live.records[record.id] == nil { state.ids.remove(record.id) }
+                switch operation {
+                case .put(let record, _):
+                    if state.live.records[record.id] == nil { state.ids.remove(record.id) }
+                case .remove:
+                    // Its owner is done with it: the rebuilt file leaves it out.
+                    state.live.apply(operation.record)
+                }
             }
             state.closeFile()
             return state.recovered
