@@ -115,7 +115,7 @@ public final class ClusterAcknowledgement: Sendable {
             sealedRecord: seal.seal(notification.encoded(), .event, notification.id), dedupeWindowSeconds: dedupeWindowSeconds,
             now: now.milliseconds, recentEvents: recentEvents, subscription: notification.event.originalTransactionId,
             letter: letter.map { ($0.id, seal.seal($0.json.serializedBytes(), .letter, $0.id), DeadLetterEntry($0).json.serializedBytes()) })
-        nextLane().replicaWait.evaluate(call) { result, shortfall in
+        nextLane().replicaWait.evaluate(call, wroteNothing: { AcknowledgeCall.Reply($0) == .duplicate }) { result, shortfall in
             switch result {
             case .failure(let error):
                 completion(.unavailable("the cluster server did not acknowledge it: \(error.message)"))

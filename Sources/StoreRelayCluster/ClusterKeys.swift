@@ -75,6 +75,12 @@ public struct ClusterKeys: Sendable, Hashable {
     /// `log:key:<id>`: the events an originalTransactionId or transactionId names, by
     /// `receivedAt`, expiring `event-log` after the last one.
     public func logKey(_ key: String) -> String { Self.prefix + "log:key:" + key }
+    /// `inbox`: notifications acknowledged but not yet stored (a Google Play push waiting for
+    /// the Developer API), by event id (the record as `event:<id>` holds it, sealed).
+    public var inbox: String { Self.prefix + "inbox" }
+    /// `inbox-claims`: each `inbox` id by when its holder's claim runs out (UNIX ms); past
+    /// it, any instance takes the record (`ClusterInbox`).
+    public var inboxClaims: String { Self.prefix + "inbox-claims" }
     /// The consumer group every instance joins on every destination's stream.
     public static let group = "storerelay"
 }

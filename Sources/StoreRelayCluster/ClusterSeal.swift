@@ -25,6 +25,8 @@ public struct ClusterSeal: Sendable {
         case progress
         /// A field of `letters`: one dead letter.
         case letter
+        /// A field of `inbox`: a notification acknowledged and not yet stored.
+        case inbox
     }
 
     /// What `open` found.

@@ -36,11 +36,12 @@ struct ReplicaWait: Sendable {
         batches = ReplicaWaitBatches(replicas: replicas)
     }
 
-    /// Runs the acknowledgement `call`; `completion` gets its result and, when replicas are
-    /// awaited, why its writes (and those before them) are not known to be on them (nil: they
-    /// are, or no wait).
-    func evaluate(_ call: ClusterAcknowledgement.AcknowledgeCall,
-                  completion: @escaping @Sendable (Result<RESPValue, RedisError>, _ shortfall: String?) -> Void) {
+    /// Runs `call`; `completion` gets its result and, when replicas are awaited, why its
+    /// writes (and those before them) are not known to be on them (nil: they are, or no wait).
+    /// `wroteNothing` tells the replies of a call that found its work done already (an
+    /// acknowledgement's duplicate): those wait behind the fence instead.
+    func evaluate<Call: ScriptCall>(_ call: Call, wroteNothing: @escaping @Sendable (RESPValue) -> Bool = { _ in false },
+                                    completion: @escaping @Sendable (Result<RESPValue, RedisError>, _ shortfall: String?) -> Void) {
         guard replicas > 0 else {
             return client.evaluate(call) { completion($0, nil) }
         }
@@ -51,10 +52,10 @@ struct ReplicaWait: Sendable {
         case .failure(let error):
             return client.configuration.callbackQueue.async { completion(.failure(error), nil) }
         }
-        session.evaluate(type(of: call).script, keys: call.keys, arguments: call.arguments) { [self] result in
+        session.evaluate(Call.script, keys: call.keys, arguments: call.arguments) { [self] result in
             guard case .success(let reply) = result, reply.errorKind == nil else { return completion(result, nil) }
             let deadline = MonotonicClock.nanoseconds() + UInt64(max(1, timeout.wholeMilliseconds)) * 1_000_000
-            guard ClusterAcknowledgement.AcknowledgeCall.Reply(reply) == .duplicate else {
+            guard wroteNothing(reply) else {
                 return batches.wait(on: session, until: deadline) { completion(result, $0) }
             }
             session.send(RESPCommand("SET", fence, "1")) { [batches] written in

@@ -16,6 +16,8 @@ struct GatewayBackend: Sendable {
     var journal: Journal?
     /// Cluster mode's parts.
     var cluster: ClusterParts?
+    /// Where Google Play pushes wait for the Developer API: beside the journal, or on the server.
+    var playInbox: any PlayEnrichmentInbox
 
     /// Releases what was opened, when start-up fails after it.
     func close() {
@@ -112,7 +114,8 @@ extension Gateway {
         // backlog keeps the gateway busy, so the trimmer's end-of-busy trim may be far off.
         _ = storerelay_malloc_trim()
         metrics.observe(delivery: delivery, journal: journal, journalDirectory: journalDirectory)
-        return GatewayBackend(store: JournalStore(journal: journal, delivery: delivery), delivery: delivery, journal: journal)
+        return GatewayBackend(store: JournalStore(journal: journal, delivery: delivery), delivery: delivery, journal: journal,
+                              playInbox: LocalPlayEnrichmentInbox(directory: configuration.dataDirectory + "/play-enrichment", logger: logger))
     }
 
     /// Connects to the cluster server and checks it, then calls `completion` on `queue`
@@ -185,7 +188,7 @@ extension Gateway {
     /// Starts this instance's consumers on a connection `connectCluster` made.
     static func openCluster(_ configuration: GatewayConfiguration, _ cluster: ClusterConfiguration, connection: ClusterConnection,
                             clock: any TimeSource, logger: Logger, metrics: GatewayMetrics,
-                            observer: any DeliveryObserver) throws(GatewayError) -> GatewayBackend {
+                            observer: any DeliveryObserver, hooks: GatewayTestHooks) throws(GatewayError) -> GatewayBackend {
         let (instanceId, redis, client, watch) = (connection.instanceId, connection.redis, connection.client, connection.watch)
         let delivery: ClusterDelivery
         do {
@@ -210,11 +213,15 @@ extension Gateway {
         let epoch = ClusterEpoch(client: client, clock: clock, stateFile: configuration.dataDirectory + "/cluster-epoch.json", logger: logger)
         logger.info("cluster mode", [("cluster.url", cluster.server), ("instance.id", instanceId),
                                      ("connected", client.isConnected ? "yes" : "not yet")])
+        let playInbox = ClusterInbox(client: client, seal: delivery.seal, waitReplicas: cluster.waitReplicas,
+                                     waitTimeout: cluster.waitTimeout, claim: hooks.playInboxClaim ?? .seconds(120), clock: clock,
+                                     logger: logger)
         return GatewayBackend(
             store: ClusterStore(client: client, watch: watch, acknowledgement: acknowledgement, delivery: delivery,
                                 dedupeWindow: cluster.dedupeWindow),
             delivery: delivery, cluster: ClusterParts(client: client, watch: watch, delivery: delivery, configuration: cluster, epoch: epoch,
-                                                         acknowledgementLanes: lanes))
+                                                         acknowledgementLanes: lanes),
+            playInbox: ClusterPlayEnrichmentInbox(inbox: playInbox, watch: watch))
     }
 
     /// Connections acknowledgements spread over in cluster mode, the shared client's included:

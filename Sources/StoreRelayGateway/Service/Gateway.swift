@@ -103,7 +103,7 @@ public final class Gateway: Sendable {
         let observer = DeliveryObservers([metrics, operational])
         let backend = if let cluster = configuration.cluster, let connection {
             try Self.openCluster(configuration, cluster, connection: connection, clock: clock, logger: logger, metrics: metrics,
-                                 observer: observer)
+                                 observer: observer, hooks: hooks)
         } else {
             try Self.openJournal(configuration, clock: clock, logger: logger, metrics: metrics, observer: observer, hooks: hooks)
         }
@@ -125,8 +125,8 @@ public final class Gateway: Sendable {
         intake = NotificationIntake(processor: processor, store: backend.store, clock: clock, logger: logger, metrics: metrics,
                                     intakeWatch: intakeWatch)
         do {
-            play = try PlayIntake(configuration: configuration, store: backend.store, clock: clock, logger: logger, metrics: metrics,
-                                  intakeWatch: intakeWatch)
+            play = try PlayIntake(configuration: configuration, store: backend.store, inbox: backend.playInbox, clock: clock,
+                                  logger: logger, metrics: metrics, intakeWatch: intakeWatch)
         } catch {
             backend.close()
             throw error

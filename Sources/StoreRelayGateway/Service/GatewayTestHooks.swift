@@ -11,12 +11,16 @@ public struct GatewayTestHooks: Sendable {
     public var intakeSilence: Duration?
     /// How often the intake-silence and disk-space watches check (a minute in production).
     public var operationalCheckInterval: Duration?
+    /// How long a cluster instance's claim on a Google Play push in the server's inbox lasts
+    /// without renewal (two minutes in production): another instance takes it over then.
+    public var playInboxClaim: Duration?
 
     public init(checkpointPause: Duration? = nil, operationalBatchWindow: Duration? = nil, intakeSilence: Duration? = nil,
-                operationalCheckInterval: Duration? = nil) {
+                operationalCheckInterval: Duration? = nil, playInboxClaim: Duration? = nil) {
         self.checkpointPause = checkpointPause
         self.operationalBatchWindow = operationalBatchWindow
         self.intakeSilence = intakeSilence
         self.operationalCheckInterval = operationalCheckInterval
+        self.playInboxClaim = playInboxClaim
     }
 }

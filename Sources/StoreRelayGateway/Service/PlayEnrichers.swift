@@ -9,13 +9,14 @@ import StoreRelayCore
 /// Enrichment of Google Play events with the Developer API, for apps whose `play` block has a
 /// `service-account` (SPEC "Google Play ... Enrichment").
 ///
-/// A push to enrich is written durably to the inbox (`DATA/play-enrichment/`) and answered
+/// A push to enrich is written durably to the inbox (`PlayEnrichmentInbox`) and answered
 /// 2xx at once; the API is asked in the background (`PlayEnrichment`: retries with backoff,
 /// never holding the answer); then the event — with `subscription` from the answer and
 /// `environment` `sandbox` for a test purchase, routed again for that environment, or as
 /// accepted when the API could not say — goes through the store (journal or cluster server,
-/// deduplicated by id) to fan-out, and leaves the inbox. What the inbox still holds at start
-/// (the gateway stopped or crashed meanwhile) is enriched again, from its original time.
+/// deduplicated by id) to fan-out, and leaves the inbox. What the inbox hands back (the
+/// gateway, or in cluster mode another instance, stopped or crashed meanwhile) is enriched
+/// again, from its original time.
 final class PlayEnrichers: Sendable {
     private let enrichers: Locked<[String: PlayEnrichment]>
     /// Enrichments a reload replaced while some of theirs were under way: they finish with
@@ -23,7 +24,7 @@ final class PlayEnrichers: Sendable {
     private let retired = Locked<[PlayEnrichment]>([])
     /// The stored notification with its enriched event, routed again (`PlayProcessor.rerouted`).
     private let reroute: @Sendable (StoredNotification, NormalizedEvent) -> StoredNotification
-    private let inbox: PlayEnrichmentInbox
+    private let inbox: any PlayEnrichmentInbox
     private let store: any NotificationStore
     private let http: HTTPClient
     private let clock: any TimeSource
@@ -35,8 +36,8 @@ final class PlayEnrichers: Sendable {
     private let retryQueue = DispatchQueue(label: "storerelay.play-enrichment.store-retries")
 
     /// Throws when a `service-account` file cannot be used: the start is refused.
-    init(configuration: GatewayConfiguration, store: any NotificationStore, clock: any TimeSource, logger: Logger,
-         metrics: GatewayMetrics? = nil, retries: PlayEnrichment.Retries = PlayEnrichment.Retries(),
+    init(configuration: GatewayConfiguration, store: any NotificationStore, inbox: any PlayEnrichmentInbox,
+         clock: any TimeSource, logger: Logger, metrics: GatewayMetrics? = nil, retries: PlayEnrichment.Retries = PlayEnrichment.Retries(),
          reroute: @escaping @Sendable (StoredNotification, NormalizedEvent) -> StoredNotification) throws(GatewayError) {
         let http = HTTPClient()
         let made: [String: PlayEnrichment]
@@ -47,7 +48,7 @@ final class PlayEnrichers: Sendable {
             throw error
         }
         self.http = http
-        inbox = PlayEnrichmentInbox(directory: configuration.dataDirectory + "/play-enrichment", logger: logger)
+        self.inbox = inbox
         self.store = store
         self.clock = clock
         self.logger = logger
@@ -57,12 +58,14 @@ final class PlayEnrichers: Sendable {
         enrichers = Locked(made)
     }
 
-    /// Enriches what the inbox kept from before (call once, after init). Throws when the
-    /// inbox cannot be read: the start is refused.
+    /// Enriches what the inbox kept from before, and in cluster mode what other instances
+    /// left (call once, after init). Throws when the inbox cannot be read: the start is refused.
     func resume() throws(GatewayError) {
-        for pending in try inbox.pending() {
-            logger.info("play enrichment resumed", [("event.id", pending.id)])
-            enrichThenStore(pending)
+        try inbox.start { [self] unfinished in
+            for pending in unfinished {
+                logger.info("play enrichment resumed", [("event.id", pending.id)])
+                enrichThenStore(pending)
+            }
         }
     }
 
@@ -104,6 +107,7 @@ final class PlayEnrichers: Sendable {
     /// Ends the waits for retries; what is unfinished stays in the inbox for the next start.
     func stop() {
         stopped.withLock { $0 = true }
+        inbox.stop()
         for enrichment in Array(enrichers.current.values) + retired.current { enrichment.cancel() }
         http.shutdown()
     }

@@ -1,15 +1,31 @@
+import Dispatch
+import StoreRelayCluster
 import StoreRelayDelivery
 import StoreRelayStorage
 import StoreRelayCore
 
-/// The Google Play pushes acknowledged but not yet stored because their enrichment is under
-/// way: a `PendingRecordLog` at `DATA/play-enrichment/inbox.log` holding each push's stored
-/// notification (its own encoding), written durably and group-committed before the push is
-/// answered, removed once the event is stored.
-///
-/// The log's writer has its own serial queue, never a connection's; the ids held are in memory
-/// too, so a redelivery is told apart without touching the disk.
-final class PlayEnrichmentInbox: Sendable {
+/// Where Google Play pushes wait, acknowledged, for the Developer API before they are stored
+/// (`PlayEnrichers`): written as durably as a stored event before the push is answered, and
+/// removed once the event is stored. What a stop or a crash left there is handed back to be
+/// finished.
+protocol PlayEnrichmentInbox: Sendable {
+    /// Whether `id` waits here (a Pub/Sub redelivery of a push not yet stored), without I/O.
+    func contains(_ id: String) -> Bool
+    /// Keeps `notification`; `completion(nil)` once that is durable, or the reason it is not.
+    func write(_ notification: StoredNotification, completion: @escaping @Sendable (String?) -> Void)
+    /// Forgets `id`: its event is stored.
+    func remove(_ id: String)
+    /// Hands `resume` what was acknowledged and left unfinished, oldest first: at start, and
+    /// in cluster mode whenever another instance's claims run out. Throws when the inbox
+    /// cannot be read: the start is refused rather than forgetting acknowledged pushes.
+    func start(resume: @escaping @Sendable ([StoredNotification]) -> Void) throws(GatewayError)
+    func stop()
+}
+
+/// Single-node mode: a `PendingRecordLog` at `DATA/play-enrichment/inbox.log` holding each
+/// push's stored notification (its own encoding), group-committed like the journal. The
+/// log's writer has its own serial queue, never a connection's.
+final class LocalPlayEnrichmentInbox: PlayEnrichmentInbox {
     static let fileName = "inbox.log"
 
     private let log: PendingRecordLog
@@ -22,22 +38,16 @@ final class PlayEnrichmentInbox: Sendable {
 
     func contains(_ id: String) -> Bool { log.contains(id) }
 
-    /// Writes `notification` durably; `completion(nil)` then, or the reason it could not be.
     func write(_ notification: StoredNotification, completion: @escaping @Sendable (String?) -> Void) {
         log.put(PendingRecord(id: notification.id, bytes: notification.encoded())) { error in
             completion(error.map { "the enrichment inbox cannot write (\($0.message))" })
         }
     }
 
-    /// Forgets `id`: its event is stored.
     func remove(_ id: String) { log.remove(id) }
 
-    /// What the inbox holds (at start, before any push is taken), oldest first. An entry that
-    /// does not decode is logged and kept in the log for an operator.
-    ///
-    /// - Throws: when the log cannot be read at all; the start is refused rather than losing
-    ///   acknowledged pushes.
-    func pending() throws(GatewayError) -> [StoredNotification] {
+    /// An entry that does not decode is logged and kept in the log for an operator.
+    func start(resume: @escaping @Sendable ([StoredNotification]) -> Void) throws(GatewayError) {
         let records: [PendingRecord]
         do throws(StorageError) {
             records = try log.recover()
@@ -52,6 +62,57 @@ final class PlayEnrichmentInbox: Sendable {
             }
             found.append(notification)
         }
-        return found.sorted { $0.receivedAt < $1.receivedAt }
+        resume(found.sorted { $0.receivedAt < $1.receivedAt })
     }
+
+    func stop() {}
+}
+
+/// Cluster mode: the shared server's inbox (`ClusterInbox`), so a push one instance took is
+/// finished by another when the first never comes back. This instance renews its claims on
+/// the pushes it works on, and takes over those whose claims ran out, every quarter claim.
+final class ClusterPlayEnrichmentInbox: PlayEnrichmentInbox {
+    private let inbox: ClusterInbox
+    private let watch: ServerWatch
+    /// The ids this instance works on: renewed, and what `contains` knows.
+    private let held = Locked<Set<String>>([])
+    private let timer = RepeatingTimer()
+    private let queue = DispatchQueue(label: "storerelay.play-enrichment.cluster-inbox")
+
+    init(inbox: ClusterInbox, watch: ServerWatch) {
+        self.inbox = inbox
+        self.watch = watch
+    }
+
+    func contains(_ id: String) -> Bool { held.current.contains(id) }
+
+    /// Refused, as an acknowledgement is, while the server watch finds it not durable.
+    func write(_ notification: StoredNotification, completion: @escaping @Sendable (String?) -> Void) {
+        if let refusal = watch.acceptanceRefusal { return completion(refusal) }
+        held.withLock { _ = $0.insert(notification.id) }
+        inbox.put(notification) { [held] error in
+            if error != nil { held.withLock { _ = $0.remove(notification.id) } }
+            completion(error)
+        }
+    }
+
+    func remove(_ id: String) {
+        held.withLock { _ = $0.remove(id) }
+        inbox.remove(id)
+    }
+
+    func start(resume: @escaping @Sendable ([StoredNotification]) -> Void) throws(GatewayError) {
+        let quarter = inbox.claim / 4
+        timer.start(every: quarter, leeway: quarter / 10, on: queue) { [weak self] in
+            guard let self else { return }
+            inbox.renew(held.current)
+            inbox.takeExpired { [held] taken in
+                guard !taken.isEmpty else { return }
+                held.withLock { $0.formUnion(taken.map(\.id)) }
+                resume(taken.sorted { $0.receivedAt < $1.receivedAt })
+            }
+        }
+    }
+
+    func stop() { timer.stop() }
 }

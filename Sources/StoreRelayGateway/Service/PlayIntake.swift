@@ -27,8 +27,8 @@ final class PlayIntake: Sendable {
         label: "storerelay.play-verification", attributes: .concurrent, target: .nonBlockingWork)
 
     /// Throws when a `service-account` file or the enrichment inbox cannot be used (`PlayEnrichers`).
-    init(configuration: GatewayConfiguration, store: any NotificationStore, clock: any TimeSource, logger: Logger,
-         metrics: GatewayMetrics, intakeWatch: IntakeSilenceWatch?) throws(GatewayError) {
+    init(configuration: GatewayConfiguration, store: any NotificationStore, inbox: any PlayEnrichmentInbox,
+         clock: any TimeSource, logger: Logger, metrics: GatewayMetrics, intakeWatch: IntakeSilenceWatch?) throws(GatewayError) {
         let processor = Locked(PlayProcessor(configuration, dedupeWindow: store.dedupeWindow))
         self.processor = processor
         self.store = store
@@ -37,7 +37,7 @@ final class PlayIntake: Sendable {
         self.metrics = metrics
         self.intakeWatch = intakeWatch
         // An enriched event is routed again by the processor in force when it is stored.
-        enrichers = try PlayEnrichers(configuration: configuration, store: store, clock: clock, logger: logger, metrics: metrics,
+        enrichers = try PlayEnrichers(configuration: configuration, store: store, inbox: inbox, clock: clock, logger: logger, metrics: metrics,
                                   reroute: { stored, event in processor.current.rerouted(stored, with: event) })
         replaceKeySource(for: configuration)
         try enrichers.resume()
