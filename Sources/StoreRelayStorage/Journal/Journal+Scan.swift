@@ -158,7 +158,7 @@ extension Journal {
             case nil:
                 return JournalChunk(records: records, next: RecordPosition(segment: position.segment, offset: position.offset + offset),
                                     atEnd: false)
-            case .shortHeader?, .shortPayload? where !reachedLimit:
+            case .shortHeader? where !reachedLimit, .shortPayload? where !reachedLimit:
                 if !records.isEmpty {
                     return JournalChunk(records: records, next: RecordPosition(segment: position.segment, offset: position.offset + offset),
                                         atEnd: false)
