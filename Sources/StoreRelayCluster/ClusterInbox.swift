@@ -12,7 +12,7 @@ import StoreRelayCore
 ///
 /// A put is acknowledged as an event is: its reply, and with `wait-replicas` WAITAOF, before
 /// the caller answers 2xx. Records are sealed under `cluster-key`; one that fails its check is
-/// dropped with an error in the log, never acted on.
+/// never acted on: it moves to `inbox-tampered`, as it was, with an error in the log.
 public final class ClusterInbox: Sendable {
     static let putScript = RedisScript(source: """
         -- KEYS[1] inbox, KEYS[2] inbox-claims; ARGV[1] the id, ARGV[2] the sealed record,
@@ -46,6 +46,18 @@ public final class ClusterInbox: Sendable {
         return taken
         """)
 
+    static let setAsideScript = RedisScript(source: """
+        -- KEYS[1] inbox, KEYS[2] inbox-claims, KEYS[3] inbox-tampered; ARGV[1] the id,
+        -- ARGV[2] the record as it was read.
+        if redis.call('HGET', KEYS[1], ARGV[1]) ~= ARGV[2] then
+          return 0
+        end
+        redis.call('HSET', KEYS[3], ARGV[1], ARGV[2])
+        redis.call('HDEL', KEYS[1], ARGV[1])
+        redis.call('ZREM', KEYS[2], ARGV[1])
+        return 1
+        """)
+
     /// How long a claim lasts without renewal: the holder renews every quarter of it.
     public let claim: Duration
     private let client: RedisClient
@@ -67,11 +79,11 @@ public final class ClusterInbox: Sendable {
         self.logger = logger
     }
 
-    /// Keeps `notification` on the server, claimed by this instance; `completion(nil)` once
-    /// it is as durable as an acknowledged event, or with why not.
-    public func put(_ notification: StoredNotification, completion: @escaping @Sendable (String?) -> Void) {
-        let call = PutCall(keys: keys, id: notification.id, record: seal.seal(notification.encoded(), .inbox, keys.inbox, notification.id),
-                           claimedUntil: claimEnd())
+    /// Keeps the notification `id` (`encoded`, as `StoredNotification.encoded()` makes it) on
+    /// the server, claimed by this instance; `completion(nil)` once it is as durable as an
+    /// acknowledged event, or with why not.
+    public func put(id: String, encoded: [UInt8], completion: @escaping @Sendable (String?) -> Void) {
+        let call = PutCall(keys: keys, id: id, record: seal.seal(encoded, .inbox, keys.inbox, id), claimedUntil: claimEnd())
         replicaWait.evaluate(call) { result, shortfall in
             switch result {
             case .failure(let error):
@@ -106,14 +118,15 @@ public final class ClusterInbox: Sendable {
     }
 
     /// Claims up to `limit` records whose claim ran out (their holder stopped renewing) and
-    /// hands them over; nothing when the server cannot be asked (the next call asks again).
-    public func takeExpired(limit: Int = 100, completion: @escaping @Sendable ([StoredNotification]) -> Void) {
+    /// hands them over, with how many the server returned (a full page: ask again); nil when
+    /// the server cannot be asked (the next call asks again).
+    public func takeExpired(limit: Int = 100, completion: @escaping @Sendable (_ taken: [StoredNotification]?, _ page: Int) -> Void) {
         let now = clock.now().milliseconds
         let arguments = [ScriptArgument.number(now), ScriptArgument.number(claimEnd()), ScriptArgument.number(limit)]
         client.evaluate(Self.takeScript, keys: [keys.inbox, keys.inboxClaims], arguments: arguments) { [self] result in
             guard case .success(let reply) = result, reply.errorKind == nil, let elements = reply.elements else {
                 logger.warning("cluster inbox not read; asked again shortly", [("error", Self.failure(result))])
-                return completion([])
+                return completion(nil, 0)
             }
             var taken: [StoredNotification] = []
             for pair in stride(from: 0, to: elements.count - 1, by: 2) {
@@ -121,14 +134,25 @@ public final class ClusterInbox: Sendable {
                 guard case .intact(let bytes) = seal.open(stored, .inbox, keys.inbox, id),
                       let notification = StoredNotification(decoding: bytes), notification.id == id
                 else {
-                    logger.error("cluster inbox entry fails its check or does not decode; dropped",
-                                 [("event.id", id), ("error", seal.open(stored, .inbox, keys.inbox, id).failure ?? "unreadable")])
-                    remove(id)
+                    setAside(id, stored, why: seal.open(stored, .inbox, keys.inbox, id).failure ?? "it does not decode")
                     continue
                 }
                 taken.append(notification)
             }
-            completion(taken)
+            completion(taken, elements.count / 2)
+        }
+    }
+
+    /// Moves a record that failed its check to `inbox-tampered`, unless it changed since it
+    /// was read (a genuine put of the same id is never moved).
+    private func setAside(_ id: String, _ stored: [UInt8], why: String) {
+        logger.error("cluster inbox entry fails its check; set aside in inbox-tampered, never acted on",
+                     [("event.id", id), ("error", why)])
+        client.evaluate(Self.setAsideScript, keys: [keys.inbox, keys.inboxClaims, keys.inboxTampered],
+                        arguments: [Array(id.utf8), stored]) { [logger] result in
+            if case .success(let reply) = result, reply.errorKind == nil { return }
+            logger.warning("cluster inbox entry not set aside; met again when its claim runs out",
+                           [("event.id", id), ("error", Self.failure(result))])
         }
     }
 

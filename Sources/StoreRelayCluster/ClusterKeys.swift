@@ -81,6 +81,8 @@ public struct ClusterKeys: Sendable, Hashable {
     /// `inbox-claims`: each `inbox` id by when its holder's claim runs out (UNIX ms); past
     /// it, any instance takes the record (`ClusterInbox`).
     public var inboxClaims: String { Self.prefix + "inbox-claims" }
+    /// `inbox-tampered`: `inbox` records that failed their check, as they were, for an operator.
+    public var inboxTampered: String { Self.prefix + "inbox-tampered" }
     /// The consumer group every instance joins on every destination's stream.
     public static let group = "storerelay"
 }

@@ -49,6 +49,7 @@ import StoreRelayTestSupport
         var notWritableMessage: String { "" }
         var unavailableReason: String { "" }
         var dedupeWindow: Duration { .seconds(30 * 86_400) }
+        var maxRecordBytes: Int { 1 << 20 }
         func takeLease(_ name: String, for duration: Duration, completion: @escaping @Sendable (Bool) -> Void) { completion(true) }
     }
 

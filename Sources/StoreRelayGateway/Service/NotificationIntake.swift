@@ -103,7 +103,8 @@ final class NotificationIntake: Sendable {
                     switch known {
                     case true: completion(.duplicate(id: id))
                     case false: completion(processed.disposition == .accept ? .accepted(id: id) : .quarantined(id: id))
-                    case nil: completion(.rejected(.unavailable("Could not tell whether it was received: the store did not answer.")))
+                    case nil:
+                        completion(.rejected(.unavailable("Could not tell whether it was received: the store did not answer, or is storing it right now.")))
                     }
                 }
             }

@@ -10,8 +10,11 @@ protocol NotificationStore: Sendable {
     /// Stores `notification` and hands it to delivery; `completion` says whether it was stored
     /// now, stored before (a duplicate), or could not be stored (the sentence says why).
     func store(_ notification: StoredNotification, completion: @escaping @Sendable (StoreOutcome) -> Void)
-    /// Whether `id` was stored within the dedupe window (nil: could not tell).
+    /// Whether `id` was stored within the dedupe window (nil: could not tell, because the
+    /// server did not answer or the id is being stored right now).
     func contains(id: String, completion: @escaping @Sendable (Bool?) -> Void)
+    /// The largest stored record the store takes (the encoded `StoredNotification`).
+    var maxRecordBytes: Int { get }
     /// Whether a notification could be stored now (`/readyz`).
     var isWritable: Bool { get }
     /// Why not, for `/readyz`'s 503.
@@ -54,7 +57,12 @@ struct JournalStore: NotificationStore {
         }
     }
 
-    func contains(id: String, completion: @escaping @Sendable (Bool?) -> Void) { completion(journal.contains(id: id)) }
+    /// A write under way may still fail: "stored" would be a promise, so nil.
+    func contains(id: String, completion: @escaping @Sendable (Bool?) -> Void) {
+        completion(journal.isBeingStored(id: id) ? nil : journal.contains(id: id))
+    }
+
+    var maxRecordBytes: Int { journal.options.maxPayloadBytes }
 
     var isWritable: Bool { journal.isWritable }
     var notWritableMessage: String { "The journal cannot write; notifications are refused with 503." }
@@ -99,6 +107,9 @@ struct ClusterStore: NotificationStore {
     func takeLease(_ name: String, for duration: Duration, completion: @escaping @Sendable (Bool) -> Void) {
         delivery.takeLease(name, for: duration, completion: completion)
     }
+
+    /// As the journal's: every instance reads records back, and a reply has a bound.
+    var maxRecordBytes: Int { JournalOptions().maxPayloadBytes }
 
     /// Connected, answering within the watch's silence limit, and durable.
     var isWritable: Bool { client.isConnected && watch.problem == nil }

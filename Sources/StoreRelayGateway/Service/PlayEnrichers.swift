@@ -80,9 +80,15 @@ final class PlayEnrichers: Sendable {
     func isPending(_ id: String) -> Bool { inbox.contains(id) }
 
     /// Writes `notification` to the inbox; `completion(nil)` once that is durable (answer 2xx
-    /// then), or with why not. The enrichment and the store follow in the background.
+    /// then), or with why not. The enrichment and the store follow in the background. A push
+    /// the store could not take once enriched is refused now, before anything is promised.
     func accept(_ notification: StoredNotification, completion: @escaping @Sendable (String?) -> Void) {
-        inbox.write(notification) { [self] error in
+        let encoded = notification.encoded()
+        guard encoded.count + Self.enrichmentAllowance <= store.maxRecordBytes else {
+            return completion("the push is too large to store (\(encoded.count) bytes, at most "
+                              + "\(store.maxRecordBytes - Self.enrichmentAllowance) with room for the Developer API's answer)")
+        }
+        inbox.write(notification, encoded: encoded) { [self] error in
             completion(error)
             if error == nil { enrichThenStore(notification) }
         }
@@ -129,8 +135,14 @@ final class PlayEnrichers: Sendable {
             case .enriched(let purchase, _):
                 guard let answer = purchase.resource.objectValue else { return store(notification) }
                 let event = PlayEvent.enriched(notification.event, with: answer)
+                let enriched = reroute(notification, event)
+                // `accept` left room for an answer; one larger than that would never store.
+                guard enriched.encoded().count <= store.maxRecordBytes else {
+                    logger.warning("play enrichment answer too large to store; the event goes out without it", metadata)
+                    return store(notification)
+                }
                 logger.info("play enrichment", metadata + [("environment", event.environment?.rawValue ?? "")])
-                store(reroute(notification, event))
+                store(enriched)
             case .failed(let error, _):
                 metadata.append(("reason", error.reason))
                 metadata.append(("error", error.message))
@@ -160,6 +172,10 @@ final class PlayEnrichers: Sendable {
             }
         }
     }
+
+    /// Room left in a stored record for the Developer API's answer (a purchase resource is a
+    /// few kilobytes).
+    static let enrichmentAllowance = 256 * 1024
 
     /// The purchase an event is about: a subscription's (or a voided subscription's) token,
     /// or a one-time product's sku and token. Nil: nothing to ask (TEST, a voided one-time

@@ -11,8 +11,9 @@ import StoreRelayCore
 protocol PlayEnrichmentInbox: Sendable {
     /// Whether `id` waits here (a Pub/Sub redelivery of a push not yet stored), without I/O.
     func contains(_ id: String) -> Bool
-    /// Keeps `notification`; `completion(nil)` once that is durable, or the reason it is not.
-    func write(_ notification: StoredNotification, completion: @escaping @Sendable (String?) -> Void)
+    /// Keeps `notification` (`encoded`, its `encoded()`); `completion(nil)` once that is
+    /// durable, or the reason it is not.
+    func write(_ notification: StoredNotification, encoded: [UInt8], completion: @escaping @Sendable (String?) -> Void)
     /// Forgets `id`: its event is stored.
     func remove(_ id: String)
     /// Hands `resume` what was acknowledged and left unfinished, oldest first: at start, and
@@ -38,8 +39,8 @@ final class LocalPlayEnrichmentInbox: PlayEnrichmentInbox {
 
     func contains(_ id: String) -> Bool { log.contains(id) }
 
-    func write(_ notification: StoredNotification, completion: @escaping @Sendable (String?) -> Void) {
-        log.put(PendingRecord(id: notification.id, bytes: notification.encoded())) { error in
+    func write(_ notification: StoredNotification, encoded: [UInt8], completion: @escaping @Sendable (String?) -> Void) {
+        log.put(PendingRecord(id: notification.id, bytes: encoded)) { error in
             completion(error.map { "the enrichment inbox cannot write (\($0.message))" })
         }
     }
@@ -74,8 +75,10 @@ final class LocalPlayEnrichmentInbox: PlayEnrichmentInbox {
 final class ClusterPlayEnrichmentInbox: PlayEnrichmentInbox {
     private let inbox: ClusterInbox
     private let watch: ServerWatch
-    /// The ids this instance works on: renewed, and what `contains` knows.
+    /// The ids this instance holds on the server and works on: renewed, and what `contains`
+    /// knows (a put is in only once the server has it).
     private let held = Locked<Set<String>>([])
+    private let stopped = Locked(false)
     private let timer = RepeatingTimer()
     private let queue = DispatchQueue(label: "storerelay.play-enrichment.cluster-inbox")
 
@@ -87,11 +90,10 @@ final class ClusterPlayEnrichmentInbox: PlayEnrichmentInbox {
     func contains(_ id: String) -> Bool { held.current.contains(id) }
 
     /// Refused, as an acknowledgement is, while the server watch finds it not durable.
-    func write(_ notification: StoredNotification, completion: @escaping @Sendable (String?) -> Void) {
+    func write(_ notification: StoredNotification, encoded: [UInt8], completion: @escaping @Sendable (String?) -> Void) {
         if let refusal = watch.acceptanceRefusal { return completion(refusal) }
-        held.withLock { _ = $0.insert(notification.id) }
-        inbox.put(notification) { [held] error in
-            if error != nil { held.withLock { _ = $0.remove(notification.id) } }
+        inbox.put(id: notification.id, encoded: encoded) { [held] error in
+            if error == nil { held.withLock { _ = $0.insert(notification.id) } }
             completion(error)
         }
     }
@@ -106,13 +108,28 @@ final class ClusterPlayEnrichmentInbox: PlayEnrichmentInbox {
         timer.start(every: quarter, leeway: quarter / 10, on: queue) { [weak self] in
             guard let self else { return }
             inbox.renew(held.current)
-            inbox.takeExpired { [held] taken in
-                guard !taken.isEmpty else { return }
-                held.withLock { $0.formUnion(taken.map(\.id)) }
-                resume(taken.sorted { $0.receivedAt < $1.receivedAt })
-            }
+            takeOver(resume)
         }
     }
 
-    func stop() { timer.stop() }
+    /// Takes over what other instances left, a page at a time until a page comes back short,
+    /// so a dead instance's backlog is not left for many ticks. Nothing once stopped: a page
+    /// that arrives then is claimed by nobody working on it, and is taken again when that
+    /// claim runs out.
+    private func takeOver(_ resume: @escaping @Sendable ([StoredNotification]) -> Void) {
+        let limit = 100
+        inbox.takeExpired(limit: limit) { [self] taken, page in
+            guard let taken, !stopped.current else { return }
+            if !taken.isEmpty {
+                held.withLock { $0.formUnion(taken.map(\.id)) }
+                resume(taken.sorted { $0.receivedAt < $1.receivedAt })
+            }
+            if page == limit { queue.async { self.takeOver(resume) } }
+        }
+    }
+
+    func stop() {
+        stopped.withLock { $0 = true }
+        timer.stop()
+    }
 }

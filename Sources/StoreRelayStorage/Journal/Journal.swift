@@ -178,6 +178,12 @@ public final class Journal: Sendable {
         released.withLock { $0 = true }
     }
 
+    /// Whether `id` is in a batch not yet written and synced: whether it will be stored,
+    /// nobody can say yet.
+    public func isBeingStored(id: String) -> Bool {
+        state.withLock { $0.inFlight[id] != nil }
+    }
+
     /// Whether `id` is stored or being stored (in the pending or writing batch).
     public func contains(id: String) -> Bool {
         let digest = EventIDDigest(id)

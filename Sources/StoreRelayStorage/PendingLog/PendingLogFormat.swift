@@ -57,6 +57,9 @@ enum PendingLogFormat {
         var validHeader: Bool
         var records: [PendingLogRecord]
         var end: Int
+        /// What follows `end` is a whole frame that fails its checksum or does not parse
+        /// (damage), rather than one cut short (a torn append).
+        var damaged = false
     }
 
     static func scan(_ file: ArraySlice<UInt8>) -> Scan {
@@ -64,13 +67,23 @@ enum PendingLogFormat {
         guard bytes.starts(with: header) else { return Scan(validHeader: false, records: [], end: 0) }
         var records: [PendingLogRecord] = []
         var offset = header.count
-        bytes.withUnsafeBytes { raw in
+        let damaged = bytes.withUnsafeBytes { raw in
             while let (record, next) = decode(raw, at: offset) {
                 records.append(record)
                 offset = next
             }
+            return isDamaged(raw, at: offset)
         }
-        return Scan(validHeader: true, records: records, end: offset)
+        return Scan(validHeader: true, records: records, end: offset, damaged: damaged)
+    }
+
+    /// Whether the bytes at `offset` (where decoding stopped) hold more than a torn append:
+    /// a frame whose header and declared length are all there.
+    private static func isDamaged(_ raw: UnsafeRawBufferPointer, at offset: Int) -> Bool {
+        guard raw.count - offset >= frameHeaderSize else { return false }
+        let length = Int(raw.littleEndian(at: offset, as: UInt32.self))
+        guard length >= payloadPrefixSize, length <= maxPayloadBytes else { return true }
+        return raw.count - offset - frameHeaderSize >= length
     }
 
     /// The record at `offset` and where the next one starts; nil at the end, or where the

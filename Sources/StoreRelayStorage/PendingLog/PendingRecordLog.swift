@@ -46,7 +46,8 @@ public final class PendingRecordLog: Sendable {
 
     /// Reads what the file holds (at start, before any `put`), in the order it was put. A torn
     /// tail (a crash in the middle of an append) is cut off; damage before the end is copied to
-    /// `PATH.damaged` for an operator and cut off too, with an error in the log.
+    /// `PATH.damaged-<UNIX ms>` for an operator and cut off too, with an error in the log.
+    /// Called again, it returns what is live without reading the file.
     ///
     /// Blocking: call it at start-up.
     public func recover() throws(StorageError) -> [PendingRecord] {
@@ -54,6 +55,7 @@ public final class PendingRecordLog: Sendable {
     }
 
     private func recoverOnQueue() throws(StorageError) -> [PendingRecord] {
+        if let live = state.withLock({ $0.recovered ? $0.live.inOrder : nil }) { return live }
         guard JournalFiles.exists(path) else {
             state.withLock { $0.recovered = true }
             return []
@@ -73,7 +75,12 @@ public final class PendingRecordLog: Sendable {
         let fd = try JournalFiles.openFile(path, O_RDWR)
         do throws(StorageError) {
             if scan.end < bytes.count {
-                try keepDamage(bytes[scan.end...], recordsBefore: scan.records.count)
+                if scan.damaged {
+                    try keepDamage(bytes[scan.end...], recordsBefore: scan.records.count)
+                } else {
+                    logger.warning("pending-record log: a torn append cut off (a crash while it was written)",
+                                   [("file", path), ("bytes.cut", bytes.count - scan.end)])
+                }
                 try JournalFiles.truncate(fd, to: scan.end, path: path)
                 try JournalFiles.syncData(fd, path: path)
             }
@@ -104,7 +111,7 @@ public final class PendingRecordLog: Sendable {
         return live.inOrder
     }
 
-    /// Whether `id` is live or on its way to the file.
+    /// Whether `id` is held durably (a put whose completion has not run yet is not).
     public func contains(_ id: String) -> Bool { state.withLock { $0.ids.contains(id) } }
 
     /// How many records are live.
@@ -126,10 +133,7 @@ public final class PendingRecordLog: Sendable {
     private func enqueue(_ operation: PendingOperation) {
         let schedule = state.withLock { state in
             state.queued.append(operation)
-            switch operation {
-            case .put(let record, _): state.ids.insert(record.id)
-            case .remove(let id): state.ids.remove(id)
-            }
+            if case .remove(let id) = operation { state.ids.remove(id) }
             defer { state.flushScheduled = true }
             return !state.flushScheduled
         }
@@ -173,7 +177,13 @@ public final class PendingRecordLog: Sendable {
         state.withLock { state in
             if sync { state.syncs += 1 }
             state.fileSize = offset + bytes.count
-            for operation in batch { state.live.apply(operation.record) }
+            for operation in batch {
+                state.live.apply(operation.record)
+                switch operation {
+                case .put(let record, _): state.ids.insert(record.id)
+                case .remove(let id): state.ids.remove(id)
+                }
+            }
         }
     }
 
@@ -187,7 +197,7 @@ public final class PendingRecordLog: Sendable {
             throw StorageError(.closed, path: path, message: "\(path) was not recovered, so nothing is written to it")
         }
         let header = PendingLogFormat.header
-        try JournalFiles.createDirectory(directory)
+        try makeDirectory()
         // O_EXCL: a file that appeared since `recover()` is not overwritten.
         let fd = try JournalFiles.openFile(path, O_RDWR | O_CREAT | O_EXCL)
         do throws(StorageError) {
@@ -211,15 +221,9 @@ public final class PendingRecordLog: Sendable {
     /// rebuilt from the live records in memory. Until that succeeds, every write fails again.
     private func repair(after batch: [PendingOperation]) {
         let recovered = state.withLock { state in
-            for operation in batch {
-                switch operation {
-                case .put(let record, _):
-                    if state.live.records[record.id] == nil { state.ids.remove(record.id) }
-                case .remove:
-                    // Its owner is done with it: the rebuilt file leaves it out.
-                    state.live.apply(operation.record)
-                }
-            }
+            // The batch's puts were never held; its removals stand: their owners are done
+            // with those records, so the rebuilt file leaves them out.
+            for case .remove(let id) in batch { state.live.apply(.remove(id)) }
             state.closeFile()
             return state.recovered
         }
@@ -244,27 +248,52 @@ public final class PendingRecordLog: Sendable {
     }
 
     /// Writes the live records to `PATH.tmp`, syncs it and renames it over the log: a crash
-    /// leaves the old file or the new one, both complete.
+    /// leaves the old file or the new one, both complete. Once the rename is done the old
+    /// descriptor names a file nobody will read again, so it is closed whatever follows: a
+    /// failure then leaves no file open, and the next write rebuilds it again.
     private func rewrite() throws(StorageError) {
         let live = state.withLock { $0.live.inOrder }
         var bytes = PendingLogFormat.header
         for record in live { PendingLogFormat.encode(.put(record), into: &bytes) }
         let temporary = path + ".tmp"
-        try JournalFiles.createDirectory(directory)
-        try JournalFiles.writeFile(temporary, bytes)
-        try JournalFiles.renameFile(temporary, path)
-        try JournalFiles.syncDirectory(directory)
-        let fd = try JournalFiles.openFile(path, O_RDWR)
+        try makeDirectory()
+        try JournalFiles.removeFile(temporary)
+        let fd = try JournalFiles.openFile(temporary, O_RDWR | O_CREAT | O_EXCL)
+        do throws(StorageError) {
+            try JournalFiles.writeAll(fd, bytes, at: 0, path: temporary)
+            try JournalFiles.syncFile(fd, path: temporary)
+            try JournalFiles.renameFile(temporary, path)
+        } catch {
+            close(fd)
+            try? JournalFiles.removeFile(temporary)
+            throw error
+        }
+        state.withLock { $0.closeFile() }
+        do throws(StorageError) {
+            try JournalFiles.syncDirectory(directory)
+        } catch {
+            close(fd)
+            throw error
+        }
         state.withLock { state in
-            state.closeFile()
             state.fd = fd
             state.fileSize = bytes.count
         }
     }
 
+    /// Creates the directory the first time, and syncs its parent so the new entry survives
+    /// a crash as the records in it must.
+    private func makeDirectory() throws(StorageError) {
+        guard !JournalFiles.exists(directory) else { return }
+        try JournalFiles.createDirectory(directory)
+        let slash = directory.lastIndex(of: "/")
+        try JournalFiles.syncDirectory(slash.map { String(directory[..<$0]) }.map { $0.isEmpty ? "/" : $0 } ?? ".")
+    }
+
     private func keepDamage(_ damaged: ArraySlice<UInt8>, recordsBefore: Int) throws(StorageError) {
-        let copy = path + ".damaged"
+        let copy = path + ".damaged-" + String(WallClock().now().milliseconds)
         try JournalFiles.writeFile(copy, Array(damaged))
+        try JournalFiles.syncDirectory(directory)
         logger.error("pending-record log damaged; its readable records are kept, the rest copied aside", [
             ("file", path), ("records.kept", recordsBefore), ("bytes.cut", damaged.count), ("copy", copy),
         ])
