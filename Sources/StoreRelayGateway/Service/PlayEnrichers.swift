@@ -90,7 +90,9 @@ final class PlayEnrichers: Sendable {
         }
         inbox.write(notification, encoded: encoded) { [self] error in
             completion(error)
-            if error == nil { enrichThenStore(notification) }
+            // Off the inbox's writer: asking Google starts with signing an assertion, and the
+            // next batch of puts must not wait for that.
+            if error == nil { DispatchQueue.nonBlockingWork.async { self.enrichThenStore(notification) } }
         }
     }
 

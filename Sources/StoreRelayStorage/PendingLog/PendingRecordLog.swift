@@ -88,8 +88,7 @@ public final class PendingRecordLog: Sendable {
             close(fd)
             throw error
         }
-        var live = PendingRecords()
-        for record in scan.records { live.apply(record) }
+        let live = PendingRecords(scan.records)
         state.withLock { state in
             state.fd = fd
             state.fileSize = scan.end
@@ -106,9 +105,7 @@ public final class PendingRecordLog: Sendable {
         guard let bytes = try? JournalFiles.readAll(path) else { return nil }
         let scan = PendingLogFormat.scan(bytes[...])
         guard scan.validHeader else { return nil }
-        var live = PendingRecords()
-        for record in scan.records { live.apply(record) }
-        return live.inOrder
+        return PendingRecords(scan.records).inOrder
     }
 
     /// Whether `id` is held durably (a put whose completion has not run yet is not).
@@ -122,7 +119,8 @@ public final class PendingRecordLog: Sendable {
     public func put(_ record: PendingRecord, completion: @escaping Completion) {
         guard PendingLogFormat.fits(record) else {
             return completion(StorageError(.recordTooLarge, path: path,
-                                           message: "a pending record's id must be 1-\(RecordFrame.maxIDBytes) bytes"))
+                                           message: "a pending record needs an id of 1-\(RecordFrame.maxIDBytes) bytes "
+                                               + "and at most \(PendingLogFormat.maxPayloadBytes) bytes in all"))
         }
         enqueue(.put(record, completion))
     }
@@ -349,6 +347,13 @@ struct PendingRecords: Sendable {
     var records: [String: (order: Int, record: PendingRecord)] = [:]
     private var next = 0
     private(set) var encodedSize = 0
+
+    init() {}
+
+    /// What `operations`, applied in order, leave live.
+    init(_ operations: [PendingLogRecord]) {
+        for operation in operations { apply(operation) }
+    }
 
     mutating func apply(_ operation: PendingLogRecord) {
         switch operation {
