@@ -1,4 +1,4 @@
-public import StoreRelayCore
+import StoreRelayCore
 
 /// Get Notification History's request body (`NotificationHistoryRequest`): dates are UNIX
 /// milliseconds. The same body is sent for every page of one query.
