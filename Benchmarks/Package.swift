@@ -31,6 +31,7 @@ let package = Package(
             dependencies: [
                 "BenchKit", "CBenchOpenSSL", "CBenchSys",
                 .product(name: "StoreRelayCore", package: "StoreRelay"),
+                .product(name: "StoreRelayNet", package: "StoreRelay"),
                 .product(name: "StoreRelayCrypto", package: "StoreRelay"),
                 .product(name: "StoreRelayVerification", package: "StoreRelay"),
                 .product(name: "StoreRelayStorage", package: "StoreRelay"),

@@ -14,6 +14,7 @@
 #   --only backlog,backlog-paused [--backlog 100000,1000000] (a backlog for a dead or a paused destination),
 #   --only cluster [--cluster-servers redis-server,valkey-server] [--cluster-key both|yes|no]
 #   (cluster-mode acceptance as a ratio of single-node's),
+#   --only play (Google Play pushes: journal vs enrichment inbox, ratio; not in the default set),
 #   --only bus [--buses redis-stream,nats,amqp,sqs] (events delivered per second to each bus, started here,
 #   beside one webhook; not in the default set). nginx is used as a baseline when installed
 #   (apt-get install -y nginx); perf when installed (apt-get install -y linux-perf).

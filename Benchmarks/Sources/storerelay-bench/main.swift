@@ -4,7 +4,7 @@ import StoreRelaySimulator
 
 /// storerelay-bench: StoreRelay's on-demand benchmarks (see Benchmarks/README.md).
 /// Usage: storerelay-bench --binary PATH [--work DIR] [--seconds N] [--connections N] [--sweep 32,64,..]
-///                         [--only crypto,verify,accept,stages,fanout,bus,cluster,dedupe,event-log,backlog,backlog-paused] [--perf] [--dedupe-ids 1000000,10000000]
+///                         [--only crypto,verify,accept,stages,fanout,play,bus,cluster,dedupe,event-log,backlog,backlog-paused] [--perf] [--dedupe-ids 1000000,10000000]
 ///                         [--event-log-events 1000000,10000000]
 ///                         [--backlog 100000,1000000] [--cluster-servers redis-server,valkey-server]
 ///                         [--cluster-key both|yes|no] [--cluster-server-args "--auto-aof-rewrite-min-size 1gb"]
@@ -104,6 +104,9 @@ do {
     }
     if only.contains("fanout") {
         try FanoutBenchmark(context: context).run()
+    }
+    if only.contains("play") {
+        try PlayBenchmark(context: context).run()
     }
     if only.contains("bus") {
         let names = (option("buses") ?? BusBenchmark.Bus.allCases.map(\.rawValue).joined(separator: ",")).split(separator: ",")
