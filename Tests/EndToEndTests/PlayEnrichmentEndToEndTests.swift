@@ -83,6 +83,13 @@ struct PlayEnrichmentEndToEndTests {
         let first = try setup.post(gateway, messageId: "1001", data: PlayPushSigner.subscriptionNotification(type: 2, token: "sub-test"))
         #expect(first.status == 200, "\(first.body)")
         #expect(setup.fake.apiRequests.isEmpty && Self.events(gateway).isEmpty, "answered before Google was")
+        // Operators see what waits for Google.
+        let admin = try AdminGateway(gateway)
+        func pending() -> Double? {
+            let prefix = "storerelay_play_enrichment_pending "
+            return ((try? admin.metrics) ?? "").split(separator: "\n").first { $0.hasPrefix(prefix) }.flatMap { Double($0.dropFirst(prefix.count)) }
+        }
+        #expect(pending() == 1)
         #expect(try setup.post(gateway, messageId: "1002", data: PlayPushSigner.subscriptionNotification(type: 4, token: "sub-real")).status == 200)
         #expect(try setup.post(gateway, messageId: "1003", data: PlayPushSigner.oneTimeProductNotification(type: 1, token: "prod-test")).status == 200)
         #expect(try setup.post(gateway, messageId: "1004", data: PlayPushSigner.testNotification()).status == 200)
@@ -111,6 +118,7 @@ struct PlayEnrichmentEndToEndTests {
         let inbox = setup.directory.appendingPathComponent("data/play-enrichment/inbox.log").path
         #expect(pollUntil(timeout: 10) { PendingRecordLog.read(inbox)?.isEmpty == true },
                 "the inbox is empty once stored: \(PendingRecordLog.read(inbox)?.map(\.id) ?? [])")
+        #expect(pollUntil(timeout: 10) { pending() == 0 })
     }
 
     @Test func failuresAreRetriedAndAPermanentOneDeliversTheEventAsItWas() throws {

@@ -140,6 +140,7 @@ public final class Gateway: Sendable {
         reconcilers = Reconcilers(dataDirectory: configuration.dataDirectory, intake: intake, store: backend.store, clock: clock,
                                   logger: logger, metrics: metrics, operational: operational)
         metrics.observe(intake: intakeWatch, disk: diskWatch)
+        metrics.observe(play: play)
         metrics.seed(configuration)
         let reconciling: [Reconciler]
         do {

@@ -140,6 +140,15 @@ final class GatewayMetrics: Sendable {
         }
     }
 
+    /// Google Play pushes held for enrichment: a number that keeps growing means the Developer
+    /// API is not answering (each push still goes out, without the answer, after 10 minutes).
+    func observe(play: PlayIntake) {
+        registry.gauge("storerelay_play_enrichment_pending",
+                       help: "Google Play pushes acknowledged and waiting for the Developer API (in cluster mode, this instance's).") {
+            [([], Double(play.enrichmentsPending))]
+        }
+    }
+
     /// The cluster server was found to have lost its data (`ClusterEpoch`).
     func serverReset() {
         clusterResets.increment([])

@@ -79,6 +79,9 @@ final class PlayEnrichers: Sendable {
     /// Whether `id` is in the inbox (a Pub/Sub redelivery of a push not yet stored).
     func isPending(_ id: String) -> Bool { inbox.contains(id) }
 
+    /// Pushes acknowledged and waiting for the Developer API (or for their store).
+    var pendingCount: Int { inbox.count }
+
     /// Writes `notification` to the inbox; `completion(nil)` once that is durable (answer 2xx
     /// then), or with why not. The enrichment and the store follow in the background. A push
     /// the store could not take once enriched is refused now, before anything is promised.

@@ -11,6 +11,8 @@ import StoreRelayCore
 protocol PlayEnrichmentInbox: Sendable {
     /// Whether `id` waits here (a Pub/Sub redelivery of a push not yet stored), without I/O.
     func contains(_ id: String) -> Bool
+    /// The pushes held durably and not yet stored (in cluster mode, this instance's).
+    var count: Int { get }
     /// Keeps `notification` (`encoded`, its `encoded()`); `completion(nil)` once that is
     /// durable, or the reason it is not.
     func write(_ notification: StoredNotification, encoded: [UInt8], completion: @escaping @Sendable (String?) -> Void)
@@ -38,6 +40,8 @@ final class LocalPlayEnrichmentInbox: PlayEnrichmentInbox {
     }
 
     func contains(_ id: String) -> Bool { log.contains(id) }
+
+    var count: Int { log.count }
 
     func write(_ notification: StoredNotification, encoded: [UInt8], completion: @escaping @Sendable (String?) -> Void) {
         log.put(PendingRecord(id: notification.id, bytes: encoded)) { error in
@@ -88,6 +92,8 @@ final class ClusterPlayEnrichmentInbox: PlayEnrichmentInbox {
     }
 
     func contains(_ id: String) -> Bool { held.current.contains(id) }
+
+    var count: Int { held.current.count }
 
     /// Refused, as an acknowledgement is, while the server watch finds it not durable.
     func write(_ notification: StoredNotification, encoded: [UInt8], completion: @escaping @Sendable (String?) -> Void) {

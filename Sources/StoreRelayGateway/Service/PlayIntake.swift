@@ -54,6 +54,9 @@ final class PlayIntake: Sendable {
         return GoogleKeySetSource.Options(url: url)
     }
 
+    /// Pushes acknowledged and waiting for the Developer API (`storerelay_play_enrichment_pending`).
+    var enrichmentsPending: Int { enrichers.pendingCount }
+
     /// A reload's enrichments, made before anything is applied: throws when a
     /// `service-account` file cannot be used, and the reload is rejected.
     func prepareEnrichments(_ configuration: GatewayConfiguration) throws(GatewayError) -> [String: PlayEnrichment] {
