@@ -59,8 +59,6 @@ struct ClusterInboxTests {
         return result.current
     }
 
-    /// Waits until the server answers a command sent after `inbox`'s own (one connection, in order).
-    private func settle() { _ = reply(redis, "PING") }
 
     @Test func aPutIsTakenOverOnlyOnceItsClaimRanOut() throws {
         let first = inbox(), second = inbox()
@@ -83,14 +81,15 @@ struct ClusterInboxTests {
         #expect(put(holder, notification("inbox-3")) == nil)
         clock.advance(by: .seconds(45))
         holder.renew(["inbox-2", "inbox-gone"])
-        settle()
+        // Renewals and removals are sent without a reply to wait for: the server is watched.
+        let renewed = String(clock.now().milliseconds + 60_000)
+        #expect(pollUntil(timeout: 5) { reply(redis, "ZSCORE", keys.inboxClaims, "inbox-2")?.string == renewed })
         clock.advance(by: .seconds(30))
         #expect(takeExpired(other) == ["inbox-3"], "the renewed claim runs; the other ran out")
         #expect(reply(redis, "ZSCORE", keys.inboxClaims, "inbox-gone")?.isNull == true, "renewal adds nothing")
 
         holder.remove("inbox-2")
-        settle()
-        #expect(reply(redis, "HEXISTS", keys.inbox, "inbox-2")?.integer == 0)
+        #expect(pollUntil(timeout: 5) { reply(redis, "HEXISTS", keys.inbox, "inbox-2")?.integer == 0 })
         #expect(reply(redis, "ZSCORE", keys.inboxClaims, "inbox-2")?.isNull == true)
         clock.advance(by: .seconds(600))
         #expect(takeExpired(other) == ["inbox-3"])
