@@ -38,6 +38,23 @@ def openssl_verifies(public_key, data, signature):
     return result.returncode == 0
 
 
+def log_and_send(handler, log_path, lock, record, status, body, headers=None):
+    """Appends `record` to the request log, then answers `status` with the JSON `body` (bytes).
+
+    Logged before it is sent: a client that has its answer finds the request logged. `lock`
+    keeps the threaded server's lines whole."""
+    with lock:
+        with open(log_path, "a") as f:
+            f.write(json.dumps(record) + "\n")
+    handler.send_response(status)
+    for key, value in (headers or {}).items():
+        handler.send_header(key, value)
+    handler.send_header("Content-Type", "application/json")
+    handler.send_header("Content-Length", str(len(body)))
+    handler.end_headers()
+    handler.wfile.write(body)
+
+
 def read_control(path):
     with open(path) as f:
         return json.load(f)

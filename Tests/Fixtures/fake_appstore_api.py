@@ -26,7 +26,7 @@ Usage: fake_appstore_api.py --log F --control F --cert PEM --key PEM --public-ke
 """
 import argparse, base64, json, threading, time, urllib.request, uuid
 from http.server import BaseHTTPRequestHandler
-from fake_api_common import b64url_decode, decode_compact_jws, https_server, openssl_verifies, read_control, serve
+from fake_api_common import b64url_decode, decode_compact_jws, https_server, log_and_send, openssl_verifies, read_control, serve
 from urllib.parse import parse_qs, urlsplit
 
 args = None
@@ -107,20 +107,9 @@ class Handler(BaseHTTPRequestHandler):
         pass
 
     def answer(self, status, payload, headers=None, record=None):
-        # Logged before it is sent: a client that has its answer finds the request logged.
         record["status"] = status
         record["answer"] = payload
-        with lock:
-            with open(args.log, "a") as f:
-                f.write(json.dumps(record) + "\n")
-        body = json.dumps(payload).encode()
-        self.send_response(status)
-        for key, value in (headers or {}).items():
-            self.send_header(key, value)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+        log_and_send(self, args.log, lock, record, status, json.dumps(payload).encode(), headers)
 
     def error(self, status, code, message, record, headers=None):
         self.answer(status, {"errorCode": code, "errorMessage": message}, headers, record)

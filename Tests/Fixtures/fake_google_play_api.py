@@ -40,7 +40,7 @@ The token endpoint's URL, the assertions' `aud`, is https://127.0.0.1:PORT/token
 """
 import argparse, json, threading, time
 from http.server import BaseHTTPRequestHandler
-from fake_api_common import b64url_decode, decode_compact_jws, https_server, openssl_verifies, read_control, serve
+from fake_api_common import b64url_decode, decode_compact_jws, https_server, log_and_send, openssl_verifies, read_control, serve
 from urllib.parse import parse_qs, unquote, urlsplit
 
 args = None
@@ -97,16 +97,7 @@ class Handler(BaseHTTPRequestHandler):
 
     def send_body(self, status, body, record, headers=None):
         record["status"] = status
-        with lock:
-            with open(args.log, "a") as f:
-                f.write(json.dumps(record) + "\n")
-        self.send_response(status)
-        for key, value in (headers or {}).items():
-            self.send_header(key, value)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+        log_and_send(self, args.log, lock, record, status, body, headers)
 
     def answer(self, status, payload, record, headers=None):
         self.send_body(status, json.dumps(payload).encode(), record, headers)
