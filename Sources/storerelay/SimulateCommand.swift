@@ -93,17 +93,15 @@ enum SimulateCommand: CommandDescribing {
             let configuration = try ConfigurationLoader.load(option: parsed.option("config"))
             authority = try DevCertificateAuthority.loadOrCreate(dataDirectory: configuration.dataDirectory)
             notification = try NotificationFactory(authority: authority).make(request)
-        } catch let error as ConfigurationLoader.Failure {
-            writeStandardError("storerelay simulate: \(error.description)")
-            return ExitCode.failure
         } catch {
-            writeStandardError("storerelay simulate: \(error)")
-            return ExitCode.failure
+            return failure(error)
         }
         if authority.wasCreated {
             writeStandardError("created a dev CA in \(authority.directory); a gateway trusts it only with `trust-root \(authority.rootPath) sandbox`")
         }
-        return deliver(notification, target: target, out: parsed.option("out"))
+        return deliver(body: notification.httpBody, to: target, printed: notification.httpBody, saved: notification.httpBody + "\n",
+                       out: parsed.option("out"),
+                       label: "\(notification.payload["notificationType"]?.stringValue ?? "notification") \(notification.notificationUUID)")
     }
 
     private static func makeRequest(_ parsed: ParsedArguments) throws -> NotificationRequest {
@@ -133,10 +131,14 @@ enum SimulateCommand: CommandDescribing {
         return request
     }
 
-    private static func deliver(_ notification: SimulatedNotification, target: HTTPURL?, out: String?) -> Int32 {
+    /// What both stores do with what they built: POST `body` (with `headers`) to `target` and
+    /// print the answer; or print `printed` (no `--out`, or `-`); or write `saved` to `out`
+    /// and say so, naming it by `label`.
+    static func deliver(body: String, headers: [(String, String)] = [], to target: HTTPURL?, printed: String, saved: String,
+                        out: String?, label: String) -> Int32 {
         if let target {
             do {
-                let answer = try Blocking.wait(for: { NotificationPoster().post(notification.httpBody, to: target, completion: $0) }).get()
+                let answer = try Blocking.wait(for: { NotificationPoster().post(body, to: target, headers: headers, completion: $0) }).get()
                 writeStandardOutput("HTTP \(answer.status) \(answer.reason)")
                 if !answer.body.isEmpty { writeStandardOutput(answer.body) }
                 return answer.isSuccess ? ExitCode.ok : ExitCode.failure
@@ -146,17 +148,25 @@ enum SimulateCommand: CommandDescribing {
             }
         }
         guard let out, out != "-" else {
-            writeStandardOutput(notification.httpBody)
+            writeStandardOutput(printed)
             return ExitCode.ok
         }
         do {
-            try write(Data((notification.httpBody + "\n").utf8), to: out)
+            try write(Data(saved.utf8), to: out)
         } catch {
             writeStandardError("storerelay simulate: cannot write \(out): \(error.localizedDescription)")
             return ExitCode.failure
         }
-        writeStandardError("wrote \(notification.payload["notificationType"]?.stringValue ?? "notification") \(notification.notificationUUID) to \(out)")
+        writeStandardError("wrote \(label) to \(out)")
         return ExitCode.ok
+    }
+
+    /// A configuration that cannot be loaded, or anything else that stops a simulation
+    /// before it is built: said on standard error, exit status 1.
+    static func failure(_ error: any Error) -> Int32 {
+        let text = (error as? ConfigurationLoader.Failure)?.description ?? "\(error)"
+        writeStandardError("storerelay simulate: \(text)")
+        return ExitCode.failure
     }
 
     /// A regular file (or a new one) is replaced whole, so nobody reads half a body. Anything
@@ -184,7 +194,7 @@ enum SimulateCommand: CommandDescribing {
         return nil
     }
 
-    private static func usage(_ message: String) -> Int32 {
+    static func usage(_ message: String) -> Int32 {
         writeStandardError("storerelay simulate: \(message)")
         return ExitCode.usage
     }

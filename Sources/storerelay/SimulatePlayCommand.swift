@@ -118,40 +118,13 @@ enum SimulatePlayCommand {
             push = try PlayPushFactory(key: keys).make(request)
         } catch let error as SimulatorError where error.isUsageError {
             return usage(error.message)
-        } catch let error as ConfigurationLoader.Failure {
-            writeStandardError("storerelay simulate: \(error.description)")
-            return ExitCode.failure
         } catch {
-            writeStandardError("storerelay simulate: \(error)")
-            return ExitCode.failure
+            return SimulateCommand.failure(error)
         }
-        if let target {
-            do {
-                let answer = try Blocking.wait(for: {
-                    NotificationPoster().post(push.httpBody, to: target, headers: [("Authorization", push.authorization)], completion: $0)
-                }).get()
-                writeStandardOutput("HTTP \(answer.status) \(answer.reason)")
-                if !answer.body.isEmpty { writeStandardOutput(answer.body) }
-                return answer.isSuccess ? ExitCode.ok : ExitCode.failure
-            } catch {
-                writeStandardError("storerelay simulate: \(error.message)")
-                return ExitCode.failure
-            }
-        }
-        let saved = push.savedRequest
-        guard let out = parsed.option("out"), out != "-" else {
-            writeStandardOutput(saved)
-            return ExitCode.ok
-        }
-        do {
-            // As Apple's --out: a regular file is replaced whole, a FIFO or device written into.
-            try SimulateCommand.write(Data(saved.utf8), to: out)
-        } catch {
-            writeStandardError("storerelay simulate: cannot write \(out): \(error.localizedDescription)")
-            return ExitCode.failure
-        }
-        writeStandardError("wrote \(type) \(push.messageId) to \(out)")
-        return ExitCode.ok
+        // As Apple's --out: a regular file is replaced whole, a FIFO or device written into.
+        return SimulateCommand.deliver(body: push.httpBody, headers: [("Authorization", push.authorization)], to: target,
+                                       printed: push.savedRequest, saved: push.savedRequest, out: parsed.option("out"),
+                                       label: "\(type) \(push.messageId)")
     }
 
     private static func loadKeys(config: String?) throws -> PlayDevKey {
@@ -169,12 +142,8 @@ enum SimulatePlayCommand {
         let keys: PlayDevKey
         do {
             keys = try loadKeys(config: config)
-        } catch let error as ConfigurationLoader.Failure {
-            writeStandardError("storerelay simulate: \(error.description)")
-            return ExitCode.failure
         } catch {
-            writeStandardError("storerelay simulate: \(error)")
-            return ExitCode.failure
+            return SimulateCommand.failure(error)
         }
         let server = PlayKeyServer(keys: keys, address: address)
         let port: Int
@@ -193,8 +162,5 @@ enum SimulatePlayCommand {
         return ExitCode.ok
     }
 
-    private static func usage(_ message: String) -> Int32 {
-        writeStandardError("storerelay simulate: \(message)")
-        return ExitCode.usage
-    }
+    private static func usage(_ message: String) -> Int32 { SimulateCommand.usage(message) }
 }
