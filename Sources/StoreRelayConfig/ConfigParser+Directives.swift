@@ -176,7 +176,7 @@ extension ConfigParser {
             operationalDirective(head, arguments)
         case "apple-api-url":
             guard let (url, caFile) = endpointOverride(head, arguments, WebhookURL.parseWebhook) else { return }
-            appleAPI = AppleAPIOverride(url: url, caFile: caFile)
+            appleAPI = EndpointOverride(url: url, caFile: caFile)
         case "google-certs-url", "google-api-url":
             googleEndpointDirective(head, arguments)
         case "tracing":

@@ -65,9 +65,9 @@ extension ConfigParser {
     mutating func googleEndpointDirective(_ head: ConfigToken, _ arguments: [ConfigToken]) {
         guard let (url, caFile) = endpointOverride(head, arguments, Self.googleURL) else { return }
         if head.text == "google-certs-url" {
-            googleCerts = GoogleEndpointOverride(url: url, caFile: caFile)
+            googleCerts = EndpointOverride(url: url, caFile: caFile)
         } else {
-            googleAPI = GoogleEndpointOverride(url: url, caFile: caFile)
+            googleAPI = EndpointOverride(url: url, caFile: caFile)
         }
     }
 

@@ -116,15 +116,15 @@ struct ConfigParser {
     var trustRoots: [TrustRoot] = []
     var verifyNested: Bool?
     var trustedProxies: [IPAddressRange] = []
-    var appleAPI: AppleAPIOverride?
+    var appleAPI: EndpointOverride?
     /// `play` blocks, `google-certs-url`, `google-api-url`.
     var playApps: [PlayAppConfiguration] = []
     var playLines: [String: Int] = [:]
     /// Whether any `play` line was given, valid or not: a broken block is reported once, not
     /// again by every `play` path.
     var playDeclared = false
-    var googleCerts: GoogleEndpointOverride?
-    var googleAPI: GoogleEndpointOverride?
+    var googleCerts: EndpointOverride?
+    var googleAPI: EndpointOverride?
     /// `path PATH play` lines, checked against the declared play apps.
     var playPathTokens: [ConfigToken] = []
     var tracing: TracingConfiguration?

@@ -97,15 +97,15 @@ public struct GatewayConfiguration: Sendable {
     /// The frozen route table.
     public var routes: RouteTable
     /// `apple-api-url`: the App Store Server API base URL for both environments; nil: Apple's.
-    public var appleAPI: AppleAPIOverride?
+    public var appleAPI: EndpointOverride?
     /// `play PACKAGE { ... }`: declared Google Play apps, in file order; empty: no Play push is
     /// accepted (a `path ... play` line needs at least one).
     public var playApps: [PlayAppConfiguration] = []
     /// `google-certs-url`: where the push-token keys are fetched; nil: Google's
     /// (`defaultGoogleCertsURL`).
-    public var googleCerts: GoogleEndpointOverride?
+    public var googleCerts: EndpointOverride?
     /// `google-api-url`: the Play Developer API base URL; nil: Google's.
-    public var googleAPI: GoogleEndpointOverride?
+    public var googleAPI: EndpointOverride?
     /// `tracing otlp URL`: the OTLP/HTTP collector spans are exported to; nil: none are.
     public var tracing: TracingConfiguration?
     /// `trusted-proxy`: the proxies in front of the admin listener whose `X-Forwarded-For`

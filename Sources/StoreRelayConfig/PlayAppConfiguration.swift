@@ -1,5 +1,3 @@
-import StoreRelayNet
-
 /// A declared Google Play app (`play PACKAGE { ... }`): whose Pub/Sub pushes the gateway
 /// accepts, and how it recognises them (SPEC "Google Play real-time developer notifications").
 ///
@@ -22,20 +20,6 @@ public struct PlayAppConfiguration: Sendable, Hashable {
         self.pushAudience = pushAudience
         self.pushAccount = pushAccount
         self.serviceAccountFile = serviceAccountFile
-    }
-}
-
-/// `google-certs-url URL [ca-file FILE]` and `google-api-url URL [ca-file FILE]`: where
-/// Google's push-token keys, or the Play Developer API, are reached instead of Google's own
-/// hosts (tests, a proxy), and the CA that vouches for that host. Plain `http://` is accepted
-/// for loopback hosts only.
-public struct GoogleEndpointOverride: Sendable, Hashable {
-    public var url: HTTPURL
-    public var caFile: String?
-
-    public init(url: HTTPURL, caFile: String? = nil) {
-        self.url = url
-        self.caFile = caFile
     }
 }
 

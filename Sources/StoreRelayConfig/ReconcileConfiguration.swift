@@ -1,5 +1,3 @@
-public import StoreRelayNet
-
 /// `api-key FILE KEY-ID ISSUER-ID` in an app block: the In-App Purchase key (a `.p8` file
 /// from App Store Connect) that signs the App Store Server API tokens of that app.
 public struct APIKeyFile: Sendable, Hashable {
@@ -29,14 +27,3 @@ public struct ReconcileSchedule: Sendable, Hashable {
     }
 }
 
-/// `apple-api-url URL [ca-file PEM-FILE]`: where the App Store Server API is reached instead
-/// of Apple's two hosts (a proxy, or a test double), and the CA that vouches for it.
-public struct AppleAPIOverride: Sendable, Hashable {
-    public var url: HTTPURL
-    public var caFile: String?
-
-    public init(url: HTTPURL, caFile: String? = nil) {
-        self.url = url
-        self.caFile = caFile
-    }
-}
