@@ -154,7 +154,11 @@ public final class ChildProcess: @unchecked Sendable {
         let environmentStrings = (environment ?? ProcessInfo.processInfo.environment).map { "\($0.key)=\($0.value)" }
         let envp = CStrings(environmentStrings)
         var spawned: pid_t = 0
-        let result = posix_spawn(&spawned, executable, &actions, &attributes, argv.pointers, envp.pointers)
+        // Swift may end an object's life at its last use, which here is reading `pointers`
+        // before the call: `deinit` would free the strings while posix_spawn reads them.
+        let result = withExtendedLifetime((argv, envp)) {
+            posix_spawn(&spawned, executable, &actions, &attributes, argv.pointers, envp.pointers)
+        }
         for handle in parentEndsToClose { try? handle.close() }
         guard result == 0 else { throw SpawnError(message: "posix_spawn \(executable)", code: result) }
 
